@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/perflab/perflab/engine"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/report"
+)
+
+// setFlags collects repeated --set name=value flags.
+type setFlags []plan.Override
+
+func (s *setFlags) String() string { return "" }
+func (s *setFlags) Set(v string) error {
+	o, err := plan.ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*s = append(*s, o)
+	return nil
+}
+
+type runFlags struct {
+	set      setFlags
+	out      string
+	quiet    bool
+	progress string
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.Var(&f.set, "set", "override a plan variable: --set users=20, --set 'users=[1,5,8,20]' sweeps it (repeatable)")
+	fs.StringVar(&f.out, "out", "runs", "directory under which each run gets its own directory")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
+	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line every 10s), none")
+}
+
+func cmdRun(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var f runFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, plan.yaml).\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	p, err := plan.Load(fs.Arg(0), plan.Options{Set: f.set})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return exitInvalidPlan
+	}
+	code, _ := execute(p, f, os.Stdout, os.Stderr)
+	return code
+}
+
+// interleaved lets flags follow positional arguments (perflab run plan.yaml --set a=1).
+func interleaved(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") && len(a) > 1 {
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if !strings.Contains(name, "=") {
+				if fl := fs.Lookup(name); fl != nil {
+					if bf, ok := fl.Value.(interface{ IsBoolFlag() bool }); !ok || !bf.IsBoolFlag() {
+						if i+1 < len(args) {
+							flags = append(flags, args[i+1])
+							i++
+						}
+					}
+				}
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return append(flags, pos...)
+}
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// execute runs a validated plan, prints the results and writes the run
+// directory. It returns the exit code and the run directory.
+func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
+	start := time.Now()
+	runID := start.Format("20060102-150405") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
+	dir := filepath.Join(f.out, runID)
+	rd, err := report.CreateRunDir(dir, start, p.Source)
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+		return exitRunFailed, ""
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "\ninterrupted: stopping the load, running teardown, writing results (interrupt again to quit at once)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "perflab: quit; results of this run may be incomplete in", dir)
+			os.Exit(exitInterrupted)
+		}
+	}()
+
+	mode := f.progress
+	if f.quiet {
+		mode = "none"
+	}
+	isTerm := false
+	if file, ok := stderr.(*os.File); ok {
+		isTerm = term.IsTerminal(int(file.Fd()))
+	}
+	if mode == "auto" {
+		mode = "plain"
+		if isTerm {
+			mode = "live"
+		}
+	}
+	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: 10 * time.Second}
+	opts := engine.Options{
+		RunID: runID,
+		Sink:  rd.Sink,
+		OnEvent: func(msg string) {
+			prog.Done()
+			fmt.Fprintln(stderr, msg)
+		},
+	}
+	if mode != "none" {
+		opts.OnTick = prog.Tick
+	}
+	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s)); results go to %s\n", p.Name, len(p.Stages()), dir)
+	run, runErr := engine.Run(ctx, p, opts)
+	prog.Done()
+	for _, o := range f.set {
+		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Value})
+	}
+	sum := report.Summarize(run, report.HostFacts())
+	if err := report.WriteTable(stdout, sum); err != nil {
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+	}
+	if err := rd.Finish(sum); err != nil {
+		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
+		return exitRunFailed, dir
+	}
+	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
+	switch {
+	case runErr != nil:
+		fmt.Fprintf(stderr, "perflab: %v\n", runErr)
+		if errors.Is(runErr, engine.ErrSetupFailed) || run.Status == metrics.StatusFailed {
+			return exitRunFailed, dir
+		}
+		return exitRunFailed, dir
+	case run.Status == metrics.StatusInterrupted:
+		return exitInterrupted, dir
+	}
+	return exitOK, dir
+}
+
+func cmdValidate(args []string) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	var set setFlags
+	fs.Var(&set, "set", "override a plan variable (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab validate PLAN.yaml [--set name=value]...\n\nChecks a plan without sending anything and prints its stages.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	p, err := plan.Load(fs.Arg(0), plan.Options{Set: set})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return exitInvalidPlan
+	}
+	describe(os.Stdout, p)
+	return exitOK
+}
+
+// describe prints what a plan will do.
+func describe(w io.Writer, p *plan.Plan) {
+	stages := p.Stages()
+	fmt.Fprintf(w, "%s: plan %q is valid: %d scenario(s), %d stage(s)\n", p.File, p.Name, len(p.Scenarios), len(stages))
+	if len(p.Setup) > 0 || len(p.Teardown) > 0 {
+		when := "once around the run"
+		if p.SetupPerStage {
+			when = "around every stage (it uses a swept variable)"
+		}
+		fmt.Fprintf(w, "  setup (%d steps) and teardown (%d steps) run %s\n", len(p.Setup), len(p.Teardown), when)
+	}
+	for _, st := range stages {
+		vars := p.VarsFor(st)
+		var parts []string
+		for _, sc := range p.Scenarios {
+			vus, _ := sc.VUs.Int(vars)
+			s := fmt.Sprintf("%s: %d VUs", sc.Name, vus)
+			if n, _ := sc.Iterations.Int(vars); n > 0 {
+				s += fmt.Sprintf(" x %d iterations", n)
+			}
+			if n, _ := sc.TotalIterations.Int(vars); n > 0 {
+				s += fmt.Sprintf(", %d iterations shared", n)
+			}
+			if d, _ := sc.Duration.Dur(vars); d > 0 {
+				s += " for " + d.String()
+			}
+			parts = append(parts, s)
+		}
+		fmt.Fprintf(w, "  stage %d %s: %s\n", st.Index, st.Name(), strings.Join(parts, "; "))
+	}
+}

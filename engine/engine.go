@@ -1,0 +1,509 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	phttp "github.com/perflab/perflab/protocol/http"
+)
+
+// Options controls a run.
+type Options struct {
+	// RunID names the run; it is ${run_id} in templates.
+	RunID string
+	// Sink, if set, returns where a phase's finished intervals go.
+	Sink func(ph *metrics.Phase) metrics.Sink
+	// OnTick is called about once per Tick while a stage runs, from the
+	// collector's goroutine; it must not keep t.
+	OnTick func(ph *metrics.Phase, t *metrics.Tick)
+	// OnEvent receives one-line notes: stage started, setup failed, ...
+	OnEvent func(msg string)
+	// Tick is how often progress is refreshed (default 1s).
+	Tick time.Duration
+	// Grace is how long an interrupted run waits for requests in flight
+	// before it stops waiting (default 5s).
+	Grace time.Duration
+	// TeardownTimeout bounds teardown after an interrupt (default 2m).
+	TeardownTimeout time.Duration
+	// Seed makes random choices reproducible (0: time-based).
+	Seed uint64
+}
+
+// ErrSetupFailed means a setup step failed and the load did not run.
+var ErrSetupFailed = errors.New("setup failed")
+
+// Run executes the plan and returns everything measured, whatever happens:
+// on interrupt (ctx cancelled) or setup failure the run is marked so and
+// teardown still runs. The error is non-nil when the run could not complete.
+func Run(ctx context.Context, p *plan.Plan, opts Options) (*metrics.Run, error) {
+	if opts.Tick <= 0 {
+		opts.Tick = time.Second
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 5 * time.Second
+	}
+	if opts.TeardownTimeout <= 0 {
+		opts.TeardownTimeout = 2 * time.Minute
+	}
+	if opts.Seed == 0 {
+		opts.Seed = uint64(time.Now().UnixNano())
+	}
+	if opts.OnEvent == nil {
+		opts.OnEvent = func(string) {}
+	}
+	r := &runner{p: p, opts: opts, client: newClient(p)}
+	defer r.client.CloseIdleConnections()
+	return r.run(ctx)
+}
+
+func newClient(p *plan.Plan) *phttp.Client {
+	maxConns := p.HTTP.MaxConnsPerHost
+	if maxConns == 0 {
+		for _, st := range p.Stages() {
+			vars := p.VarsFor(st)
+			total := 0
+			for _, sc := range p.Scenarios {
+				n, _ := sc.VUs.Int(vars)
+				total += int(n)
+			}
+			maxConns = max(maxConns, total+16)
+		}
+	}
+	keep := p.HTTP.KeepAlive == nil || *p.HTTP.KeepAlive
+	return phttp.NewClient(phttp.Options{
+		Timeout: p.HTTP.Timeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
+		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, UserAgent: "perflab",
+	})
+}
+
+type runner struct {
+	p      *plan.Plan
+	opts   Options
+	client *phttp.Client
+	// setupVars are values extracted by setup, visible to stages and teardown.
+	setupVars map[string]string
+}
+
+func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
+	p := r.p
+	run := &metrics.Run{
+		ID: r.opts.RunID, PlanName: p.Name, PlanFile: p.File, PlanSource: p.Source,
+		Interval: p.Interval.D, Start: time.Now(), Status: metrics.StatusCompleted,
+	}
+	for _, v := range p.Vars {
+		val := v.Values[0]
+		if v.Swept() {
+			val = fmt.Sprint(v.Values)
+		}
+		run.Vars = append(run.Vars, metrics.KV{Name: v.Name, Value: val})
+	}
+	r.setupVars = map[string]string{}
+	var runErr error
+	stages := p.Stages()
+
+	// Teardown must run even when the load is interrupted: it gets a context
+	// of its own.
+	teardown := func(st plan.Stage) {
+		if len(p.Teardown) == 0 {
+			return
+		}
+		tctx, cancel := context.WithTimeout(context.Background(), r.opts.TeardownTimeout)
+		defer cancel()
+		ph, err := r.phase(tctx, "teardown", p.Teardown, st)
+		run.Teardown = append(run.Teardown, ph)
+		if err != nil {
+			r.opts.OnEvent("teardown: " + err.Error())
+		}
+	}
+
+	if !p.SetupPerStage && len(p.Setup) > 0 {
+		ph, err := r.phase(ctx, "setup", p.Setup, stages[0])
+		run.Setup = append(run.Setup, ph)
+		if err != nil {
+			runErr = fmt.Errorf("%w: %v", ErrSetupFailed, err)
+			stages = nil
+		}
+	}
+	for _, st := range stages {
+		if ctx.Err() != nil {
+			break
+		}
+		if p.SetupPerStage && len(p.Setup) > 0 {
+			ph, err := r.phase(ctx, "setup", p.Setup, st)
+			ph.Name = "setup " + st.Name()
+			run.Setup = append(run.Setup, ph)
+			if err != nil {
+				runErr = fmt.Errorf("%w (stage %s): %v", ErrSetupFailed, st.Name(), err)
+				teardown(st)
+				break
+			}
+		}
+		ph, err := r.stage(ctx, st, len(stages))
+		run.Stages = append(run.Stages, ph)
+		if err != nil {
+			runErr = err
+		}
+		if p.SetupPerStage {
+			teardown(st)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !p.SetupPerStage {
+		teardown(plan.Stage{})
+	}
+	run.End = time.Now()
+	switch {
+	case runErr != nil:
+		run.Status, run.Error = metrics.StatusFailed, runErr.Error()
+	case ctx.Err() != nil:
+		run.Status = metrics.StatusInterrupted
+	}
+	return run, runErr
+}
+
+// baseVars is what every template of a stage sees besides built-ins.
+func (r *runner) baseVars(st plan.Stage) map[string]string {
+	m := r.p.VarsFor(st)
+	for k, v := range r.setupVars {
+		m[k] = v
+	}
+	return m
+}
+
+// stage runs all scenarios of one stage at the same time.
+func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metrics.Phase, error) {
+	base := r.baseVars(st)
+	scens, lay, err := compileStage(r.p, base)
+	ph := &metrics.Phase{Index: st.Index, Name: st.Name(), Start: time.Now()}
+	for _, d := range st.Values {
+		ph.Values = append(ph.Values, metrics.KV{Name: d.Name, Value: d.Values[0]})
+	}
+	if err != nil {
+		ph.End, ph.Error = ph.Start, err.Error()
+		return ph, err
+	}
+	ph.Ops = lay.ops
+	totalVUs := 0
+	for _, s := range scens {
+		totalVUs += s.vus
+	}
+	for _, s := range scens {
+		ph.Load = append(ph.Load, metrics.Load{
+			Scenario: s.sc.Name, VUs: s.vus, Iterations: s.iterations, TotalIterations: s.total,
+			Duration: s.duration, DurationS: s.duration.Seconds(), RampUpS: s.rampUp.Seconds(),
+		})
+	}
+	rec := metrics.NewRecorder(lay.ops, min(totalVUs, 2*runtime.GOMAXPROCS(0)))
+	desc := fmt.Sprintf("stage %d/%d %s:", st.Index, nStages, st.Name())
+	for _, s := range scens {
+		desc += fmt.Sprintf(" %s %d VUs", s.sc.Name, s.vus)
+		switch {
+		case s.total > 0:
+			desc += fmt.Sprintf(" x %d iterations shared", s.total)
+		case s.iterations > 0:
+			desc += fmt.Sprintf(" x %d iterations", s.iterations)
+		}
+		if s.duration > 0 {
+			desc += " for " + s.duration.String()
+		}
+		desc += ";"
+	}
+	r.opts.OnEvent(desc[:len(desc)-1])
+
+	var sink metrics.Sink
+	if r.opts.Sink != nil {
+		sink = r.opts.Sink(ph)
+	}
+	var onTick func(*metrics.Tick)
+	if r.opts.OnTick != nil {
+		onTick = func(t *metrics.Tick) { r.opts.OnTick(ph, t) }
+	}
+	col := metrics.NewCollector(rec, ph.Start, r.p.Interval.D, r.opts.Tick, sink, onTick)
+	colCtx, stopCol := context.WithCancel(context.Background())
+	var colWG sync.WaitGroup
+	colWG.Add(1)
+	go func() { defer colWG.Done(); col.Run(colCtx) }()
+
+	data := newSources(r.p)
+	var wg sync.WaitGroup
+	shard := 0
+	for _, s := range scens {
+		shared := &atomic.Int64{}
+		for i := 1; i <= s.vus; i++ {
+			v := newVars(i, s.sc.Name, st.Name(), r.opts.RunID, base, data, r.opts.Seed+uint64(st.Index)<<32)
+			w := &worker{r: r, s: s, vars: v, rec: rec, shard: shard, shared: shared}
+			shard++
+			delay := time.Duration(0)
+			if s.rampUp > 0 && s.vus > 1 {
+				delay = time.Duration(int64(s.rampUp) * int64(i-1) / int64(s.vus))
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); w.run(ctx, ph.Start, delay) }()
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		// Interrupted: VUs stop after the request they are in; do not wait
+		// for ever on a hung server.
+		select {
+		case <-done:
+		case <-time.After(r.opts.Grace):
+			r.opts.OnEvent("stage " + st.Name() + ": requests still in flight after " + r.opts.Grace.String() + "; not waiting for them")
+		}
+	}
+	stopCol()
+	colWG.Wait()
+	ph.End = time.Now()
+	var sinkErr error
+	ph.Totals, ph.Intervals, sinkErr = col.Stop(ph.End)
+	if sinkErr != nil {
+		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
+	}
+	return ph, nil
+}
+
+// worker is one virtual user of a scenario.
+type worker struct {
+	r      *runner
+	s      *scenario
+	vars   *vars
+	rec    *metrics.Recorder
+	shard  int
+	shared *atomic.Int64
+	timer  *time.Timer
+	scr    phttp.Scratch
+}
+
+func (w *worker) run(ctx context.Context, start time.Time, delay time.Duration) {
+	s := w.s
+	if delay > 0 && !w.sleep(ctx, delay) {
+		return
+	}
+	var deadline time.Time
+	if s.duration > 0 {
+		deadline = start.Add(s.duration)
+	}
+	for i := int64(0); ; i++ {
+		if ctx.Err() != nil || !deadline.IsZero() && !time.Now().Before(deadline) {
+			return
+		}
+		iter := i
+		switch {
+		case s.total > 0:
+			iter = w.shared.Add(1) - 1
+			if iter >= s.total {
+				return
+			}
+		case s.iterations > 0 && i >= s.iterations:
+			return
+		}
+		w.vars.setIteration(iter)
+		t0 := time.Now()
+		ek, stop := w.steps(ctx, s.nodes)
+		w.rec.Record(w.shard, s.iterOp, time.Since(t0), ek, 0)
+		if stop {
+			return
+		}
+	}
+}
+
+// steps runs a list of nodes; it returns the first error kind met and
+// whether the VU must stop.
+func (w *worker) steps(ctx context.Context, nodes []*node) (metrics.ErrKind, bool) {
+	first := metrics.OK
+	for _, n := range nodes {
+		if ctx.Err() != nil {
+			return first, true
+		}
+		var ek metrics.ErrKind
+		var stop bool
+		switch {
+		case n.pause:
+		case n.children != nil:
+			ek, stop = w.transaction(ctx, n)
+		default:
+			res := w.r.client.Do(n.req, w.vars, &w.scr)
+			ek = res.Err
+			w.rec.Record(w.shard, n.op, res.Latency, ek, res.Bytes)
+		}
+		if ek != metrics.OK && first == metrics.OK {
+			first = ek
+		}
+		if stop {
+			return first, true
+		}
+		if ek != metrics.OK {
+			switch w.s.onError {
+			case "next_iteration":
+				return first, false
+			case "stop_vu":
+				return first, true
+			}
+		}
+		if n.think != nil && !w.think(ctx, n.think) {
+			return first, true
+		}
+	}
+	return first, false
+}
+
+// transaction times a group of steps, think time inside it excluded.
+func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, bool) {
+	first := metrics.OK
+	var elapsed time.Duration
+	stop := false
+	for i, c := range n.children {
+		if ctx.Err() != nil {
+			stop = true
+			break
+		}
+		res := w.r.client.Do(c.req, w.vars, &w.scr)
+		elapsed += res.Latency
+		w.rec.Record(w.shard, c.op, res.Latency, res.Err, res.Bytes)
+		if res.Err != metrics.OK {
+			if first == metrics.OK {
+				first = res.Err
+			}
+			if w.s.onError == "next_iteration" || w.s.onError == "stop_vu" {
+				stop = w.s.onError == "stop_vu"
+				break
+			}
+		}
+		if c.think != nil && i < len(n.children)-1 && !w.think(ctx, c.think) {
+			stop = true
+			break
+		}
+	}
+	if !stop || first != metrics.OK {
+		w.rec.Record(w.shard, n.op, elapsed, first, 0)
+	}
+	return first, stop
+}
+
+func (w *worker) think(ctx context.Context, t *plan.Think) bool {
+	d := t.Min
+	if t.Max > t.Min {
+		d += time.Duration(w.vars.rng.Int64N(int64(t.Max - t.Min)))
+	}
+	return w.sleep(ctx, d)
+}
+
+// sleep waits d unless ctx ends first; it reuses one timer per VU.
+func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	select {
+	case <-w.timer.C:
+		return true
+	case <-ctx.Done():
+		w.timer.Stop()
+		return false
+	}
+}
+
+// phase runs setup or teardown steps one after another; a failed step stops it.
+func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st plan.Stage) (*metrics.Phase, error) {
+	ph := &metrics.Phase{Name: name, Start: time.Now()}
+	defer func() { ph.End = time.Now() }()
+	lay := &layout{}
+	type item struct {
+		st  *plan.Step
+		req *phttp.Request
+		op  int
+	}
+	var items []item
+	for _, s := range steps {
+		if s.IsPause() {
+			items = append(items, item{st: s})
+			continue
+		}
+		req, err := phttp.Compile(r.p.Target, r.p.Headers, s, r.p.HTTP.Timeout.D)
+		if err != nil {
+			ph.Error = err.Error()
+			return ph, err
+		}
+		items = append(items, item{s, req, lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
+	}
+	ph.Ops = lay.ops
+	ph.Totals = make([]*metrics.Stats, len(lay.ops))
+	for i := range ph.Totals {
+		ph.Totals[i] = metrics.NewStats()
+	}
+	base := r.baseVars(st)
+	data := newSources(r.p)
+	v := newVars(0, name, st.Name(), r.opts.RunID, base, data, r.opts.Seed)
+	var scr phttp.Scratch
+	for _, it := range items {
+		if it.req == nil {
+			w := &worker{vars: v}
+			if !w.think(ctx, it.st.Think) {
+				return ph, ctx.Err()
+			}
+			continue
+		}
+		count, rows := int64(1), [][]string(nil)
+		var ds *source
+		if rp := it.st.Repeat; rp != nil {
+			if rp.Count != nil {
+				c, err := rp.Count.Int(base)
+				if err != nil {
+					ph.Error = err.Error()
+					return ph, err
+				}
+				count = c
+			} else {
+				ds = data.list[data.byName[rp.ForEach]]
+				rows = ds.d.Rows
+				count = int64(len(rows))
+			}
+		}
+		for i := int64(0); i < count; i++ {
+			if ctx.Err() != nil {
+				ph.Error = "interrupted"
+				return ph, ctx.Err()
+			}
+			if it.st.Repeat != nil {
+				v.index = strconv.FormatInt(i, 10)
+			}
+			if rows != nil {
+				v.item, v.itemDS = rows[i], ds
+			}
+			res := r.client.Do(it.req, v, &scr)
+			ph.Totals[it.op].Add(res.Latency, res.Err, res.Bytes)
+			if res.Err != metrics.OK {
+				err := fmt.Errorf("%s step %q (repeat %d of %d): %s: %s", name, it.st.Name, i+1, count, res.Err, res.Detail)
+				if count == 1 {
+					err = fmt.Errorf("%s step %q: %s: %s", name, it.st.Name, res.Err, res.Detail)
+				}
+				ph.Error = err.Error()
+				return ph, err
+			}
+		}
+		v.index, v.item, v.itemDS = "", nil, nil
+		if name == "setup" {
+			for k, val := range v.own {
+				r.setupVars[k] = val
+			}
+		}
+	}
+	return ph, nil
+}

@@ -1,0 +1,529 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+)
+
+// load writes a plan with the given body (TARGET replaced by the server URL)
+// and loads it.
+func load(t *testing.T, target, body string, files map[string]string, set ...plan.Override) *plan.Plan {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "plan.yaml")
+	src := strings.ReplaceAll(body, "TARGET", target)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, plan.Options{Set: set})
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, src)
+	}
+	return p
+}
+
+func run(t *testing.T, p *plan.Plan) *metrics.Run {
+	t.Helper()
+	r, err := Run(context.Background(), p, Options{RunID: "test", Seed: 1})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return r
+}
+
+// op finds an operation's totals in a phase.
+func op(t *testing.T, ph *metrics.Phase, name string) *metrics.Stats {
+	t.Helper()
+	for i, o := range ph.Ops {
+		if o.Name == name {
+			return ph.Totals[i]
+		}
+	}
+	t.Fatalf("no operation %q in %s (have %v)", name, ph.Name, ph.Ops)
+	return nil
+}
+
+// counter is a server that counts requests per path.
+type counter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	log    []string
+}
+
+func (c *counter) handler(inner http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		if c.counts == nil {
+			c.counts = map[string]int{}
+		}
+		c.counts[r.Method+" "+r.URL.Path]++
+		c.log = append(c.log, r.Method+" "+r.URL.RequestURI())
+		c.mu.Unlock()
+		if inner != nil {
+			inner(w, r)
+		}
+	}
+}
+
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.counts {
+		n += v
+	}
+	return n
+}
+
+func TestClosedModelsCountExactly(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	cases := []struct {
+		name, load string
+		want       int64
+	}{
+		{"per-vu iterations", "vus: 7\n    iterations: 13", 7 * 13},
+		{"shared iterations", "vus: 5\n    total_iterations: 1000", 1000},
+		{"one vu", "vus: 1\n    iterations: 50", 50},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := c.total()
+			p := load(t, srv.URL, "target: TARGET\nscenarios:\n  - name: s\n    "+tc.load+"\n    flow:\n      - {name: a, url: /a}\n      - {name: b, url: /b}\n", nil)
+			r := run(t, p)
+			ph := r.Stages[0]
+			if got := op(t, ph, "a").Count; got != tc.want {
+				t.Errorf("a: count %d, want %d", got, tc.want)
+			}
+			if got := op(t, ph, "s").Count; got != tc.want {
+				t.Errorf("iterations: %d, want %d", got, tc.want)
+			}
+			if served := c.total() - before; int64(served) != 2*tc.want {
+				t.Errorf("server saw %d requests, perflab counted %d", served, 2*tc.want)
+			}
+		})
+	}
+}
+
+func TestDurationModelMatchesServerCount(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) { time.Sleep(2 * time.Millisecond) }))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, vus: 4, duration: 600ms, flow: [{name: a, url: /a}]}
+`, nil)
+	start := time.Now()
+	r := run(t, p)
+	el := time.Since(start)
+	got := op(t, r.Stages[0], "a").Count
+	if int64(c.total()) != got || got < 50 {
+		t.Errorf("server %d, perflab %d", c.total(), got)
+	}
+	if el < 600*time.Millisecond || el > 2*time.Second {
+		t.Errorf("a 600ms stage took %v", el)
+	}
+}
+
+// raceEnabled is set under -race, whose overhead widens timing bounds.
+var raceEnabled bool
+
+// A server with a fixed 10ms service time: p50 must show 10ms within a tight bound.
+func TestFixedServiceTimeShowsInPercentiles(t *testing.T) {
+	bound := 11.5
+	if raceEnabled {
+		bound = 13
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(10 * time.Millisecond)
+	}))
+	defer srv.Close()
+	for _, vus := range []int{1, 20} {
+		p := load(t, srv.URL, fmt.Sprintf("target: TARGET\nscenarios:\n  - {name: s, vus: %d, iterations: %d, flow: [{name: a, url: /a}]}\n", vus, 400/vus), nil)
+		r := run(t, p)
+		s := op(t, r.Stages[0], "a").Summarize(r.Stages[0].Elapsed())
+		if s.Latency.P50 < 10 || s.Latency.P50 > bound {
+			t.Errorf("vus=%d: p50 = %.3f ms, want 10..%.1f", vus, s.Latency.P50, bound)
+		}
+		if s.Latency.Min < 10 {
+			t.Errorf("vus=%d: min %.3f ms is below the service time", vus, s.Latency.Min)
+		}
+	}
+}
+
+func TestErrorsAreClassified(t *testing.T) {
+	// A port with nothing listening.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := l.Addr().String()
+	l.Close()
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/500":
+			w.WriteHeader(500)
+		case "/404":
+			w.WriteHeader(404)
+		case "/slow":
+			time.Sleep(300 * time.Millisecond)
+		case "/reset":
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		case "/body":
+			io.WriteString(w, `{"status":"DOWN"}`)
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 3
+    flow:
+      - {name: e500, url: /500}
+      - {name: e404, url: /404}
+      - {name: slow, url: /slow, timeout: 50ms}
+      - {name: reset, url: /reset}
+      - {name: refused, url: "http://`+closed+`/x"}
+      - {name: check, url: /body, check: {json: {$.status: UP}}}
+      - {name: contains, url: /body, check: {body_contains: UP}}
+      - {name: extract, url: /body, extract: {x: $.missing}}
+      - {name: status, url: /body, check: {status: 201}}
+`, nil)
+	r := run(t, p)
+	want := map[string]metrics.ErrKind{
+		"e500": metrics.HTTP5xx, "e404": metrics.HTTP4xx, "slow": metrics.Timeout, "reset": metrics.ConnReset,
+		"refused": metrics.ConnRefused, "check": metrics.CheckFailed, "contains": metrics.CheckFailed,
+		"extract": metrics.ExtractFailed, "status": metrics.HTTP2xx,
+	}
+	for name, kind := range want {
+		s := op(t, r.Stages[0], name)
+		if s.Count != 3 || s.Errors[kind] != 3 {
+			t.Errorf("%s: count %d, errors %v; want 3 of %s", name, s.Count, s.Errors, kind)
+		}
+	}
+	if r.Status != metrics.StatusCompleted {
+		t.Errorf("a run whose requests fail still completes; got %s", r.Status)
+	}
+}
+
+func TestTemplatingExtractionAndData(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string][]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[r.URL.Path] = append(seen[r.URL.Path], r.URL.RawQuery+"|"+string(body)+"|"+r.Header.Get("X-User"))
+		mu.Unlock()
+		if r.URL.Path == "/create" {
+			w.Header().Set("Location", "/things/"+r.URL.Query().Get("name"))
+			fmt.Fprintf(w, `{"id":"id-%s"}`, r.URL.Query().Get("name"))
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+vars: {prefix: anchor}
+data:
+  users: {csv: users.csv, mode: per-vu}
+  devices: {glob: "dev-[1-3]", mode: sequential}
+scenarios:
+  - name: s
+    vus: 2
+    iterations: 3
+    flow:
+      - name: create
+        method: POST
+        url: /create
+        query: {name: "${prefix}-${vu}-${iteration}"}
+        headers: {X-User: "${users.login}"}
+        extract: {id: $.id, loc: {header: Location}}
+      - name: use
+        method: PUT
+        url: /use?id=${id}&loc=${loc}&dev=${devices}
+        json: {user: "${users.login}", dev: "${devices}"}
+`, map[string]string{"users.csv": "login,pw\nann,1\nbob,2\n"})
+	run(t, p)
+	sort.Strings(seen["/use"])
+	if len(seen["/use"]) != 6 {
+		t.Fatalf("use saw %d requests", len(seen["/use"]))
+	}
+	devs := map[string]int{}
+	for _, s := range seen["/use"] {
+		parts := strings.Split(s, "|")
+		q := parts[0]
+		// id and Location came from this VU's own create response.
+		var vu, it, dev string
+		fmt.Sscanf(strings.NewReplacer("&", " ", "=", " ").Replace(q), "id id-anchor-%s", &vu)
+		_ = it
+		if !strings.Contains(q, "loc=/things/anchor-") {
+			t.Errorf("location not extracted: %s", q)
+		}
+		idv := strings.TrimPrefix(strings.Split(q, "&")[0], "id=id-anchor-")
+		locv := strings.TrimPrefix(strings.Split(q, "&")[1], "loc=/things/anchor-")
+		if idv != locv {
+			t.Errorf("id %s and location %s come from different responses", idv, locv)
+		}
+		user := "ann"
+		if strings.HasPrefix(idv, "2-") {
+			user = "bob"
+		}
+		if !strings.Contains(parts[1], `"user":"`+user+`"`) {
+			t.Errorf("VU %s body %s: per-vu CSV row not used", idv, parts[1])
+		}
+		dev = strings.TrimPrefix(strings.Split(q, "&")[2], "dev=")
+		if !strings.Contains(parts[1], `"dev":"`+dev+`"`) {
+			t.Errorf("the same data row must serve a whole iteration: %s vs %s", q, parts[1])
+		}
+		devs[dev]++
+	}
+	// 6 iterations over 3 sequential values: each exactly twice.
+	if devs["dev-1"] != 2 || devs["dev-2"] != 2 || devs["dev-3"] != 2 {
+		t.Errorf("sequential data handed out %v", devs)
+	}
+	for _, s := range seen["/create"] {
+		if !strings.HasSuffix(s, "|ann") && !strings.HasSuffix(s, "|bob") {
+			t.Errorf("header template: %s", s)
+		}
+	}
+}
+
+func TestTransactionsAndParallelScenarios(t *testing.T) {
+	var inA, inB, overlap atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cur, other := &inA, &inB
+		if strings.HasPrefix(r.URL.Path, "/b") {
+			cur, other = &inB, &inA
+		}
+		cur.Add(1)
+		if other.Load() > 0 {
+			overlap.Store(1)
+		}
+		time.Sleep(5 * time.Millisecond)
+		cur.Add(-1)
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: checkout
+    vus: 2
+    iterations: 10
+    flow:
+      - transaction: check-out
+        steps:
+          - {name: a1, url: /a1}
+          - {name: a2, url: /a2, think: 20ms}
+          - {name: a3, url: /a3}
+  - name: health
+    vus: 2
+    iterations: 20
+    flow:
+      - {name: b, url: /b}
+`, nil)
+	r := run(t, p)
+	ph := r.Stages[0]
+	tx := op(t, ph, "check-out")
+	if tx.Count != 20 || op(t, ph, "a1").Count != 20 || op(t, ph, "b").Count != 40 {
+		t.Fatalf("counts: tx %d a1 %d b %d", tx.Count, op(t, ph, "a1").Count, op(t, ph, "b").Count)
+	}
+	// A transaction lasts the sum of its steps, think time excluded.
+	var stepSum int64
+	for _, n := range []string{"a1", "a2", "a3"} {
+		stepSum += op(t, ph, n).OK.Sum
+	}
+	if tx.OK.Sum != stepSum {
+		t.Errorf("transaction time %d ns != sum of its steps %d ns", tx.OK.Sum, stepSum)
+	}
+	if tx.OK.Min < int64(15*time.Millisecond) || tx.OK.Max > int64(15*time.Millisecond+200*time.Millisecond) {
+		t.Errorf("transaction min/max %v/%v", time.Duration(tx.OK.Min), time.Duration(tx.OK.Max))
+	}
+	if overlap.Load() == 0 {
+		t.Error("the two scenarios never ran at the same time")
+	}
+	for _, o := range ph.Ops {
+		if o.Name == "a2" && o.Transaction != "check-out" {
+			t.Errorf("a2 not marked as part of its transaction: %+v", o)
+		}
+	}
+}
+
+func TestSweepStagesKeepStatisticsApart(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+vars: {users: [1, 3, 5]}
+scenarios:
+  - {name: s, vus: "${users}", iterations: 4, flow: [{name: a, url: /a}]}
+`, nil)
+	r := run(t, p)
+	if len(r.Stages) != 3 {
+		t.Fatalf("%d stages", len(r.Stages))
+	}
+	for i, vus := range []int64{1, 3, 5} {
+		ph := r.Stages[i]
+		if got := op(t, ph, "a").Count; got != 4*vus {
+			t.Errorf("stage %s: %d requests, want %d", ph.Name, got, 4*vus)
+		}
+		if ph.Values[0].Name != "users" || ph.Values[0].Value != fmt.Sprint(vus) {
+			t.Errorf("stage values %+v", ph.Values)
+		}
+	}
+	if c.total() != 36 {
+		t.Errorf("server saw %d", c.total())
+	}
+}
+
+func TestSetupTeardownOrder(t *testing.T) {
+	var c counter
+	fail := atomic.Bool{}
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/setup2" && fail.Load() {
+			w.WriteHeader(500)
+			return
+		}
+		if r.URL.Path == "/setup1" {
+			io.WriteString(w, `{"token":"t-42"}`)
+		}
+	}))
+	defer srv.Close()
+	body := `target: TARGET
+vars: {n: 3}
+setup:
+  - {name: s1, method: POST, url: /setup1, extract: {token: $.token}}
+  - {name: s2, method: POST, url: /setup2, repeat: {count: "${n}"}, query: {i: "${index}", tok: "${token}"}}
+scenarios:
+  - {name: s, vus: 2, iterations: 2, flow: [{name: a, url: "/load?tok=${token}"}]}
+teardown:
+  - {name: t1, method: DELETE, url: "/teardown?tok=${token}"}
+`
+	p := load(t, srv.URL, body, nil)
+	r := run(t, p)
+	c.mu.Lock()
+	got := append([]string(nil), c.log...)
+	c.mu.Unlock()
+	want := []string{"POST /setup1", "POST /setup2?i=0&tok=t-42", "POST /setup2?i=1&tok=t-42", "POST /setup2?i=2&tok=t-42"}
+	if !reflect(got[:4], want) {
+		t.Errorf("setup order: %v", got[:4])
+	}
+	for _, l := range got[4:8] {
+		if l != "GET /load?tok=t-42" {
+			t.Errorf("load: %s", l)
+		}
+	}
+	if got[8] != "DELETE /teardown?tok=t-42" || len(got) != 9 {
+		t.Errorf("teardown: %v", got[8:])
+	}
+	if op(t, r.Setup[0], "s2").Count != 3 {
+		t.Error("setup repeat count not recorded")
+	}
+
+	// A failing setup skips the load but still runs teardown.
+	fail.Store(true)
+	c.mu.Lock()
+	c.log = nil
+	c.mu.Unlock()
+	r2, err := Run(context.Background(), load(t, srv.URL, body, nil), Options{RunID: "t"})
+	if err == nil || r2.Status != metrics.StatusFailed || len(r2.Stages) != 0 {
+		t.Fatalf("setup failure: err %v status %s stages %d", err, r2.Status, len(r2.Stages))
+	}
+	c.mu.Lock()
+	last := c.log[len(c.log)-1]
+	c.mu.Unlock()
+	if !strings.HasPrefix(last, "DELETE /teardown") {
+		t.Errorf("teardown did not run after a failed setup: %v", c.log)
+	}
+}
+
+func reflect(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestInterruptRunsTeardownAndKeepsResults(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) { time.Sleep(5 * time.Millisecond) }))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, vus: 4, duration: 1m, flow: [{name: a, url: /a}]}
+teardown:
+  - {name: cleanup, method: DELETE, url: /cleanup}
+`, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	r, err := Run(ctx, p, Options{RunID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("interrupt took %v", time.Since(start))
+	}
+	if r.Status != metrics.StatusInterrupted {
+		t.Errorf("status %s", r.Status)
+	}
+	got := op(t, r.Stages[0], "a").Count
+	c.mu.Lock()
+	served := c.counts["GET /a"]
+	cleanup := c.counts["DELETE /cleanup"]
+	c.mu.Unlock()
+	if got == 0 || int64(served) != got {
+		t.Errorf("interrupted run: server saw %d, perflab kept %d", served, got)
+	}
+	if cleanup != 1 {
+		t.Errorf("teardown ran %d times", cleanup)
+	}
+}
+
+func TestPerStageSetup(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+vars: {devices: [2, 5]}
+setup:
+  - {name: add, method: POST, url: "/dev/${index}", repeat: {count: "${devices}"}}
+scenarios:
+  - {name: s, vus: 1, iterations: 1, flow: [{name: q, url: /q}]}
+teardown:
+  - {name: clear, method: DELETE, url: /dev}
+`, nil)
+	if !p.SetupPerStage {
+		t.Fatal("setup uses a swept variable but is not per stage")
+	}
+	r := run(t, p)
+	if len(r.Setup) != 2 || op(t, r.Setup[0], "add").Count != 2 || op(t, r.Setup[1], "add").Count != 5 {
+		t.Errorf("per-stage setup counts wrong")
+	}
+	if len(r.Teardown) != 2 {
+		t.Errorf("teardown ran %d times, want once per stage", len(r.Teardown))
+	}
+}

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	phttp "github.com/perflab/perflab/protocol/http"
+)
+
+// node is a compiled flow element.
+type node struct {
+	req      *phttp.Request
+	op       int // step or transaction op id
+	think    *plan.Think
+	children []*node // transaction steps
+	pause    bool
+}
+
+// scenario is a compiled scenario for one stage.
+type scenario struct {
+	sc      *plan.Scenario
+	nodes   []*node
+	iterOp  int
+	onError string
+	// resolved load for the stage
+	vus        int
+	iterations int64 // per VU; 0 = unbounded
+	total      int64 // shared; 0 = unused
+	duration   time.Duration
+	rampUp     time.Duration
+}
+
+// layout assigns op ids to every step, transaction and scenario of a stage.
+type layout struct {
+	ops   []metrics.Op
+	index map[metrics.Op]int
+}
+
+func (l *layout) id(op metrics.Op) int {
+	if i, ok := l.index[op]; ok {
+		return i
+	}
+	if l.index == nil {
+		l.index = map[metrics.Op]int{}
+	}
+	l.index[op] = len(l.ops)
+	l.ops = append(l.ops, op)
+	return len(l.ops) - 1
+}
+
+func compileSteps(p *plan.Plan, l *layout, scen string, steps []*plan.Step, tx string, defThink *plan.Think) ([]*node, error) {
+	var out []*node
+	for _, st := range steps {
+		n := &node{think: st.Think}
+		if n.think == nil && !st.IsPause() {
+			n.think = defThink
+		}
+		switch {
+		case st.IsPause():
+			n.pause = true
+		case st.IsTransaction():
+			n.op = l.id(metrics.Op{Name: st.Transaction, Kind: metrics.KindTransaction, Scenario: scen})
+			kids, err := compileSteps(p, l, scen, st.Steps, st.Transaction, defThink)
+			if err != nil {
+				return nil, err
+			}
+			n.children = kids
+			n.think = st.Think // a transaction's own think comes after it
+		default:
+			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+			req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: %w", st.Name, err)
+			}
+			n.req = req
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// compileStage resolves every scenario's load for a stage's variables.
+func compileStage(p *plan.Plan, vars map[string]string) ([]*scenario, *layout, error) {
+	l := &layout{}
+	var out []*scenario
+	for _, sc := range p.Scenarios {
+		nodes, err := compileSteps(p, l, sc.Name, sc.Flow, "", sc.Think)
+		if err != nil {
+			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		s := &scenario{sc: sc, nodes: nodes, onError: sc.OnError}
+		s.iterOp = l.id(metrics.Op{Name: sc.Name, Kind: metrics.KindScenario, Scenario: sc.Name})
+		vus, err := sc.VUs.Int(vars)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.vus = int(vus)
+		if s.iterations, err = sc.Iterations.Int(vars); err != nil {
+			return nil, nil, err
+		}
+		if s.total, err = sc.TotalIterations.Int(vars); err != nil {
+			return nil, nil, err
+		}
+		if s.duration, err = sc.Duration.Dur(vars); err != nil {
+			return nil, nil, err
+		}
+		if s.rampUp, err = sc.RampUp.Dur(vars); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, s)
+	}
+	return out, l, nil
+}

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"encoding/hex"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/dataset"
+	"github.com/perflab/perflab/plan"
+)
+
+// source is a data source with its cursor for one stage.
+type source struct {
+	d      *plan.Data
+	cursor *dataset.Cursor
+	cols   map[string]int
+}
+
+type sources struct {
+	list   []*source
+	byName map[string]int
+}
+
+func newSources(p *plan.Plan) *sources {
+	s := &sources{byName: map[string]int{}}
+	for _, d := range p.Data {
+		src := &source{d: d}
+		if d.IsList() {
+			mode, _ := dataset.ParseMode(d.Mode) // validated by plan
+			src.cursor = dataset.NewCursor(len(d.Rows), mode)
+			src.cols = map[string]int{}
+			for i, c := range d.Cols {
+				src.cols[c] = i
+			}
+		}
+		s.byName[d.Name] = len(s.list)
+		s.list = append(s.list, src)
+	}
+	return s
+}
+
+// vars is a virtual user's view of names: built-ins, extracted values, data
+// rows picked for the current iteration, then the stage's variables.
+type vars struct {
+	vu        int
+	vuStr     string
+	iteration int64
+	iterStr   string
+	scenario  string
+	stage     string
+	runID     string
+	base      map[string]string // stage variables, setup extractions, env
+	own       map[string]string // extracted by this VU
+	data      *sources
+	picks     []int // row picked per source this iteration, -1 = none yet
+	rng       *rand.Rand
+	// phase-only names: index and item of a repeat
+	index  string
+	item   []string
+	itemDS *source
+}
+
+func newVars(vu int, scenario, stage, runID string, base map[string]string, data *sources, seed uint64) *vars {
+	v := &vars{
+		vu: vu, vuStr: strconv.Itoa(vu), scenario: scenario, stage: stage, runID: runID,
+		base: base, own: map[string]string{}, data: data,
+		picks: make([]int, len(data.list)),
+		rng:   rand.New(rand.NewPCG(seed, uint64(vu))),
+	}
+	v.setIteration(0)
+	return v
+}
+
+func (v *vars) setIteration(i int64) {
+	v.iteration = i
+	v.iterStr = strconv.FormatInt(i, 10)
+	for k := range v.picks {
+		v.picks[k] = -1
+	}
+}
+
+// Set stores an extracted value.
+func (v *vars) Set(name, value string) { v.own[name] = value }
+
+// Lookup resolves a template name.
+func (v *vars) Lookup(name string) (string, bool) {
+	switch name {
+	case "vu":
+		return v.vuStr, true
+	case "iteration":
+		return v.iterStr, true
+	case "scenario":
+		return v.scenario, true
+	case "stage":
+		return v.stage, true
+	case "run_id":
+		return v.runID, true
+	case "uuid":
+		return uuid(v.rng), true
+	case "timestamp_ms":
+		return strconv.FormatInt(time.Now().UnixMilli(), 10), true
+	case "index":
+		if v.index != "" {
+			return v.index, true
+		}
+	case "item":
+		if v.item != nil {
+			return v.item[0], true
+		}
+	}
+	if s, ok := v.own[name]; ok {
+		return s, true
+	}
+	src, col, hasCol := strings.Cut(name, ".")
+	if i, ok := v.data.byName[src]; ok {
+		return v.fromSource(i, col, hasCol)
+	}
+	if hasCol && src == "item" && v.item != nil && v.itemDS != nil {
+		if c, ok := v.itemDS.cols[col]; ok {
+			return v.item[c], true
+		}
+	}
+	s, ok := v.base[name]
+	return s, ok
+}
+
+func (v *vars) fromSource(i int, col string, hasCol bool) (string, bool) {
+	src := v.data.list[i]
+	if !src.d.IsList() {
+		return src.d.Content, !hasCol
+	}
+	row := v.picks[i]
+	if row < 0 {
+		row = src.cursor.Next(v.vu, v.rng)
+		v.picks[i] = row
+	}
+	r := src.d.Rows[row]
+	if !hasCol {
+		return r[0], true
+	}
+	c, ok := src.cols[col]
+	if !ok {
+		return "", false
+	}
+	return r[c], true
+}
+
+func uuid(r *rand.Rand) string {
+	var b [16]byte
+	a, c := r.Uint64(), r.Uint64()
+	for i := 0; i < 8; i++ {
+		b[i] = byte(a >> (8 * i))
+		b[8+i] = byte(c >> (8 * i))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	out[8] = '-'
+	hex.Encode(out[9:13], b[4:6])
+	out[13] = '-'
+	hex.Encode(out[14:18], b[6:8])
+	out[18] = '-'
+	hex.Encode(out[19:23], b[8:10])
+	out[23] = '-'
+	hex.Encode(out[24:], b[10:])
+	return string(out[:])
+}

@@ -1,0 +1,154 @@
+package metrics
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Interval is the statistics of every operation over one slice of a stage.
+// Ops is indexed like the recorder's operations.
+type Interval struct {
+	Index      int
+	Start, End time.Time
+	Ops        []*Stats
+}
+
+// Sink receives each finished interval, for example to write it to a log.
+// It is called from the collector's goroutine and must not keep iv.Ops.
+type Sink interface {
+	Interval(iv *Interval) error
+}
+
+// Tick is what a progress display sees once per tick. Cur holds the current
+// interval so far, Total everything before it. It must not be kept.
+type Tick struct {
+	Elapsed   time.Duration
+	Ops       []Op
+	Cur       []*Stats
+	Total     []*Stats
+	LastIvl   []*Stats // the last finished interval, nil before the first
+	Intervals int
+}
+
+// Collector drains a recorder every tick, closes an interval every interval,
+// hands finished intervals to a sink and keeps the running totals.
+type Collector struct {
+	rec      *Recorder
+	interval time.Duration
+	tick     time.Duration
+	sink     Sink
+	onTick   func(*Tick)
+
+	mu        sync.Mutex
+	start     time.Time
+	ivStart   time.Time
+	ivIndex   int
+	cur, last []*Stats
+	total     []*Stats
+	summaries []IntervalSummary
+	sinkErr   error
+	stopped   bool
+}
+
+// IntervalSummary keeps the main figures of one interval in memory, for
+// progress, charts and drift analysis; the full histograms go to the sink.
+type IntervalSummary struct {
+	Index      int
+	Start, End time.Time
+	Ops        []Summary
+}
+
+// NewCollector starts collecting from rec at start. A nil sink is allowed.
+func NewCollector(rec *Recorder, start time.Time, interval, tick time.Duration, sink Sink, onTick func(*Tick)) *Collector {
+	if tick <= 0 || tick > interval {
+		tick = interval
+	}
+	n := len(rec.ops)
+	return &Collector{
+		rec: rec, interval: interval, tick: tick, sink: sink, onTick: onTick,
+		start: start, ivStart: start,
+		cur: newStatsSlice(n), total: newStatsSlice(n),
+	}
+}
+
+// Run drains on every tick until ctx is done. Call Stop afterwards.
+func (c *Collector) Run(ctx context.Context) {
+	t := time.NewTicker(c.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			c.step(now)
+		}
+	}
+}
+
+func (c *Collector) step(now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	c.rec.Drain(c.cur)
+	for now.Sub(c.ivStart) >= c.interval {
+		c.closeInterval(c.ivStart.Add(c.interval))
+	}
+	if c.onTick != nil {
+		c.onTick(&Tick{Elapsed: now.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex})
+	}
+}
+
+// closeInterval ends the current interval at end. Locked.
+func (c *Collector) closeInterval(end time.Time) {
+	iv := &Interval{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: c.cur}
+	if c.sink != nil && c.sinkErr == nil {
+		c.sinkErr = c.sink.Interval(iv)
+	}
+	sum := IntervalSummary{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: make([]Summary, len(c.cur))}
+	for i, s := range c.cur {
+		sum.Ops[i] = s.Summarize(end.Sub(c.ivStart))
+		c.total[i].Merge(s)
+	}
+	c.summaries = append(c.summaries, sum)
+	if c.last == nil {
+		c.last = newStatsSlice(len(c.cur))
+	}
+	// The finished interval becomes "last"; the old "last" is reused.
+	c.last, c.cur = c.cur, c.last
+	for _, s := range c.cur {
+		s.Reset()
+	}
+	c.ivIndex++
+	c.ivStart = end
+}
+
+// Stop drains what is left, closes the last (possibly short) interval at end
+// and returns the totals and interval summaries. It is safe to call once the
+// workers have stopped recording.
+func (c *Collector) Stop(end time.Time) ([]*Stats, []IntervalSummary, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped {
+		c.rec.Drain(c.cur)
+		for end.Sub(c.ivStart) >= c.interval {
+			c.closeInterval(c.ivStart.Add(c.interval))
+		}
+		if end.After(c.ivStart) || hasData(c.cur) {
+			c.closeInterval(end)
+		}
+		c.stopped = true
+	}
+	return c.total, c.summaries, c.sinkErr
+}
+
+func hasData(s []*Stats) bool {
+	for _, x := range s {
+		if x.Count > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,78 @@
+package metrics
+
+// Kind says what an operation is.
+type Kind string
+
+const (
+	// KindStep is one request.
+	KindStep Kind = "step"
+	// KindTransaction is a named group of steps, timed from the start of its
+	// first step to the end of its last, think time excluded.
+	KindTransaction Kind = "transaction"
+	// KindScenario is one iteration of a scenario's whole flow.
+	KindScenario Kind = "scenario"
+)
+
+// Op identifies an operation whose statistics are kept.
+type Op struct {
+	Name     string `json:"name"`
+	Kind     Kind   `json:"kind"`
+	Scenario string `json:"scenario"`
+	// Transaction names the transaction a step belongs to, if any.
+	Transaction string `json:"transaction,omitempty"`
+}
+
+// ErrKind classifies a failed operation. OK is success.
+type ErrKind uint8
+
+// Error kinds. HTTP kinds mean a status code the step did not accept.
+const (
+	OK ErrKind = iota
+	HTTP1xx
+	HTTP2xx
+	HTTP3xx
+	HTTP4xx
+	HTTP5xx
+	Timeout
+	ConnRefused
+	ConnReset
+	DNS
+	TLS
+	CheckFailed
+	ExtractFailed
+	Other
+	numErrKinds
+)
+
+// NumErrKinds is the number of ErrKind values, OK included.
+const NumErrKinds = int(numErrKinds)
+
+var errKindNames = [...]string{
+	OK: "ok", HTTP1xx: "http_1xx", HTTP2xx: "http_2xx", HTTP3xx: "http_3xx", HTTP4xx: "http_4xx", HTTP5xx: "http_5xx",
+	Timeout: "timeout", ConnRefused: "connection_refused", ConnReset: "connection_reset", DNS: "dns", TLS: "tls",
+	CheckFailed: "check_failed", ExtractFailed: "extract_failed", Other: "other",
+}
+
+func (k ErrKind) String() string {
+	if int(k) < len(errKindNames) {
+		return errKindNames[k]
+	}
+	return "unknown"
+}
+
+// StatusKind is the error kind of an unaccepted HTTP status code.
+func StatusKind(code int) ErrKind {
+	switch code / 100 {
+	case 1:
+		return HTTP1xx
+	case 2:
+		return HTTP2xx
+	case 3:
+		return HTTP3xx
+	case 4:
+		return HTTP4xx
+	case 5:
+		return HTTP5xx
+	}
+	return Other
+}

@@ -1,0 +1,187 @@
+package metrics
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestStatsExactFigures(t *testing.T) {
+	s := NewStats()
+	// 1..1000 ms, shuffled, plus two failures that must not touch latency.
+	r := rand.New(rand.NewPCG(1, 2))
+	vals := r.Perm(1000)
+	for _, v := range vals {
+		s.Add(time.Duration(v+1)*time.Millisecond, OK, 100)
+	}
+	s.Add(5*time.Microsecond, ConnRefused, 0)
+	s.Add(30*time.Second, Timeout, 0)
+	sum := s.Summarize(10 * time.Second)
+	if sum.Count != 1002 || sum.Errors.Total != 2 || sum.Errors.ByKind["connection_refused"] != 1 || sum.Errors.ByKind["timeout"] != 1 {
+		t.Fatalf("counts wrong: %+v", sum)
+	}
+	l := sum.Latency
+	if l.Min != 1 || l.Max != 1000 || l.Mean != 500.5 {
+		t.Errorf("exact min/mean/max = %v/%v/%v, want 1/500.5/1000", l.Min, l.Mean, l.Max)
+	}
+	for _, c := range []struct{ got, want float64 }{{l.P50, 500}, {l.P75, 750}, {l.P90, 900}, {l.P95, 950}, {l.P99, 990}, {l.P999, 999}} {
+		if math.Abs(c.got-c.want)/c.want > 0.001 {
+			t.Errorf("percentile %v, want %v within 0.1%%", c.got, c.want)
+		}
+	}
+	if sum.RPS != 100.2 {
+		t.Errorf("rps = %v, want 100.2", sum.RPS)
+	}
+	if sum.Failed == nil || sum.Failed.Min != 0.005 || sum.Failed.Max != 30000 {
+		t.Errorf("failed latency = %+v", sum.Failed)
+	}
+	if got := sum.SuccessRatio; math.Abs(got-1000.0/1002) > 1e-12 {
+		t.Errorf("success ratio = %v", got)
+	}
+	// 000's operations per second: 1000/ms.
+	if sum.OpRate.Min != 1 || sum.OpRate.Max != 1000 || math.Abs(sum.OpRate.Avg-1000/500.5) > 1e-9 {
+		t.Errorf("op rate = %+v", sum.OpRate)
+	}
+	if sum.Bytes != 100000 {
+		t.Errorf("bytes = %d", sum.Bytes)
+	}
+}
+
+func TestStatsClampsBeyondRange(t *testing.T) {
+	s := NewStats()
+	s.Add(2*time.Hour, OK, 0)
+	sum := s.Summarize(time.Second)
+	if s.Clamped != 1 || sum.Latency.Max != 7.2e6 {
+		t.Fatalf("clamped=%d max=%v", s.Clamped, sum.Latency.Max)
+	}
+}
+
+// Histograms recorded per shard and merged equal one histogram fed every value.
+func TestRecorderMergeIsExact(t *testing.T) {
+	ops := []Op{{Name: "a", Kind: KindStep}, {Name: "b", Kind: KindStep}}
+	rec := NewRecorder(ops, 4)
+	ref := []*Stats{NewStats(), NewStats()}
+	var refMu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := 0; i < 5000; i++ {
+				op := i % 2
+				d := time.Duration(r.ExpFloat64() * float64(20*time.Millisecond))
+				ek := OK
+				if r.IntN(100) == 0 {
+					ek = HTTP5xx
+				}
+				rec.Record(w, op, d, ek, 10)
+				refMu.Lock()
+				ref[op].Add(d, ek, 10)
+				refMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	got := []*Stats{NewStats(), NewStats()}
+	rec.Drain(got)
+	for i := range got {
+		if !got[i].Hist.Equals(ref[i].Hist) {
+			t.Errorf("op %d: merged histogram differs from the reference", i)
+		}
+		if got[i].Count != ref[i].Count || got[i].OK != ref[i].OK || got[i].Failed != ref[i].Failed || got[i].Errors != ref[i].Errors {
+			t.Errorf("op %d: exact figures differ: %+v vs %+v", i, got[i].OK, ref[i].OK)
+		}
+		if got[i].Summarize(time.Second).Latency != ref[i].Summarize(time.Second).Latency {
+			t.Errorf("op %d: summaries differ", i)
+		}
+	}
+	// Drained shards are empty.
+	again := []*Stats{NewStats(), NewStats()}
+	rec.Drain(again)
+	if again[0].Count != 0 || again[1].Count != 0 {
+		t.Error("drain did not empty the shards")
+	}
+}
+
+type captureSink struct{ ivs []Interval }
+
+func (c *captureSink) Interval(iv *Interval) error {
+	cp := Interval{Index: iv.Index, Start: iv.Start, End: iv.End}
+	for _, s := range iv.Ops {
+		x := NewStats()
+		x.Merge(s)
+		cp.Ops = append(cp.Ops, x)
+	}
+	c.ivs = append(c.ivs, cp)
+	return nil
+}
+
+// Intervals partition the stage: their sum is the total, and each has the
+// configured length except the last.
+func TestCollectorIntervals(t *testing.T) {
+	ops := []Op{{Name: "a", Kind: KindStep}}
+	rec := NewRecorder(ops, 2)
+	sink := &captureSink{}
+	start := time.Now()
+	col := NewCollector(rec, start, 50*time.Millisecond, 10*time.Millisecond, sink, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { col.Run(ctx); close(done) }()
+	n := 0
+	for time.Since(start) < 230*time.Millisecond {
+		rec.Record(n, 0, time.Millisecond, OK, 0)
+		n++
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	totals, sums, err := col.Stop(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if totals[0].Count != int64(n) {
+		t.Fatalf("total count %d, recorded %d", totals[0].Count, n)
+	}
+	var sum int64
+	for i, iv := range sink.ivs {
+		sum += iv.Ops[0].Count
+		if iv.Index != i || sums[i].Ops[0].Count != iv.Ops[0].Count {
+			t.Errorf("interval %d: index %d, summary count %d vs %d", i, iv.Index, sums[i].Ops[0].Count, iv.Ops[0].Count)
+		}
+		if i < len(sink.ivs)-1 && iv.End.Sub(iv.Start) != 50*time.Millisecond {
+			t.Errorf("interval %d lasts %v", i, iv.End.Sub(iv.Start))
+		}
+		if i > 0 && !iv.Start.Equal(sink.ivs[i-1].End) {
+			t.Errorf("interval %d does not start where %d ended", i, i-1)
+		}
+	}
+	if sum != int64(n) || len(sink.ivs) < 4 {
+		t.Fatalf("intervals hold %d of %d in %d intervals", sum, n, len(sink.ivs))
+	}
+}
+
+func TestStatusKind(t *testing.T) {
+	for code, want := range map[int]ErrKind{101: HTTP1xx, 200: HTTP2xx, 302: HTTP3xx, 404: HTTP4xx, 503: HTTP5xx, 700: Other} {
+		if got := StatusKind(code); got != want {
+			t.Errorf("StatusKind(%d) = %v, want %v", code, got, want)
+		}
+	}
+	if HTTP5xx.String() != "http_5xx" || ConnReset.String() != "connection_reset" {
+		t.Error("kind names changed: they are part of summary.json")
+	}
+}
+
+func BenchmarkRecord(b *testing.B) {
+	rec := NewRecorder([]Op{{Name: "a"}}, 4)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			rec.Record(i, 0, time.Duration(i%1000)*time.Microsecond, OK, 0)
+			i++
+		}
+	})
+}

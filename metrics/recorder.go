@@ -1,0 +1,69 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+)
+
+// Recorder is where workers record results during a stage. It is split into
+// shards, each with its own lock and its own statistics per operation; a
+// worker always records into the same shard, so locks are rarely contended,
+// and memory grows with the number of shards, not of workers.
+type Recorder struct {
+	ops    []Op
+	shards []shard
+}
+
+type shard struct {
+	mu    sync.Mutex
+	stats []*Stats
+	_     [40]byte // keep neighbouring shards' locks on separate cache lines
+}
+
+// NewRecorder returns a recorder for ops with n shards (at least 1).
+func NewRecorder(ops []Op, n int) *Recorder {
+	n = max(n, 1)
+	r := &Recorder{ops: ops, shards: make([]shard, n)}
+	for i := range r.shards {
+		r.shards[i].stats = newStatsSlice(len(ops))
+	}
+	return r
+}
+
+func newStatsSlice(n int) []*Stats {
+	s := make([]*Stats, n)
+	for i := range s {
+		s[i] = NewStats()
+	}
+	return s
+}
+
+// Ops returns the operations recorded, indexed by op id.
+func (r *Recorder) Ops() []Op { return r.ops }
+
+// Shards is the number of shards; workers pick theirs as worker % Shards().
+func (r *Recorder) Shards() int { return len(r.shards) }
+
+// Record adds one result of operation op to a shard.
+func (r *Recorder) Record(shardIdx, op int, lat time.Duration, ek ErrKind, bytes int) {
+	sh := &r.shards[shardIdx%len(r.shards)]
+	sh.mu.Lock()
+	sh.stats[op].Add(lat, ek, bytes)
+	sh.mu.Unlock()
+}
+
+// Drain merges everything recorded since the last Drain into into (indexed by
+// op id) and empties the shards.
+func (r *Recorder) Drain(into []*Stats) {
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		for op, s := range sh.stats {
+			if s.Count > 0 {
+				into[op].Merge(s)
+				s.Reset()
+			}
+		}
+		sh.mu.Unlock()
+	}
+}

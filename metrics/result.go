@@ -1,0 +1,76 @@
+package metrics
+
+import "time"
+
+// Status of a run.
+const (
+	StatusCompleted   = "completed"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// Phase is the results of a part of a run: a stage, or setup/teardown.
+type Phase struct {
+	// Index counts stages from 1; 0 for setup and teardown.
+	Index int
+	// Name is "vus=10" style for stages, "setup"/"teardown" otherwise.
+	Name string
+	// Values holds the swept values of a stage, in dimension order.
+	Values     []KV
+	Start, End time.Time
+	Ops        []Op
+	Totals     []*Stats
+	Intervals  []IntervalSummary
+	// Load is what each scenario was asked to do in a stage.
+	Load []Load
+	// Error is why the phase stopped early, if it did.
+	Error string
+}
+
+// Load is a scenario's workload in a stage.
+type Load struct {
+	Scenario string `json:"scenario"`
+	VUs      int    `json:"vus"`
+	// Iterations per VU, or TotalIterations shared by all VUs; 0 when unset.
+	Iterations      int64         `json:"iterations,omitempty"`
+	TotalIterations int64         `json:"total_iterations,omitempty"`
+	Duration        time.Duration `json:"-"`
+	DurationS       float64       `json:"duration_s,omitempty"`
+	RampUpS         float64       `json:"ramp_up_s,omitempty"`
+}
+
+// Planned is the number of iterations the load asks for, 0 if only a
+// duration bounds it.
+func (l Load) Planned() int64 {
+	if l.TotalIterations > 0 {
+		return l.TotalIterations
+	}
+	return l.Iterations * int64(l.VUs)
+}
+
+// KV is a name and a value, in order.
+type KV struct {
+	Name, Value string
+}
+
+// Elapsed is the phase's wall time.
+func (p *Phase) Elapsed() time.Duration { return p.End.Sub(p.Start) }
+
+// Run is the results of a whole run.
+type Run struct {
+	ID         string
+	PlanName   string
+	PlanFile   string
+	PlanSource []byte
+	// Vars are the plan variables as resolved (swept ones list their values).
+	Vars      []KV
+	Overrides []KV
+	Interval  time.Duration
+	Start     time.Time
+	End       time.Time
+	Status    string
+	Error     string
+	Setup     []*Phase // one, or one per stage when setup depends on a swept value
+	Stages    []*Phase
+	Teardown  []*Phase
+}

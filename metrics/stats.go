@@ -1,0 +1,229 @@
+package metrics
+
+import (
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram geometry: microseconds from 1 µs to one hour, 3 significant digits.
+const (
+	lowestUs  = 1
+	highestUs = int64(time.Hour / time.Microsecond)
+	sigDigits = 3
+)
+
+// NewHistogram returns an empty histogram with perflab's geometry.
+func NewHistogram() *hdr.Histogram { return hdr.New(lowestUs, highestUs, sigDigits) }
+
+// Stats accumulates one operation's results. The zero value is not ready:
+// use NewStats.
+type Stats struct {
+	// Hist holds the latency of successful operations in microseconds.
+	Hist *hdr.Histogram
+	// Count is every operation, successful or not.
+	Count int64
+	// Errors counts failures by kind; Errors[OK] is unused.
+	Errors [NumErrKinds]int64
+	// Exact figures in nanoseconds, successes and failures apart.
+	OK, Failed Moments
+	// Bytes received in response bodies.
+	Bytes int64
+	// Clamped counts latencies above the histogram's range (recorded at its top).
+	Clamped int64
+}
+
+// Moments keeps an exact count, sum, minimum and maximum of durations.
+type Moments struct {
+	N        int64
+	Sum      int64 // ns
+	Min, Max int64 // ns; Min is meaningful only when N > 0
+}
+
+func (m *Moments) add(ns int64) {
+	if m.N == 0 || ns < m.Min {
+		m.Min = ns
+	}
+	if ns > m.Max {
+		m.Max = ns
+	}
+	m.N++
+	m.Sum += ns
+}
+
+// Merge adds o into m.
+func (m *Moments) Merge(o Moments) {
+	if o.N == 0 {
+		return
+	}
+	if m.N == 0 || o.Min < m.Min {
+		m.Min = o.Min
+	}
+	if o.Max > m.Max {
+		m.Max = o.Max
+	}
+	m.N += o.N
+	m.Sum += o.Sum
+}
+
+// Mean is the exact mean in nanoseconds (0 when empty).
+func (m Moments) Mean() float64 {
+	if m.N == 0 {
+		return 0
+	}
+	return float64(m.Sum) / float64(m.N)
+}
+
+// NewStats returns empty statistics.
+func NewStats() *Stats { return &Stats{Hist: NewHistogram()} }
+
+// Add records one operation.
+func (s *Stats) Add(lat time.Duration, ek ErrKind, bytes int) {
+	s.Count++
+	s.Bytes += int64(bytes)
+	ns := int64(lat)
+	if ns < 0 {
+		ns = 0
+	}
+	if ek != OK {
+		s.Errors[ek]++
+		s.Failed.add(ns)
+		return
+	}
+	s.OK.add(ns)
+	us := (ns + 500) / 1000
+	if us < lowestUs {
+		us = lowestUs
+	}
+	if us > highestUs {
+		us = highestUs
+		s.Clamped++
+	}
+	_ = s.Hist.RecordValue(us) // cannot fail: us is within range
+}
+
+// Merge adds o into s exactly.
+func (s *Stats) Merge(o *Stats) {
+	if o.Count == 0 {
+		return
+	}
+	s.Count += o.Count
+	s.Bytes += o.Bytes
+	s.Clamped += o.Clamped
+	for i := range s.Errors {
+		s.Errors[i] += o.Errors[i]
+	}
+	s.OK.Merge(o.OK)
+	s.Failed.Merge(o.Failed)
+	if o.OK.N > 0 {
+		s.Hist.Merge(o.Hist)
+	}
+}
+
+// Reset empties s, keeping its histogram's memory.
+func (s *Stats) Reset() {
+	h := s.Hist
+	if s.OK.N > 0 {
+		h.Reset()
+	}
+	*s = Stats{Hist: h}
+}
+
+// ErrorCount is the number of failed operations.
+func (s *Stats) ErrorCount() int64 { return s.Failed.N }
+
+// Percentiles reported everywhere.
+var Percentiles = []float64{50, 75, 90, 95, 99, 99.9}
+
+// Summary is the figures of one operation over a span of time, in
+// milliseconds where they are durations.
+type Summary struct {
+	Count        int64            `json:"count"`
+	Errors       ErrorSummary     `json:"errors"`
+	SuccessRatio float64          `json:"success_ratio"`
+	Latency      LatencySummary   `json:"latency_ms"`
+	Failed       *FailedSummary   `json:"failed_latency_ms,omitempty"`
+	RPS          float64          `json:"rps"`
+	OpRate       OpRate           `json:"single_op_rate"`
+	Bytes        int64            `json:"bytes_received"`
+	Clamped      int64            `json:"clamped,omitempty"`
+	Extra        map[string]int64 `json:"-"`
+}
+
+// ErrorSummary counts errors by kind name.
+type ErrorSummary struct {
+	Total  int64            `json:"total"`
+	ByKind map[string]int64 `json:"by_kind"`
+}
+
+// LatencySummary is the latency of successful operations in milliseconds.
+// Min, mean and max are exact; percentiles come from the HDR histogram
+// (within 0.1% of the true value).
+type LatencySummary struct {
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	Max    float64 `json:"max"`
+	StdDev float64 `json:"stddev"`
+	P50    float64 `json:"p50"`
+	P75    float64 `json:"p75"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+}
+
+// FailedSummary is the exact latency of failed operations in milliseconds.
+type FailedSummary struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+}
+
+// OpRate is the 000 report's "operations per second" of a single operation:
+// 1000 / latency in ms. Min comes from the slowest operation, max from the
+// fastest, avg from the mean latency.
+type OpRate struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+	Avg float64 `json:"avg"`
+}
+
+func ms(ns float64) float64 { return ns / 1e6 }
+
+// Summarize computes the figures; elapsed is the wall time the operations
+// ran in, for throughput.
+func (s *Stats) Summarize(elapsed time.Duration) Summary {
+	out := Summary{Count: s.Count, Bytes: s.Bytes, Clamped: s.Clamped}
+	out.Errors.ByKind = map[string]int64{}
+	for k, n := range s.Errors {
+		if n > 0 && ErrKind(k) != OK {
+			out.Errors.ByKind[ErrKind(k).String()] = n
+			out.Errors.Total += n
+		}
+	}
+	if s.Count > 0 {
+		out.SuccessRatio = float64(s.Count-out.Errors.Total) / float64(s.Count)
+	}
+	if elapsed > 0 {
+		out.RPS = float64(s.Count) / elapsed.Seconds()
+	}
+	if s.OK.N > 0 {
+		l := &out.Latency
+		l.Min, l.Max, l.Mean = ms(float64(s.OK.Min)), ms(float64(s.OK.Max)), ms(s.OK.Mean())
+		l.StdDev = s.Hist.StdDev() / 1e3
+		v := s.Hist.ValueAtPercentiles(Percentiles)
+		q := func(p float64) float64 {
+			// The histogram reports the highest value equivalent to the
+			// percentile's bucket; never report beyond the exact extremes.
+			x := float64(v[p]) / 1e3
+			return math.Max(l.Min, math.Min(x, l.Max))
+		}
+		l.P50, l.P75, l.P90, l.P95, l.P99, l.P999 = q(50), q(75), q(90), q(95), q(99), q(99.9)
+		out.OpRate = OpRate{Min: 1000 / l.Max, Max: 1000 / math.Max(l.Min, 1e-6), Avg: 1000 / l.Mean}
+	}
+	if s.Failed.N > 0 {
+		out.Failed = &FailedSummary{Min: ms(float64(s.Failed.Min)), Mean: ms(s.Failed.Mean()), Max: ms(float64(s.Failed.Max))}
+	}
+	return out
+}

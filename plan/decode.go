@@ -1,0 +1,521 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/perflab/perflab/tmpl"
+)
+
+// decoder turns a yaml.Node tree into plan structs, keeping positions and
+// collecting every error instead of stopping at the first.
+type decoder struct {
+	file string
+	errs ErrorList
+	keys []string // the mapping keys leading to the value being decoded
+}
+
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if len(d.keys) > 0 {
+		msg = d.keys[len(d.keys)-1] + ": " + msg
+	}
+	e := &Error{File: d.file, Msg: msg}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	d.errs = append(d.errs, e)
+}
+
+func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+
+var (
+	typText      = reflect.TypeOf(&Text{})
+	typNum       = reflect.TypeOf(&Num{})
+	typDuration  = reflect.TypeOf(Duration{})
+	typThink     = reflect.TypeOf(&Think{})
+	typPairs     = reflect.TypeOf([]Pair{})
+	typVars      = reflect.TypeOf([]*Var{})
+	typData      = reflect.TypeOf([]*Data{})
+	typExtracts  = reflect.TypeOf([]*Extract{})
+	typJSONCheck = reflect.TypeOf([]*JSONCheck{})
+	typJSONDoc   = reflect.TypeOf(&JSONDoc{})
+	typPos       = reflect.TypeOf(Pos{})
+)
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!int":
+			return "a number"
+		case "!!float":
+			return "a number"
+		case "!!bool":
+			return "a boolean"
+		}
+		return fmt.Sprintf("the string %q", n.Value)
+	}
+	return "an alias"
+}
+
+// decode fills v (addressable) from n.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" && v.Kind() != reflect.Struct {
+		return // absent value: keep the zero value
+	}
+	switch v.Type() {
+	case typText:
+		if t := d.text(n); t != nil {
+			v.Set(reflect.ValueOf(t))
+		}
+		return
+	case typNum:
+		if num := d.num(n); num != nil {
+			v.Set(reflect.ValueOf(num))
+		}
+		return
+	case typDuration:
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, "want a duration such as 10s, got %s", kindName(n))
+			return
+		}
+		dur, err := parseDuration(n.Value)
+		if err != nil {
+			d.errorf(n, "%v", err)
+			return
+		}
+		v.Set(reflect.ValueOf(Duration{Pos: posOf(n), D: dur}))
+		return
+	case typThink:
+		if t := d.think(n); t != nil {
+			v.Set(reflect.ValueOf(t))
+		}
+		return
+	case typPairs:
+		v.Set(reflect.ValueOf(d.pairs(n)))
+		return
+	case typVars:
+		v.Set(reflect.ValueOf(d.vars(n)))
+		return
+	case typData:
+		var out []*Data
+		d.namedMap(n, func(k, val *yaml.Node) {
+			ds := &Data{Pos: posOf(k), Name: k.Value}
+			d.decode(val, reflect.ValueOf(ds).Elem())
+			out = append(out, ds)
+		})
+		v.Set(reflect.ValueOf(out))
+		return
+	case typExtracts:
+		var out []*Extract
+		d.namedMap(n, func(k, val *yaml.Node) {
+			ex := &Extract{Pos: posOf(k), Name: k.Value}
+			if val.Kind == yaml.ScalarNode && strings.HasPrefix(val.Value, "$") {
+				ex.JSON = val.Value // shorthand: name: $.json.path
+			} else {
+				d.decode(val, reflect.ValueOf(ex).Elem())
+			}
+			out = append(out, ex)
+		})
+		v.Set(reflect.ValueOf(out))
+		return
+	case typJSONCheck:
+		var out []*JSONCheck
+		d.namedMap(n, func(k, val *yaml.Node) {
+			if val.Kind != yaml.ScalarNode {
+				d.errorf(val, "want the expected value of %s as a scalar, got %s", k.Value, kindName(val))
+				return
+			}
+			out = append(out, &JSONCheck{Pos: posOf(k), Path: k.Value, Equals: val.Value})
+		})
+		v.Set(reflect.ValueOf(out))
+		return
+	case typJSONDoc:
+		var b strings.Builder
+		d.toJSON(n, &b)
+		t, err := tmpl.Parse(b.String())
+		if err != nil {
+			d.errorf(n, "json: %v", err)
+			return
+		}
+		v.Set(reflect.ValueOf(&JSONDoc{Pos: posOf(n), Text: &Text{Pos: posOf(n), T: t}}))
+		return
+	}
+
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem())
+	case reflect.Struct:
+		d.structure(n, v)
+	case reflect.Slice:
+		d.slice(n, v)
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, "want a string, got %s", kindName(n))
+			return
+		}
+		v.SetString(n.Value)
+	case reflect.Bool:
+		b, ok := scalarBool(n)
+		if !ok {
+			d.errorf(n, "want true or false, got %s", kindName(n))
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		i, err := strconv.ParseInt(n.Value, 10, 64)
+		if n.Kind != yaml.ScalarNode || err != nil {
+			d.errorf(n, "want an integer, got %s", kindName(n))
+			return
+		}
+		v.SetInt(i)
+	default:
+		panic("plan: no decoder for " + v.Type().String())
+	}
+}
+
+func scalarBool(n *yaml.Node) (bool, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return false, false
+	}
+	switch n.Value {
+	case "true", "True", "TRUE", "yes":
+		return true, true
+	case "false", "False", "FALSE", "no":
+		return false, true
+	}
+	return false, false
+}
+
+// fieldNames lists the YAML keys of a struct type.
+func fieldNames(t reflect.Type) ([]string, map[string]int) {
+	var names []string
+	idx := map[string]int{}
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag.Get("yaml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		names = append(names, tag)
+		idx[tag] = i
+	}
+	return names, idx
+}
+
+func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
+	if f := v.FieldByName("Pos"); f.IsValid() && f.Type() == typPos && f.Interface() == (Pos{}) {
+		f.Set(reflect.ValueOf(posOf(n)))
+	}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "want a mapping, got %s", kindName(n))
+		return
+	}
+	names, idx := fieldNames(v.Type())
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			d.errorf(k, "%s is given twice", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		fi, ok := idx[k.Value]
+		if !ok {
+			d.errorf(k, "unknown field %q%s", k.Value, suggest(k.Value, names))
+			continue
+		}
+		d.keys = append(d.keys, k.Value)
+		d.decode(val, v.Field(fi))
+		d.keys = d.keys[:len(d.keys)-1]
+	}
+}
+
+func (d *decoder) slice(n *yaml.Node, v reflect.Value) {
+	et := v.Type().Elem()
+	if n.Kind != yaml.SequenceNode {
+		// A single scalar stands for a list of one ([]int, []string).
+		if n.Kind == yaml.ScalarNode && (et.Kind() == reflect.Int || et.Kind() == reflect.String) {
+			s := reflect.MakeSlice(v.Type(), 1, 1)
+			d.decode(n, s.Index(0))
+			v.Set(s)
+			return
+		}
+		d.errorf(n, "want a list, got %s", kindName(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, c := range n.Content {
+		d.decode(c, s.Index(i))
+	}
+	v.Set(s)
+}
+
+func (d *decoder) namedMap(n *yaml.Node, each func(k, v *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "want a mapping of names, got %s", kindName(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if seen[k.Value] {
+			d.errorf(k, "%s is given twice", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		d.keys = append(d.keys, k.Value)
+		each(k, n.Content[i+1])
+		d.keys = d.keys[:len(d.keys)-1]
+	}
+}
+
+func (d *decoder) pairs(n *yaml.Node) []Pair {
+	var out []Pair
+	d.namedMap(n, func(k, val *yaml.Node) {
+		if t := d.text(val); t != nil {
+			out = append(out, Pair{Pos: posOf(k), Name: k.Value, Value: t})
+		}
+	})
+	return out
+}
+
+func (d *decoder) vars(n *yaml.Node) []*Var {
+	var out []*Var
+	d.namedMap(n, func(k, val *yaml.Node) {
+		if err := checkIdent(k.Value); err != "" {
+			d.errorf(k, "variable name %q: %s", k.Value, err)
+			return
+		}
+		v := &Var{Pos: posOf(k), Name: k.Value}
+		switch val.Kind {
+		case yaml.ScalarNode:
+			v.Values = []string{val.Value}
+		case yaml.SequenceNode:
+			v.List = true
+			for _, c := range val.Content {
+				if c.Kind != yaml.ScalarNode {
+					d.errorf(c, "variable %s: want a scalar value, got %s", k.Value, kindName(c))
+					continue
+				}
+				v.Values = append(v.Values, c.Value)
+			}
+			if len(val.Content) == 0 {
+				d.errorf(val, "variable %s: empty list (a swept variable needs at least one value)", k.Value)
+			}
+		default:
+			d.errorf(val, "variable %s: want a value or a list of values, got %s", k.Value, kindName(val))
+			return
+		}
+		out = append(out, v)
+	})
+	return out
+}
+
+// text parses a scalar as a template.
+func (d *decoder) text(n *yaml.Node) *Text {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n, "want a string, got %s", kindName(n))
+		return nil
+	}
+	t, err := tmpl.Parse(n.Value)
+	if err != nil {
+		d.templateError(n, err)
+		return nil
+	}
+	return &Text{Pos: posOf(n), T: t}
+}
+
+// templateError reports a template syntax error at its column when the
+// scalar is on one line.
+func (d *decoder) templateError(n *yaml.Node, err error) {
+	var se *tmpl.SyntaxError
+	if errors.As(err, &se) {
+		col := n.Column
+		if n.Style == 0 || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			if n.Style != 0 {
+				col++ // opening quote
+			}
+			if !strings.Contains(n.Value, "\n") {
+				col += se.Offset
+			}
+		}
+		d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Col: col, Msg: se.Msg})
+		return
+	}
+	d.errorf(n, "%v", err)
+}
+
+func (d *decoder) num(n *yaml.Node) *Num {
+	num := &Num{Pos: posOf(n)}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if strings.Contains(n.Value, "${") {
+			t, err := tmpl.Parse(n.Value)
+			if err != nil {
+				d.templateError(n, err)
+				return nil
+			}
+			num.T = t
+			return num
+		}
+		num.Values = []string{n.Value}
+	case yaml.SequenceNode:
+		num.List = true
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				d.errorf(c, "want a number, got %s", kindName(c))
+				return nil
+			}
+			num.Values = append(num.Values, c.Value)
+		}
+		if len(num.Values) == 0 {
+			d.errorf(n, "empty list")
+			return nil
+		}
+	default:
+		d.errorf(n, "want a number, a list of numbers or ${variable}, got %s", kindName(n))
+		return nil
+	}
+	return num
+}
+
+func (d *decoder) think(n *yaml.Node) *Think {
+	t := &Think{Pos: posOf(n)}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		dur, err := parseDuration(n.Value)
+		if err != nil {
+			d.errorf(n, "%v", err)
+			return nil
+		}
+		t.Min, t.Max = dur, dur
+	case yaml.MappingNode:
+		var r struct {
+			Min Duration `yaml:"min"`
+			Max Duration `yaml:"max"`
+		}
+		d.structure(n, reflect.ValueOf(&r).Elem())
+		t.Min, t.Max = r.Min.D, r.Max.D
+		if t.Max < t.Min {
+			d.errorf(n, "max %v is less than min %v", t.Max, t.Min)
+		}
+	default:
+		d.errorf(n, "want a duration (1s) or {min: 1s, max: 3s}, got %s", kindName(n))
+		return nil
+	}
+	return t
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	dur, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration such as 500ms, 10s or 1h30m, got %q", s)
+	}
+	if dur < 0 {
+		return 0, fmt.Errorf("duration %s is negative", s)
+	}
+	return dur, nil
+}
+
+// toJSON writes a YAML node as JSON, keeping the order of keys.
+func (d *decoder) toJSON(n *yaml.Node, b *strings.Builder) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		b.WriteByte('{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Quote(n.Content[i].Value))
+			b.WriteByte(':')
+			d.toJSON(n.Content[i+1], b)
+		}
+		b.WriteByte('}')
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			d.toJSON(c, b)
+		}
+		b.WriteByte(']')
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!int", "!!float":
+			b.WriteString(n.Value)
+		case "!!bool":
+			v, _ := scalarBool(n)
+			b.WriteString(strconv.FormatBool(v))
+		case "!!null":
+			b.WriteString("null")
+		default:
+			b.WriteString(jsonString(n.Value))
+		}
+	default:
+		d.errorf(n, "json: unsupported YAML node")
+	}
+}
+
+// jsonString quotes s as a JSON string, leaving ${...} placeholders intact.
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func checkIdent(name string) string {
+	if name == "" {
+		return "empty"
+	}
+	for i, r := range name {
+		if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return fmt.Sprintf("use letters, digits, _ and -, starting with a letter (found %q)", r)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Override is a --set name=value given on the command line.
+type Override struct {
+	Name, Value string
+}
+
+// ParseOverride splits "name=value".
+func ParseOverride(s string) (Override, error) {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(name) == "" {
+		return Override{}, fmt.Errorf("--set %q: want name=value", s)
+	}
+	return Override{Name: strings.TrimSpace(name), Value: value}, nil
+}
+
+// Options controls Load.
+type Options struct {
+	// Set overrides plan variables, as JMeter's -J properties do. A value in
+	// brackets ([1, 5, 8]) sweeps the variable.
+	Set []Override
+	// LookupEnv reads environment variables; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Load reads, decodes and validates a plan file. The error, if any, is an
+// ErrorList with file:line:column for each problem.
+func Load(path string, opts Options) (*Plan, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(src, path, opts)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// Parse decodes and validates plan source; name is used in messages and to
+// find data files relative to it.
+func Parse(src []byte, name string, opts Options) (*Plan, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, ErrorList{{File: name, Line: line, Col: 1, Msg: "YAML: " + m[2]}}
+		}
+		return nil, ErrorList{{File: name, Msg: msg}}
+	}
+	if len(doc.Content) == 0 {
+		return nil, ErrorList{{File: name, Msg: "the plan is empty"}}
+	}
+	d := &decoder{file: name}
+	p := &Plan{File: name, Source: bytes.Clone(src)}
+	d.decode(doc.Content[0], reflect.ValueOf(p).Elem())
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	v := &validator{decoder: d, p: p, dir: filepath.Dir(name), lookupEnv: opts.LookupEnv}
+	v.at = v.report
+	v.applyOverrides(opts.Set)
+	v.validate()
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	return p, nil
+}
+
+// applyOverrides replaces variable values with --set values.
+func (v *validator) applyOverrides(set []Override) {
+	for _, o := range set {
+		var target *Var
+		var names []string
+		for _, vr := range v.p.Vars {
+			names = append(names, vr.Name)
+			if vr.Name == o.Name {
+				target = vr
+			}
+		}
+		if target == nil {
+			v.errs = append(v.errs, &Error{File: "--set", Msg: fmt.Sprintf("%s: the plan has no variable %q%s", o.Name, o.Name, suggest(o.Name, names))})
+			continue
+		}
+		val := strings.TrimSpace(o.Value)
+		if strings.HasPrefix(val, "[") && strings.HasSuffix(val, "]") {
+			var list []string
+			if err := yaml.Unmarshal([]byte(val), &list); err != nil || len(list) == 0 {
+				v.errs = append(v.errs, &Error{File: "--set", Msg: fmt.Sprintf("%s: want a list such as [1, 5, 8], got %s", o.Name, val)})
+				continue
+			}
+			target.Values, target.List = list, true
+			continue
+		}
+		target.Values, target.List = []string{o.Value}, false
+	}
+}

@@ -1,0 +1,260 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/perflab/perflab/tmpl"
+)
+
+// Pos is the position of a value in the plan file (1-based).
+type Pos struct {
+	Line, Col int
+}
+
+// Plan is a decoded and validated plan.
+type Plan struct {
+	// File is the path the plan was read from; Source is its text.
+	File   string `yaml:"-"`
+	Source []byte `yaml:"-"`
+
+	Name        string      `yaml:"name"`
+	Description string      `yaml:"description"`
+	Target      *Text       `yaml:"target"`
+	Headers     []Pair      `yaml:"headers"`
+	Vars        []*Var      `yaml:"vars"`
+	Data        []*Data     `yaml:"data"`
+	HTTP        HTTPOptions `yaml:"http"`
+	// Interval is the length of the time slices statistics are kept for (default 10s).
+	Interval  Duration    `yaml:"interval"`
+	Setup     []*Step     `yaml:"setup"`
+	Teardown  []*Step     `yaml:"teardown"`
+	Scenarios []*Scenario `yaml:"scenarios"`
+
+	// Dimensions are the swept values, in order; filled by Load.
+	Dimensions []Dimension `yaml:"-"`
+	// SetupPerStage is true when setup or teardown use a swept value, so they
+	// run around every stage instead of once around the run.
+	SetupPerStage bool `yaml:"-"`
+	// Env holds the environment variables the plan refers to, read at load.
+	Env map[string]string `yaml:"-"`
+}
+
+// HTTPOptions tunes the HTTP client shared by every step.
+type HTTPOptions struct {
+	// Timeout bounds one request, from send to the last byte of the body (default 30s).
+	Timeout Duration `yaml:"timeout"`
+	// KeepAlive reuses connections (default true).
+	KeepAlive *bool `yaml:"keep_alive"`
+	// MaxConnsPerHost caps connections to one host (default: enough for every VU).
+	MaxConnsPerHost int `yaml:"max_conns_per_host"`
+	// InsecureSkipVerify accepts any TLS certificate. Only for test systems.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// Var is a plan variable. A variable with several values is swept: the run
+// has one stage per value.
+type Var struct {
+	Pos    Pos
+	Name   string
+	Values []string
+	// List is true when the plan (or --set) gave a list, even of one value.
+	List bool
+}
+
+// Swept reports whether the variable makes stages.
+func (v *Var) Swept() bool { return v.List }
+
+// Data is a named source of values for templates.
+type Data struct {
+	Pos  Pos    `yaml:"-"`
+	Name string `yaml:"-"`
+	// Exactly one of the following.
+	File   string    `yaml:"file"`   // whole file as one value (text or JSON)
+	CSV    string    `yaml:"csv"`    // rows handed out to VUs
+	Glob   string    `yaml:"glob"`   // curl-style glob expanded to values
+	Range  *RangeGen `yaml:"range"`  // integer range
+	Values []string  `yaml:"values"` // inline list
+
+	// Mode says how rows are handed out: per-vu, sequential (default), random.
+	Mode string `yaml:"mode"`
+	// Header is true (default) when the CSV file's first row names its columns.
+	Header *bool `yaml:"header"`
+	// Columns names the CSV columns when the file has no header row.
+	Columns []string `yaml:"columns"`
+
+	// Filled by Load.
+	Content string     `yaml:"-"` // File
+	Cols    []string   `yaml:"-"` // CSV columns; nil for single-valued sources
+	Rows    [][]string `yaml:"-"` // CSV rows, or one value a row
+}
+
+// RangeGen generates integers from From to To inclusive.
+type RangeGen struct {
+	From   int64  `yaml:"from"`
+	To     int64  `yaml:"to"`
+	Step   int64  `yaml:"step"`
+	Format string `yaml:"format"`
+}
+
+// IsList reports whether the source hands out rows (as opposed to a whole file).
+func (d *Data) IsList() bool { return d.File == "" }
+
+// Scenario is a group of virtual users running one flow, like a JMeter
+// thread group. All scenarios of a stage run at the same time.
+type Scenario struct {
+	Pos  Pos    `yaml:"-"`
+	Name string `yaml:"name"`
+	// VUs is the number of virtual users (concurrent workers).
+	VUs *Num `yaml:"vus"`
+	// Iterations is the number of flow iterations of each VU.
+	Iterations *Num `yaml:"iterations"`
+	// TotalIterations is a fixed number of iterations shared by all VUs.
+	TotalIterations *Num `yaml:"total_iterations"`
+	// Duration bounds the scenario in time.
+	Duration *Num `yaml:"duration"`
+	// RampUp spreads the VUs' starts evenly over this time.
+	RampUp *Num `yaml:"ramp_up"`
+	// Think is a pause after every step unless the step sets its own.
+	Think *Think `yaml:"think"`
+	// OnError: continue (default), next_iteration, stop_vu.
+	OnError string  `yaml:"on_error"`
+	Flow    []*Step `yaml:"flow"`
+}
+
+// Step is one element of a flow: an HTTP request, a transaction (a named
+// group of steps), or a pause.
+type Step struct {
+	Pos  Pos    `yaml:"-"`
+	Name string `yaml:"name"`
+
+	// Request.
+	Method  string   `yaml:"method"`
+	URL     *Text    `yaml:"url"`
+	Headers []Pair   `yaml:"headers"`
+	Query   []Pair   `yaml:"query"`
+	Body    *Text    `yaml:"body"`
+	JSON    *JSONDoc `yaml:"json"`
+	Timeout Duration `yaml:"timeout"`
+	Extract []*Extract `yaml:"extract"`
+	Check   *Check     `yaml:"check"`
+	Think   *Think     `yaml:"think"`
+
+	// Transaction: a named group of steps with statistics of its own.
+	Transaction string  `yaml:"transaction"`
+	Steps       []*Step `yaml:"steps"`
+
+	// Repeat runs a setup or teardown step several times.
+	Repeat *Repeat `yaml:"repeat"`
+}
+
+// IsTransaction reports whether the step groups other steps.
+func (s *Step) IsTransaction() bool { return s.Transaction != "" }
+
+// IsRequest reports whether the step sends a request.
+func (s *Step) IsRequest() bool { return s.URL != nil }
+
+// IsPause reports whether the step only waits.
+func (s *Step) IsPause() bool { return !s.IsRequest() && !s.IsTransaction() && s.Think != nil }
+
+// Label is the name statistics are kept under.
+func (s *Step) Label() string {
+	if s.IsTransaction() {
+		return s.Transaction
+	}
+	return s.Name
+}
+
+// Pair is a name and a templated value, kept in plan order.
+type Pair struct {
+	Pos   Pos
+	Name  string
+	Value *Text
+}
+
+// Extract takes a value from a response into a variable.
+type Extract struct {
+	Pos  Pos    `yaml:"-"`
+	Name string `yaml:"-"`
+	// Exactly one of the following.
+	JSON   string `yaml:"json"`   // JSON path: $.a.b[0].c
+	Header string `yaml:"header"` // response header name
+	Regex  string `yaml:"regex"`  // first capture group (or whole match) over the body
+	// Default is used when nothing matches; without it a miss is an error.
+	Default *string `yaml:"default"`
+}
+
+// Check decides whether a response is a success.
+type Check struct {
+	Pos Pos `yaml:"-"`
+	// Status lists the accepted status codes (default: 200-399).
+	Status       []int        `yaml:"status"`
+	BodyContains []string     `yaml:"body_contains"`
+	JSON         []*JSONCheck `yaml:"json"`
+}
+
+// JSONCheck compares the value at a JSON path with an expected text.
+type JSONCheck struct {
+	Pos    Pos
+	Path   string
+	Equals string
+}
+
+// Think is a pause: fixed, or uniformly random between Min and Max.
+type Think struct {
+	Pos      Pos
+	Min, Max time.Duration
+}
+
+// Repeat runs a setup/teardown step Count times or once per row of a data source.
+type Repeat struct {
+	Pos     Pos    `yaml:"-"`
+	Count   *Num   `yaml:"count"`
+	ForEach string `yaml:"for_each"`
+}
+
+// Text is a templated string from the plan.
+type Text struct {
+	Pos Pos
+	T   *tmpl.Template
+}
+
+// String returns the source text.
+func (t *Text) String() string {
+	if t == nil || t.T == nil {
+		return ""
+	}
+	return t.T.Source()
+}
+
+// JSONDoc is an inline JSON body written as YAML; strings may hold placeholders.
+type JSONDoc struct {
+	Pos  Pos
+	Text *Text // the document serialised as JSON, as a template
+}
+
+// Num is a number or duration field that may be swept: a scalar, a list, or a
+// template such as ${users} naming a variable. Resolve it per stage.
+type Num struct {
+	Pos Pos
+	// Values holds the literal values when the plan wrote a number or list.
+	Values []string
+	List   bool
+	// T is set when the plan wrote a template.
+	T *tmpl.Template
+	// Dim is the sweep dimension made from a literal list; empty otherwise.
+	Dim string
+	// Duration is true when the field holds a duration.
+	Duration bool
+}
+
+// Duration is a time.Duration written as "10s", "1m30s", "250ms".
+type Duration struct {
+	Pos Pos
+	D   time.Duration
+}
+
+// Dimension is one swept variable and its values, in stage order.
+type Dimension struct {
+	Name   string
+	Values []string
+}

@@ -1,0 +1,155 @@
+package plan
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func noEnv(string) (string, bool) { return "", false }
+
+// Each invalid plan's messages are compared with its .golden file.
+func TestInvalidPlansGolden(t *testing.T) {
+	files, _ := filepath.Glob("testdata/invalid/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no test plans")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			_, err := Load(f, Options{LookupEnv: noEnv})
+			if err == nil {
+				t.Fatal("plan was accepted")
+			}
+			if _, ok := err.(ErrorList); !ok {
+				t.Fatalf("error is %T, want ErrorList", err)
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			want, _ := os.ReadFile(golden)
+			if got != string(want) {
+				t.Errorf("messages differ from %s (go test ./plan -update rewrites it)\n--- got\n%s--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func TestValidPlan(t *testing.T) {
+	p, err := Load("testdata/valid/full.yaml", Options{LookupEnv: func(k string) (string, bool) {
+		if k == "CPS_AUTH" {
+			return "c2VjcmV0", true
+		}
+		return "", false
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "full" || len(p.Scenarios) != 2 || len(p.Setup) != 2 || len(p.Teardown) != 1 {
+		t.Fatalf("decoded %+v", p)
+	}
+	if got := p.Env["CPS_AUTH"]; got != "c2VjcmV0" {
+		t.Errorf("env not captured: %q", got)
+	}
+	// Sweeps: users [1, 5] x size [10, 20] => 4 stages, users slowest.
+	var names []string
+	for _, st := range p.Stages() {
+		names = append(names, st.Name())
+	}
+	if want := []string{"users=1 size=10", "users=1 size=20", "users=5 size=10", "users=5 size=20"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("stages = %q, want %q", names, want)
+	}
+	if !p.SetupPerStage {
+		t.Error("setup repeats ${size} times, so it must run per stage")
+	}
+	st := p.Stages()[2]
+	vars := p.VarsFor(st)
+	if n, _ := p.Scenarios[0].VUs.Int(vars); n != 5 {
+		t.Errorf("vus in stage 3 = %d, want 5", n)
+	}
+	if d, _ := p.Scenarios[1].Duration.Dur(vars); d.String() != "2s" {
+		t.Errorf("duration = %v", d)
+	}
+	flow := p.Scenarios[0].Flow
+	if !flow[1].IsTransaction() || len(flow[1].Steps) != 2 || flow[1].Steps[0].Method != "GET" {
+		t.Errorf("transaction not decoded: %+v", flow[1])
+	}
+	if got := flow[0].JSON.Text.String(); got != `{"name":"anchor-${vu}-${iteration}","n":3,"ok":true,"tags":["a","b"],"none":null}` {
+		t.Errorf("json body = %s", got)
+	}
+	if th := flow[2].Think; th == nil || th.Min.String() != "100ms" || th.Max.String() != "300ms" {
+		t.Errorf("think = %+v", th)
+	}
+	users := p.Data[1]
+	if users.Name != "users_csv" || len(users.Rows) != 3 || users.Cols[1] != "password" {
+		t.Errorf("csv = %+v", users)
+	}
+	if devices := p.Data[2]; len(devices.Rows) != 1000 || devices.Rows[999][0] != "C201-7-25A-40A1" {
+		t.Errorf("glob expanded to %d rows", len(devices.Rows))
+	}
+	if ids := p.Data[3]; len(ids.Rows) != 5 || ids.Rows[4][0] != "id-0009" {
+		t.Errorf("range = %v", ids.Rows)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	env := func(k string) (string, bool) { return "x", k == "CPS_AUTH" }
+	p, err := Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{"users", "20"}, {"size", "[100, 200, 300]"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Stages()); n != 3 {
+		t.Fatalf("stages = %d, want 3 (users fixed, size swept over 3)", n)
+	}
+	if n, _ := p.Scenarios[0].VUs.Int(p.VarsFor(p.Stages()[0])); n != 20 {
+		t.Errorf("vus = %d, want 20", n)
+	}
+	_, err = Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{"userz", "3"}}})
+	if err == nil || !strings.Contains(err.Error(), `the plan has no variable "userz" (did you mean "users"?)`) {
+		t.Errorf("unknown --set: %v", err)
+	}
+}
+
+func TestGJSONPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"$.a.b":          "a.b",
+		"$.items[0].id":  "items.0.id",
+		"$['odd.key'].x": `odd\.key.x`,
+		"$":              "@this",
+		"$.list[*].id":   "list.#.id",
+		"plain.gjson":    "plain.gjson",
+	} {
+		got, err := GJSONPath(in)
+		if err != nil || got != want {
+			t.Errorf("GJSONPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"$.", "$[x]", "$.a[1", "$x"} {
+		if _, err := GJSONPath(bad); err == nil {
+			t.Errorf("GJSONPath(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"testdata/valid/full.yaml", "testdata/invalid/structure.yaml", "testdata/invalid/wrong_type.yaml"} {
+		b, _ := os.ReadFile(name)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		p, err := Parse(src, "testdata/valid/fuzz.yaml", Options{LookupEnv: noEnv})
+		if err == nil {
+			p.Stages() // must not panic on any accepted plan
+			return
+		}
+		if _, ok := err.(ErrorList); !ok {
+			t.Fatalf("error of type %T: %v", err, err)
+		}
+	})
+}

@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/tmpl"
+)
+
+// Stage is one combination of swept values. A plan without sweeps has one
+// stage with no values.
+type Stage struct {
+	// Index counts stages from 1.
+	Index int
+	// Values holds the stage's value of every dimension, in dimension order.
+	Values []Dimension // each with exactly one value
+}
+
+// Name is a readable label such as "vus=10 size=1000", or "all" without sweeps.
+func (s Stage) Name() string {
+	if len(s.Values) == 0 {
+		return "all"
+	}
+	parts := make([]string, len(s.Values))
+	for i, v := range s.Values {
+		parts[i] = v.Name + "=" + v.Values[0]
+	}
+	return strings.Join(parts, " ")
+}
+
+// Stages expands the plan's dimensions into stages, the first dimension
+// varying slowest.
+func (p *Plan) Stages() []Stage {
+	stages := []Stage{{}}
+	for _, dim := range p.Dimensions {
+		var next []Stage
+		for _, st := range stages {
+			for _, val := range dim.Values {
+				vals := append(append([]Dimension(nil), st.Values...), Dimension{Name: dim.Name, Values: []string{val}})
+				next = append(next, Stage{Values: vals})
+			}
+		}
+		stages = next
+	}
+	for i := range stages {
+		stages[i].Index = i + 1
+	}
+	return stages
+}
+
+// VarsFor returns every variable's value in a stage, with the plan's
+// environment variables under env.NAME.
+func (p *Plan) VarsFor(st Stage) map[string]string {
+	m := make(map[string]string, len(p.Vars)+len(st.Values)+len(p.Env))
+	for _, v := range p.Vars {
+		if len(v.Values) > 0 {
+			m[v.Name] = v.Values[0]
+		}
+	}
+	for _, d := range st.Values {
+		m[d.Name] = d.Values[0]
+	}
+	for k, v := range p.Env {
+		m["env."+k] = v
+	}
+	return m
+}
+
+func (n *Num) raw(vars map[string]string) (string, error) {
+	switch {
+	case n.T != nil:
+		return n.T.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
+			v, ok := vars[name]
+			return v, ok
+		}))
+	case n.Dim != "":
+		return vars[n.Dim], nil
+	default:
+		return n.Values[0], nil
+	}
+}
+
+// Int resolves the number for a stage's variables.
+func (n *Num) Int(vars map[string]string) (int64, error) {
+	if n == nil {
+		return 0, nil
+	}
+	s, err := n.raw(vars)
+	if err != nil {
+		return 0, err
+	}
+	i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want an integer, got %q", s)
+	}
+	if i < 0 {
+		return 0, fmt.Errorf("want a number >= 0, got %d", i)
+	}
+	return i, nil
+}
+
+// Dur resolves the duration for a stage's variables.
+func (n *Num) Dur(vars map[string]string) (time.Duration, error) {
+	if n == nil {
+		return 0, nil
+	}
+	s, err := n.raw(vars)
+	if err != nil {
+		return 0, err
+	}
+	return parseDuration(strings.TrimSpace(s))
+}

@@ -1,0 +1,653 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/dataset"
+	"github.com/perflab/perflab/tmpl"
+)
+
+// Built-in template names.
+var (
+	// FlowBuiltins are defined in every scenario step.
+	FlowBuiltins = []string{"vu", "iteration", "scenario", "stage", "run_id", "uuid", "timestamp_ms"}
+	// PhaseBuiltins are defined in setup and teardown steps; index and item
+	// only inside a repeat.
+	PhaseBuiltins = []string{"stage", "run_id", "uuid", "timestamp_ms"}
+)
+
+const (
+	defaultInterval = 10 * time.Second
+	defaultTimeout  = 30 * time.Second
+)
+
+var methodRe = regexp.MustCompile(`^[A-Z][A-Z-]*$`)
+
+type validator struct {
+	*decoder
+	// at reports a problem at a position; checkNums wraps it to report once.
+	at func(pos Pos, format string, args ...any)
+	p         *Plan
+	dir       string
+	lookupEnv func(string) (string, bool)
+	// names defined for templates outside any flow: vars, dims, data.
+	global map[string]bool
+	// setupNames are extracted in setup and visible afterwards.
+	setupNames map[string]bool
+	swept      map[string]bool
+	inPhase    bool // checking setup/teardown
+	usesSwept  bool // setup/teardown use a swept value
+}
+
+func (v *validator) report(pos Pos, format string, args ...any) {
+	v.errs = append(v.errs, &Error{File: v.file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) validate() {
+	p := v.p
+	if p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File))
+	}
+	if p.Interval.D == 0 {
+		p.Interval.D = defaultInterval
+	} else if p.Interval.D < 100*time.Millisecond {
+		v.at(p.Interval.Pos, "interval %v is too short: use 100ms or more", p.Interval.D)
+	}
+	if p.HTTP.Timeout.D == 0 {
+		p.HTTP.Timeout.D = defaultTimeout
+	}
+	if p.HTTP.MaxConnsPerHost < 0 {
+		v.errorf(nil, "http.max_conns_per_host must not be negative")
+	}
+	p.Env = map[string]string{}
+	v.global = map[string]bool{}
+	v.swept = map[string]bool{}
+	v.setupNames = map[string]bool{}
+
+	for _, vr := range p.Vars {
+		v.define(vr.Pos, vr.Name, "variable")
+		if vr.Swept() {
+			p.Dimensions = append(p.Dimensions, Dimension{Name: vr.Name, Values: vr.Values})
+			v.swept[vr.Name] = true
+		}
+	}
+	v.scenarioDims()
+	for _, d := range p.Data {
+		v.data(d)
+	}
+
+	// Target and headers may use variables and env only.
+	if p.Target != nil {
+		v.refs(p.Target, nil)
+		v.checkTarget()
+	}
+	for _, h := range p.Headers {
+		v.refs(h.Value, nil)
+	}
+
+	v.phase("setup", p.Setup, true)
+	if len(p.Scenarios) == 0 {
+		v.errorf(nil, "the plan has no scenarios: add scenarios: with at least one flow")
+	}
+	names := map[string]bool{}
+	for i, sc := range p.Scenarios {
+		if sc.Name == "" {
+			sc.Name = fmt.Sprintf("scenario-%d", i+1)
+		}
+		if names[sc.Name] {
+			v.at(sc.Pos, "scenario name %q is used twice", sc.Name)
+		}
+		names[sc.Name] = true
+		v.scenario(sc)
+	}
+	v.phase("teardown", p.Teardown, false)
+	v.checkNums()
+}
+
+func (v *validator) define(pos Pos, name, what string) {
+	if v.global[name] {
+		v.at(pos, "%s %q: the name is already defined", what, name)
+		return
+	}
+	for _, b := range FlowBuiltins {
+		if b == name {
+			v.at(pos, "%s %q: the name is built in (${%s})", what, name, name)
+			return
+		}
+	}
+	v.global[name] = true
+}
+
+// scenarioDims turns literal lists in scenario load fields into sweep dimensions.
+func (v *validator) scenarioDims() {
+	type field struct {
+		sc   *Scenario
+		name string
+		n    *Num
+	}
+	var lists []field
+	count := map[string]int{}
+	for _, sc := range v.p.Scenarios {
+		for name, n := range sc.nums() {
+			if n != nil && n.List {
+				lists = append(lists, field{sc, name, n})
+				count[name]++
+			}
+		}
+	}
+	sort.SliceStable(lists, func(i, j int) bool {
+		a, b := lists[i].n.Pos, lists[j].n.Pos
+		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+	})
+	for _, f := range lists {
+		dim := f.name
+		if count[f.name] > 1 {
+			dim = f.sc.Name + "." + f.name
+		}
+		f.n.Dim = dim
+		v.define(f.n.Pos, dim, "swept field")
+		v.swept[dim] = true
+		v.p.Dimensions = append(v.p.Dimensions, Dimension{Name: dim, Values: f.n.Values})
+	}
+}
+
+func (sc *Scenario) nums() map[string]*Num {
+	return map[string]*Num{
+		"vus": sc.VUs, "iterations": sc.Iterations, "total_iterations": sc.TotalIterations,
+		"duration": sc.Duration, "ramp_up": sc.RampUp,
+	}
+}
+
+func (v *validator) data(d *Data) {
+	v.define(d.Pos, d.Name, "data source")
+	kinds := 0
+	for _, set := range []bool{d.File != "", d.CSV != "", d.Glob != "", d.Range != nil, d.Values != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		v.at(d.Pos, "data %s: give exactly one of file, csv, glob, range or values", d.Name)
+		return
+	}
+	if d.Mode == "" {
+		d.Mode = string(dataset.Sequential)
+	} else if _, err := dataset.ParseMode(d.Mode); err != nil {
+		v.at(d.Pos, "data %s: %v", d.Name, err)
+	}
+	var values []string
+	var err error
+	switch {
+	case d.File != "":
+		var b []byte
+		b, err = os.ReadFile(v.path(d.File))
+		if err == nil && strings.EqualFold(filepath.Ext(d.File), ".json") && !json.Valid(b) {
+			err = fmt.Errorf("%s is not valid JSON", d.File)
+		}
+		d.Content = string(b)
+	case d.CSV != "":
+		var f *os.File
+		f, err = os.Open(v.path(d.CSV))
+		if err == nil {
+			defer f.Close()
+			opts := dataset.CSVOptions{Header: d.Header == nil || *d.Header, Columns: d.Columns}
+			var t *dataset.Table
+			t, err = dataset.ReadCSV(f, opts)
+			if err == nil {
+				d.Cols, d.Rows = t.Columns, t.Rows
+				if len(d.Rows) == 0 {
+					err = fmt.Errorf("%s has no rows", d.CSV)
+				}
+			}
+		}
+	case d.Glob != "":
+		values, err = dataset.ExpandGlob(d.Glob, 0)
+	case d.Range != nil:
+		step := d.Range.Step
+		if step == 0 {
+			step = 1
+			if d.Range.To < d.Range.From {
+				step = -1
+			}
+		}
+		values, err = dataset.Range(d.Range.From, d.Range.To, step, d.Range.Format)
+	default:
+		values = d.Values
+		if len(values) == 0 {
+			err = fmt.Errorf("values is empty")
+		}
+	}
+	if err != nil {
+		v.at(d.Pos, "data %s: %v", d.Name, err)
+		return
+	}
+	if values != nil {
+		d.Rows = make([][]string, len(values))
+		for i, s := range values {
+			d.Rows[i] = []string{s}
+		}
+	}
+}
+
+func (v *validator) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(v.dir, p)
+}
+
+func (v *validator) checkTarget() {
+	vars := v.p.VarsFor(Stage{})
+	s, err := v.p.Target.T.Expand(tmpl.LookupFunc(func(n string) (string, bool) { x, ok := vars[n]; return x, ok }))
+	if err != nil {
+		return // reported by refs
+	}
+	if msg := checkBaseURL(s); msg != "" {
+		v.at(v.p.Target.Pos, "target %q: %s", s, msg)
+	}
+}
+
+func checkBaseURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "malformed URL: " + strings.TrimPrefix(err.Error(), "parse \""+s+"\": ")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "want an http:// or https:// URL"
+	}
+	if u.Host == "" {
+		return "the URL has no host"
+	}
+	return ""
+}
+
+// scope is the set of names a step may use.
+type scope struct {
+	builtins []string
+	local    map[string]bool // extracted earlier in the flow, index/item
+}
+
+func (v *validator) phase(name string, steps []*Step, isSetup bool) {
+	v.inPhase = true
+	defer func() { v.inPhase = false }()
+	sc := &scope{builtins: PhaseBuiltins, local: map[string]bool{}}
+	for k := range v.setupNames {
+		sc.local[k] = true
+	}
+	for _, st := range steps {
+		v.step(st, sc, name, false)
+		if isSetup {
+			for _, ex := range st.Extract {
+				v.setupNames[ex.Name] = true
+			}
+		}
+	}
+	if v.usesSwept {
+		v.p.SetupPerStage = true
+	}
+}
+
+
+func (v *validator) scenario(sc *Scenario) {
+	if sc.VUs == nil {
+		v.at(sc.Pos, "scenario %s: vus is required", sc.Name)
+	}
+	if sc.Iterations != nil && sc.TotalIterations != nil {
+		v.at(sc.TotalIterations.Pos, "scenario %s: give iterations (per VU) or total_iterations (shared), not both", sc.Name)
+	}
+	if sc.Iterations == nil && sc.TotalIterations == nil && sc.Duration == nil {
+		v.at(sc.Pos, "scenario %s: give iterations, total_iterations or duration so the load ends", sc.Name)
+	}
+	switch sc.OnError {
+	case "", "continue", "next_iteration", "stop_vu":
+	default:
+		v.at(sc.Pos, "scenario %s: on_error %q: want continue, next_iteration or stop_vu%s", sc.Name, sc.OnError, suggest(sc.OnError, []string{"continue", "next_iteration", "stop_vu"}))
+	}
+	for _, n := range sc.nums() {
+		if n != nil && n.T != nil {
+			v.refs(&Text{Pos: n.Pos, T: n.T}, nil)
+		}
+	}
+	if len(sc.Flow) == 0 {
+		v.at(sc.Pos, "scenario %s: flow is empty", sc.Name)
+	}
+	s := &scope{builtins: FlowBuiltins, local: map[string]bool{}}
+	for k := range v.setupNames {
+		s.local[k] = true
+	}
+	kinds := map[string]string{}
+	for _, st := range sc.Flow {
+		v.step(st, s, "scenario "+sc.Name, false)
+		v.labels(st, kinds)
+	}
+}
+
+// labels checks that a name is not used by both a step and a transaction.
+func (v *validator) labels(st *Step, kinds map[string]string) {
+	if st.IsPause() {
+		return
+	}
+	kind := "step"
+	if st.IsTransaction() {
+		kind = "transaction"
+	}
+	if k, ok := kinds[st.Label()]; ok && k != kind {
+		v.at(st.Pos, "%q names both a step and a transaction; statistics need distinct names", st.Label())
+	}
+	kinds[st.Label()] = kind
+	for _, c := range st.Steps {
+		v.labels(c, kinds)
+	}
+}
+
+func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
+	switch {
+	case st.IsTransaction() && st.IsRequest():
+		v.at(st.Pos, "%s: a step has either url (a request) or transaction with steps, not both", where)
+		return
+	case st.IsTransaction():
+		if inTx {
+			v.at(st.Pos, "transaction %s: transactions cannot be nested", st.Transaction)
+		}
+		if len(st.Steps) == 0 {
+			v.at(st.Pos, "transaction %s: steps is empty", st.Transaction)
+		}
+		if st.Repeat != nil {
+			v.at(st.Repeat.Pos, "transaction %s: repeat is only for single setup/teardown steps", st.Transaction)
+		}
+		for _, c := range st.Steps {
+			v.step(c, sc, "transaction "+st.Transaction, true)
+		}
+		return
+	case len(st.Steps) > 0:
+		v.at(st.Pos, "%s: steps belong to a transaction: add transaction: NAME", where)
+		return
+	case st.IsPause():
+		return
+	case !st.IsRequest():
+		v.at(st.Pos, "%s: a step needs url (a request), transaction (a group of steps) or think (a pause)", where)
+		return
+	}
+	if st.Method == "" {
+		st.Method = "GET"
+	}
+	if !methodRe.MatchString(st.Method) {
+		v.at(st.Pos, "step %s: method %q: want an HTTP method in capitals such as GET or POST", st.Name, st.Method)
+	}
+	if st.Name == "" {
+		st.Name = st.Method + " " + st.URL.String()
+	}
+	if st.Body != nil && st.JSON != nil {
+		v.at(st.Pos, "step %s: give body or json, not both", st.Name)
+	}
+	if v.p.Target == nil && !strings.Contains(st.URL.String(), "://") {
+		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, st.URL.String())
+	}
+	local := sc.local
+	if st.Repeat != nil {
+		if strings.HasPrefix(where, "scenario") || strings.HasPrefix(where, "transaction") {
+			v.at(st.Repeat.Pos, "step %s: repeat is for setup and teardown; a scenario repeats with iterations", st.Name)
+		}
+		local = v.repeat(st, sc)
+	}
+	sub := &scope{builtins: sc.builtins, local: local}
+	v.refs(st.URL, sub)
+	for _, h := range st.Headers {
+		v.refs(h.Value, sub)
+	}
+	for _, q := range st.Query {
+		v.refs(q.Value, sub)
+	}
+	if st.Body != nil {
+		v.refs(st.Body, sub)
+	}
+	if st.JSON != nil {
+		v.refs(st.JSON.Text, sub)
+	}
+	if st.Check != nil {
+		for _, code := range st.Check.Status {
+			if code < 100 || code > 599 {
+				v.at(st.Check.Pos, "step %s: status %d is not an HTTP status code", st.Name, code)
+			}
+		}
+		for _, jc := range st.Check.JSON {
+			if _, err := GJSONPath(jc.Path); err != nil {
+				v.at(jc.Pos, "step %s: %v", st.Name, err)
+			}
+		}
+	}
+	for _, ex := range st.Extract {
+		n := 0
+		for _, set := range []bool{ex.JSON != "", ex.Header != "", ex.Regex != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			v.at(ex.Pos, "extract %s: give exactly one of json, header or regex", ex.Name)
+		}
+		if ex.JSON != "" {
+			if _, err := GJSONPath(ex.JSON); err != nil {
+				v.at(ex.Pos, "extract %s: %v", ex.Name, err)
+			}
+		}
+		if ex.Regex != "" {
+			if _, err := regexp.Compile(ex.Regex); err != nil {
+				v.at(ex.Pos, "extract %s: bad regex: %v", ex.Name, err)
+			}
+		}
+		if msg := checkIdent(ex.Name); msg != "" {
+			v.at(ex.Pos, "extract %q: %s", ex.Name, msg)
+		}
+		if v.global[ex.Name] {
+			v.at(ex.Pos, "extract %s: the name is already a variable or data source", ex.Name)
+		}
+		sc.local[ex.Name] = true
+	}
+}
+
+func (v *validator) repeat(st *Step, sc *scope) map[string]bool {
+	r := st.Repeat
+	local := map[string]bool{"index": true}
+	for k := range sc.local {
+		local[k] = true
+	}
+	switch {
+	case (r.Count == nil) == (r.ForEach == ""):
+		v.at(r.Pos, "step %s: repeat needs count or for_each (one of them)", st.Name)
+	case r.Count != nil:
+		if r.Count.List {
+			v.at(r.Count.Pos, "step %s: repeat count must be one number; sweep it with a variable", st.Name)
+		}
+		if r.Count.T != nil {
+			v.refs(&Text{Pos: r.Count.Pos, T: r.Count.T}, nil)
+		}
+	default:
+		var ds *Data
+		for _, d := range v.p.Data {
+			if d.Name == r.ForEach {
+				ds = d
+			}
+		}
+		if ds == nil {
+			var names []string
+			for _, d := range v.p.Data {
+				names = append(names, d.Name)
+			}
+			v.at(r.Pos, "step %s: for_each %q is not a data source%s", st.Name, r.ForEach, suggest(r.ForEach, names))
+			break
+		}
+		if !ds.IsList() {
+			v.at(r.Pos, "step %s: for_each %q: a file source is one value, not a list", st.Name, r.ForEach)
+		}
+		local["item"] = true
+		for _, c := range ds.Cols {
+			local["item."+c] = true
+		}
+	}
+	return local
+}
+
+// refs checks every placeholder of t against the names in scope; a nil scope
+// allows only variables and environment variables.
+func (v *validator) refs(t *Text, sc *scope) {
+	if t == nil {
+		return
+	}
+	for _, r := range t.T.Refs() {
+		col := t.Pos.Col
+		if !strings.Contains(t.T.Source(), "\n") {
+			col += r.Offset
+		}
+		pos := Pos{Line: t.Pos.Line, Col: col}
+		name := r.Name
+		if v.swept[name] && v.inPhase {
+			v.usesSwept = true
+		}
+		if strings.HasPrefix(name, "env.") {
+			key := strings.TrimPrefix(name, "env.")
+			if val, ok := v.lookupEnv(key); ok {
+				v.p.Env[key] = val
+			} else if !r.HasFallback {
+				v.at(pos, "${%s}: environment variable %s is not set (give a default with ${%s:-value})", name, key, name)
+			}
+			continue
+		}
+		if r.HasFallback || v.defined(name, sc) {
+			continue
+		}
+		v.at(pos, "undefined variable ${%s}%s", name, suggest(name, v.candidates(sc)))
+	}
+}
+
+func (v *validator) defined(name string, sc *scope) bool {
+	if v.global[name] {
+		return v.isValueName(name, sc)
+	}
+	if sc == nil {
+		return false
+	}
+	if sc.local[name] {
+		return true
+	}
+	for _, b := range sc.builtins {
+		if b == name {
+			return true
+		}
+	}
+	// Columns of CSV sources: users.login.
+	if src, col, ok := strings.Cut(name, "."); ok {
+		for _, d := range v.p.Data {
+			if d.Name == src {
+				for _, c := range d.Cols {
+					if c == col {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// isValueName reports whether a global name can stand alone in a template:
+// variables always, data sources unless they have named columns. Data are
+// not in the scope of target and plan headers (sc == nil).
+func (v *validator) isValueName(name string, sc *scope) bool {
+	for _, d := range v.p.Data {
+		if d.Name == name {
+			return sc != nil && len(d.Cols) == 0
+		}
+	}
+	return true
+}
+
+func (v *validator) candidates(sc *scope) []string {
+	var out []string
+	for k := range v.global {
+		out = append(out, k)
+	}
+	for _, d := range v.p.Data {
+		for _, c := range d.Cols {
+			out = append(out, d.Name+"."+c)
+		}
+	}
+	if sc != nil {
+		out = append(out, sc.builtins...)
+		for k := range sc.local {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkNums resolves every scenario's load fields in every stage, so a bad
+// value is reported before the run starts, not when its stage comes.
+func (v *validator) checkNums() {
+	if len(v.errs) > 0 {
+		return
+	}
+	// Report a field once, at the first stage where it is wrong.
+	reported := map[Pos]bool{}
+	at := v.at
+	v.at = func(pos Pos, format string, args ...any) {
+		if !reported[pos] {
+			reported[pos] = true
+			at(pos, format, args...)
+		}
+	}
+	defer func() { v.at = at }()
+	for _, st := range v.p.Stages() {
+		vars := v.p.VarsFor(st)
+		for _, sc := range v.p.Scenarios {
+			if n, err := sc.VUs.Int(vars); err != nil {
+				v.at(sc.VUs.Pos, "scenario %s: vus%s: %v", sc.Name, inStage(st, sc.VUs), err)
+			} else if sc.VUs != nil && n < 1 {
+				v.at(sc.VUs.Pos, "scenario %s: vus%s: want at least 1, got %d", sc.Name, inStage(st, sc.VUs), n)
+			}
+			for _, f := range []struct {
+				name string
+				n    *Num
+			}{{"iterations", sc.Iterations}, {"total_iterations", sc.TotalIterations}} {
+				if n, err := f.n.Int(vars); err != nil {
+					v.at(f.n.Pos, "scenario %s: %s%s: %v", sc.Name, f.name, inStage(st, f.n), err)
+				} else if f.n != nil && n < 1 {
+					v.at(f.n.Pos, "scenario %s: %s%s: want at least 1, got %d", sc.Name, f.name, inStage(st, f.n), n)
+				}
+			}
+			for _, f := range []struct {
+				name string
+				n    *Num
+			}{{"duration", sc.Duration}, {"ramp_up", sc.RampUp}} {
+				if _, err := f.n.Dur(vars); err != nil {
+					v.at(f.n.Pos, "scenario %s: %s%s: %v", sc.Name, f.name, inStage(st, f.n), err)
+				}
+			}
+		}
+		for _, steps := range [][]*Step{v.p.Setup, v.p.Teardown} {
+			for _, s := range steps {
+				if s.Repeat != nil && s.Repeat.Count != nil {
+					if _, err := s.Repeat.Count.Int(vars); err != nil {
+						v.at(s.Repeat.Count.Pos, "step %s: repeat count%s: %v", s.Name, inStage(st, s.Repeat.Count), err)
+					}
+				}
+			}
+		}
+	}
+}
+
+func inStage(st Stage, n *Num) string {
+	if len(st.Values) == 0 || n == nil || n.T == nil && n.Dim == "" {
+		return ""
+	}
+	return " (stage " + st.Name() + ")"
+}

@@ -1,0 +1,295 @@
+package http
+
+import (
+	"bytes"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/valyala/fasthttp"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/tmpl"
+)
+
+// Vars is what a request reads its placeholders from and writes extracted
+// values to: a virtual user's variables.
+type Vars interface {
+	tmpl.Lookup
+	Set(name, value string)
+}
+
+// Request is a plan step compiled for sending.
+type Request struct {
+	Name        string
+	method      []byte
+	url         *tmpl.Template
+	headers     []header
+	query       []header
+	body        *tmpl.Template
+	contentType string
+	timeout     time.Duration
+	extract     []extractor
+	status      []int // accepted; nil means 200-399
+	contains    [][]byte
+	jsonChecks  []jsonCheck
+}
+
+type header struct {
+	name  string
+	value *tmpl.Template
+}
+
+type extractor struct {
+	name     string
+	json     string
+	header   string
+	re       *regexp.Regexp
+	fallback *string
+}
+
+type jsonCheck struct {
+	path, want string
+}
+
+// Compile builds a request from a plan step. target is the plan's base URL
+// (nil when every URL is absolute); defaults are the plan's headers, which a
+// step's own headers override.
+func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout time.Duration) (*Request, error) {
+	r := &Request{Name: st.Name, method: []byte(st.Method), timeout: timeout}
+	if st.Timeout.D > 0 {
+		r.timeout = st.Timeout.D
+	}
+	u := st.URL.String()
+	if target != nil && !strings.Contains(u, "://") {
+		base := target.String()
+		if strings.HasSuffix(base, "/") && strings.HasPrefix(u, "/") {
+			base = strings.TrimSuffix(base, "/")
+		} else if !strings.HasSuffix(base, "/") && !strings.HasPrefix(u, "/") && u != "" && !strings.HasPrefix(u, "?") {
+			base += "/"
+		}
+		u = base + u
+	}
+	var err error
+	if r.url, err = tmpl.Parse(u); err != nil {
+		return nil, err
+	}
+	own := map[string]bool{}
+	for _, h := range st.Headers {
+		own[strings.ToLower(h.Name)] = true
+		r.headers = append(r.headers, header{h.Name, h.Value.T})
+	}
+	for _, h := range defaults {
+		if !own[strings.ToLower(h.Name)] {
+			r.headers = append(r.headers, header{h.Name, h.Value.T})
+		}
+	}
+	for _, q := range st.Query {
+		r.query = append(r.query, header{q.Name, q.Value.T})
+	}
+	switch {
+	case st.JSON != nil:
+		r.body = st.JSON.Text.T
+		if !own["content-type"] {
+			r.contentType = "application/json"
+		}
+	case st.Body != nil:
+		r.body = st.Body.T
+	}
+	for _, ex := range st.Extract {
+		e := extractor{name: ex.Name, header: ex.Header, fallback: ex.Default}
+		if ex.JSON != "" {
+			if e.json, err = plan.GJSONPath(ex.JSON); err != nil {
+				return nil, err
+			}
+		}
+		if ex.Regex != "" {
+			if e.re, err = regexp.Compile(ex.Regex); err != nil {
+				return nil, err
+			}
+		}
+		r.extract = append(r.extract, e)
+	}
+	if c := st.Check; c != nil {
+		r.status = c.Status
+		for _, s := range c.BodyContains {
+			r.contains = append(r.contains, []byte(s))
+		}
+		for _, jc := range c.JSON {
+			p, err := plan.GJSONPath(jc.Path)
+			if err != nil {
+				return nil, err
+			}
+			r.jsonChecks = append(r.jsonChecks, jsonCheck{p, jc.Equals})
+		}
+	}
+	return r, nil
+}
+
+// Result is the outcome of one request.
+type Result struct {
+	Status  int
+	Bytes   int
+	Latency time.Duration
+	Err     metrics.ErrKind
+	// Detail says what went wrong, for error samples; empty on success.
+	Detail string
+}
+
+// Scratch is a VU's reusable buffer for building URLs and bodies.
+type Scratch struct {
+	buf []byte
+}
+
+// Do sends the request with the VU's variables and judges the response.
+func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+
+	if res, ok := c.build(r, vars, s, req); !ok {
+		return res
+	}
+	start := time.Now()
+	err := c.c.DoTimeout(req, resp, r.timeout)
+	lat := time.Since(start)
+	if err != nil {
+		return Result{Latency: lat, Err: Classify(err), Detail: err.Error()}
+	}
+	body := resp.Body()
+	res := Result{Status: resp.StatusCode(), Bytes: len(body), Latency: lat}
+	r.judge(&res, resp, body, vars)
+	return res
+}
+
+// build fills req; on a template error it returns a failed result.
+func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request) (Result, bool) {
+	var err error
+	b := s.buf[:0]
+	if b, err = r.url.AppendTo(b, vars); err != nil {
+		return Result{Err: metrics.Other, Detail: err.Error()}, false
+	}
+	if len(r.query) > 0 {
+		sep := byte('?')
+		if bytes.IndexByte(b, '?') >= 0 {
+			sep = '&'
+		}
+		for _, q := range r.query {
+			v, err := q.value.Expand(vars)
+			if err != nil {
+				return Result{Err: metrics.Other, Detail: err.Error()}, false
+			}
+			b = append(b, sep)
+			b = append(b, url.QueryEscape(q.name)...)
+			b = append(b, '=')
+			b = append(b, url.QueryEscape(v)...)
+			sep = '&'
+		}
+	}
+	req.SetRequestURIBytes(b)
+	req.Header.SetMethodBytes(r.method)
+	for _, h := range r.headers {
+		v, err := h.value.Expand(vars)
+		if err != nil {
+			return Result{Err: metrics.Other, Detail: err.Error()}, false
+		}
+		req.Header.Set(h.name, v)
+	}
+	if r.contentType != "" {
+		req.Header.SetContentType(r.contentType)
+	}
+	if r.body != nil {
+		// The URL is in the request now; reuse the scratch buffer for the body.
+		if b, err = r.body.AppendTo(b[:0], vars); err != nil {
+			return Result{Err: metrics.Other, Detail: err.Error()}, false
+		}
+		req.SetBody(b)
+	}
+	if !c.keepAlive {
+		req.SetConnectionClose()
+	}
+	s.buf = b
+	return Result{}, true
+}
+
+// judge runs the checks and extractions on a response.
+func (r *Request) judge(res *Result, resp *fasthttp.Response, body []byte, vars Vars) {
+	code := res.Status
+	if !r.accepts(code) {
+		res.Err = metrics.StatusKind(code)
+		res.Detail = "status " + itoa(code)
+		return
+	}
+	for _, want := range r.contains {
+		if !bytes.Contains(body, want) {
+			res.Err, res.Detail = metrics.CheckFailed, "body does not contain "+string(want)
+			return
+		}
+	}
+	for _, jc := range r.jsonChecks {
+		if got := gjson.GetBytes(body, jc.path); got.String() != jc.want {
+			res.Err, res.Detail = metrics.CheckFailed, "json "+jc.path+" is "+got.String()+", want "+jc.want
+			return
+		}
+	}
+	for _, e := range r.extract {
+		v, ok := e.from(resp, body)
+		if !ok {
+			if e.fallback == nil {
+				res.Err, res.Detail = metrics.ExtractFailed, "nothing to extract for "+e.name
+				return
+			}
+			v = *e.fallback
+		}
+		vars.Set(e.name, v)
+	}
+}
+
+func (r *Request) accepts(code int) bool {
+	if r.status == nil {
+		return code >= 200 && code < 400
+	}
+	for _, s := range r.status {
+		if s == code {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *extractor) from(resp *fasthttp.Response, body []byte) (string, bool) {
+	switch {
+	case e.json != "":
+		v := gjson.GetBytes(body, e.json)
+		return v.String(), v.Exists()
+	case e.header != "":
+		v := resp.Header.Peek(e.header)
+		return string(v), v != nil
+	default:
+		m := e.re.FindSubmatch(body)
+		if m == nil {
+			return "", false
+		}
+		if len(m) > 1 {
+			return string(m[1]), true
+		}
+		return string(m[0]), true
+	}
+}
+
+func itoa(n int) string {
+	var b [8]byte
+	i := len(b)
+	for n >= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	i--
+	b[i] = byte('0' + n)
+	return string(b[i:])
+}

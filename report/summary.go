@@ -1,0 +1,213 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// Format identifies summary.json documents.
+const Format = "perflab.summary/v1"
+
+// Version is perflab's version, set by the CLI.
+var Version = "dev"
+
+// Summary is the document written as summary.json.
+type Summary struct {
+	Format    string            `json:"format"`
+	RunID     string            `json:"run_id"`
+	Status    string            `json:"status"`
+	Error     string            `json:"error,omitempty"`
+	Plan      PlanInfo          `json:"plan"`
+	Variables map[string]string `json:"variables"`
+	Overrides map[string]string `json:"overrides"`
+	Start     time.Time         `json:"start"`
+	End       time.Time         `json:"end"`
+	Duration  float64           `json:"duration_s"`
+	Interval  float64           `json:"interval_s"`
+	Host      Host              `json:"host"`
+	Setup     []PhaseSummary    `json:"setup"`
+	Stages    []PhaseSummary    `json:"stages"`
+	Teardown  []PhaseSummary    `json:"teardown"`
+	Total     Total             `json:"total"`
+}
+
+// PlanInfo is the plan as run.
+type PlanInfo struct {
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	Source string `json:"source"`
+}
+
+// Host describes the machine that generated the load.
+type Host struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpu_model,omitempty"`
+	MemoryMB int64  `json:"memory_mb,omitempty"`
+	Go       string `json:"go_version"`
+	Perflab  string `json:"perflab_version"`
+}
+
+// PhaseSummary is one stage (or setup/teardown) and its operations.
+type PhaseSummary struct {
+	Index      int               `json:"index"`
+	Name       string            `json:"name"`
+	Values     map[string]string `json:"values"`
+	Start      time.Time         `json:"start"`
+	End        time.Time         `json:"end"`
+	Duration   float64           `json:"duration_s"`
+	Error      string            `json:"error,omitempty"`
+	Load       []metrics.Load    `json:"load,omitempty"`
+	Operations []Operation       `json:"operations"`
+}
+
+// Operation is the statistics of one step, transaction or scenario.
+type Operation struct {
+	Name        string       `json:"name"`
+	Kind        metrics.Kind `json:"kind"`
+	Scenario    string       `json:"scenario"`
+	Transaction string       `json:"transaction,omitempty"`
+	metrics.Summary
+}
+
+// Total is the JMeter-style total over every request of the run.
+type Total struct {
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	Duration float64 `json:"duration_s"`
+	RPS      float64 `json:"rps"`
+	// Mean, Min and Max are over all requests, failed ones included, in ms.
+	Mean float64 `json:"mean_ms"`
+	Min  float64 `json:"min_ms"`
+	Max  float64 `json:"max_ms"`
+	Line string  `json:"line"`
+}
+
+// HostFacts reads facts about this machine.
+func HostFacts() Host {
+	h := Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(), Perflab: Version}
+	h.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				h.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "MemTotal:") {
+				f := strings.Fields(line)
+				if len(f) >= 2 {
+					for _, c := range f[1] {
+						kb = kb*10 + int64(c-'0')
+					}
+				}
+			}
+		}
+		h.MemoryMB = kb / 1024
+	}
+	return h
+}
+
+// Summarize builds the summary document of a run.
+func Summarize(run *metrics.Run, host Host) *Summary {
+	s := &Summary{
+		Format: Format, RunID: run.ID, Status: run.Status, Error: run.Error,
+		Plan:      PlanInfo{Name: run.PlanName, File: run.PlanFile, Source: string(run.PlanSource)},
+		Variables: map[string]string{}, Overrides: map[string]string{},
+		Start: run.Start, End: run.End, Duration: run.End.Sub(run.Start).Seconds(),
+		Interval: run.Interval.Seconds(), Host: host,
+		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{},
+	}
+	for _, kv := range run.Vars {
+		s.Variables[kv.Name] = kv.Value
+	}
+	for _, kv := range run.Overrides {
+		s.Overrides[kv.Name] = kv.Value
+	}
+	for _, ph := range run.Setup {
+		s.Setup = append(s.Setup, phaseSummary(ph))
+	}
+	for _, ph := range run.Stages {
+		s.Stages = append(s.Stages, phaseSummary(ph))
+	}
+	for _, ph := range run.Teardown {
+		s.Teardown = append(s.Teardown, phaseSummary(ph))
+	}
+	s.Total = total(run)
+	return s
+}
+
+func phaseSummary(ph *metrics.Phase) PhaseSummary {
+	ps := PhaseSummary{
+		Index: ph.Index, Name: ph.Name, Values: map[string]string{}, Start: ph.Start, End: ph.End,
+		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Operations: []Operation{},
+	}
+	for _, kv := range ph.Values {
+		ps.Values[kv.Name] = kv.Value
+	}
+	for i, op := range ph.Ops {
+		if i >= len(ph.Totals) {
+			break
+		}
+		ps.Operations = append(ps.Operations, Operation{
+			Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction,
+			Summary: ph.Totals[i].Summarize(ph.Elapsed()),
+		})
+	}
+	return ps
+}
+
+// total adds up every request step of every stage.
+func total(run *metrics.Run) Total {
+	var t Total
+	var all metrics.Moments
+	var first, last time.Time
+	for _, ph := range run.Stages {
+		if first.IsZero() || ph.Start.Before(first) {
+			first = ph.Start
+		}
+		if ph.End.After(last) {
+			last = ph.End
+		}
+		for i, op := range ph.Ops {
+			if op.Kind != metrics.KindStep || i >= len(ph.Totals) {
+				continue
+			}
+			st := ph.Totals[i]
+			t.Requests += st.Count
+			t.Errors += st.ErrorCount()
+			all.Merge(st.OK)
+			all.Merge(st.Failed)
+		}
+	}
+	if !first.IsZero() {
+		t.Duration = last.Sub(first).Seconds()
+	}
+	if t.Duration > 0 {
+		t.RPS = float64(t.Requests) / t.Duration
+	}
+	if all.N > 0 {
+		t.Mean, t.Min, t.Max = all.Mean()/1e6, float64(all.Min)/1e6, float64(all.Max)/1e6
+	}
+	t.Line = SummaryLine(t)
+	return t
+}
+
+// WriteJSON writes the summary as indented JSON.
+func (s *Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}

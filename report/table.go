@@ -1,0 +1,110 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// SummaryLine formats the total like JMeter's summariser, so people who
+// compare against JMeter logs read the same figures:
+//
+//	summary = 222450112 in 72:00:39 = 858.1/s Avg: 5 Min: 1 Max: 946942 Err: 17 (0.00%)
+func SummaryLine(t Total) string {
+	secs := int64(t.Duration + 0.5)
+	pct := 0.0
+	if t.Requests > 0 {
+		pct = 100 * float64(t.Errors) / float64(t.Requests)
+	}
+	return fmt.Sprintf("summary = %d in %02d:%02d:%02d = %.1f/s Avg: %d Min: %d Max: %d Err: %d (%.2f%%)",
+		t.Requests, secs/3600, secs/60%60, secs%60, t.RPS,
+		int64(t.Mean+0.5), int64(t.Min+0.5), int64(t.Max+0.5), t.Errors, pct)
+}
+
+// WriteTable prints each stage's operations as an aligned table.
+func WriteTable(w io.Writer, s *Summary) error {
+	for _, ph := range s.Setup {
+		if err := phaseTable(w, "setup", ph); err != nil {
+			return err
+		}
+	}
+	for _, ph := range s.Stages {
+		title := fmt.Sprintf("stage %d: %s (%.1fs)", ph.Index, ph.Name, ph.Duration)
+		if err := phaseTable(w, title, ph); err != nil {
+			return err
+		}
+	}
+	for _, ph := range s.Teardown {
+		if err := phaseTable(w, "teardown", ph); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, s.Total.Line)
+	return err
+}
+
+func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
+	fmt.Fprintf(w, "\n%s\n", title)
+	if ph.Error != "" {
+		fmt.Fprintf(w, "  stopped: %s\n", ph.Error)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "operation\tkind\tcount\terrors\terr%\trps\tmin\tmean\tp50\tp75\tp90\tp95\tp99\tp99.9\tmax\t")
+	for _, op := range ph.Operations {
+		name := op.Name
+		if op.Transaction != "" {
+			name = "  " + name
+		}
+		l := op.Latency
+		errPct := 0.0
+		if op.Count > 0 {
+			errPct = 100 * float64(op.Errors.Total) / float64(op.Count)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			name, op.Kind, op.Count, op.Errors.Total, errPct, op.RPS,
+			Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P75), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.P999), Ms(l.Max))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var kinds []string
+	for _, op := range ph.Operations {
+		if op.Errors.Total > 0 && op.Kind == metrics.KindStep {
+			var parts []string
+			for k, n := range op.Errors.ByKind {
+				parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			}
+			kinds = append(kinds, fmt.Sprintf("%s: %s", op.Name, strings.Join(sorted(parts), ", ")))
+		}
+	}
+	if len(kinds) > 0 {
+		fmt.Fprintf(w, "errors by kind: %s\n", strings.Join(kinds, "; "))
+	}
+	return nil
+}
+
+// Ms formats milliseconds with precision that suits their size.
+func Ms(v float64) string {
+	switch {
+	case v == 0:
+		return "-"
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	case v < 1000:
+		return fmt.Sprintf("%.2f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+func sorted(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}

@@ -1,0 +1,206 @@
+package tmpl
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Lookup resolves a placeholder name to its value. The boolean is false when
+// the name is undefined.
+type Lookup interface {
+	Lookup(name string) (string, bool)
+}
+
+// LookupFunc adapts a function to Lookup.
+type LookupFunc func(name string) (string, bool)
+
+// Lookup calls f.
+func (f LookupFunc) Lookup(name string) (string, bool) { return f(name) }
+
+// Template is a parsed string: literal text and placeholders in order.
+type Template struct {
+	src   string
+	parts []part
+	size  int // literal bytes, a hint for the output buffer
+}
+
+type part struct {
+	lit      string
+	ref      string // empty for a literal part
+	fallback string
+	hasFall  bool
+	offset   int // byte offset of "${" in src
+}
+
+// Ref is a placeholder as written, with its byte offset in the source.
+type Ref struct {
+	Name   string
+	Offset int
+	// HasFallback is true when the placeholder gives a value to use if Name is undefined.
+	HasFallback bool
+}
+
+// SyntaxError reports a malformed placeholder at a byte offset of the source.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
+
+// UndefinedError is returned by Expand when a placeholder has no value and no fallback.
+type UndefinedError struct{ Name string }
+
+func (e *UndefinedError) Error() string { return fmt.Sprintf("undefined variable ${%s}", e.Name) }
+
+// Parse parses s. It fails on an unterminated or empty placeholder or an invalid name.
+func Parse(s string) (*Template, error) {
+	t := &Template{src: s}
+	var lit strings.Builder
+	flush := func() {
+		if lit.Len() > 0 {
+			t.parts = append(t.parts, part{lit: lit.String()})
+			t.size += lit.Len()
+			lit.Reset()
+		}
+	}
+	for i := 0; i < len(s); {
+		if strings.HasPrefix(s[i:], "$${") {
+			lit.WriteString("${")
+			i += 3
+			continue
+		}
+		if !strings.HasPrefix(s[i:], "${") {
+			lit.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return nil, &SyntaxError{Offset: i, Msg: "unterminated ${: missing }"}
+		}
+		body := s[i+2 : i+2+end]
+		p := part{offset: i}
+		if k := strings.Index(body, ":-"); k >= 0 {
+			p.fallback, p.hasFall = body[k+2:], true
+			body = body[:k]
+		}
+		name := strings.TrimSpace(body)
+		if err := checkName(name); err != "" {
+			return nil, &SyntaxError{Offset: i, Msg: err}
+		}
+		p.ref = name
+		flush()
+		t.parts = append(t.parts, p)
+		i += 2 + end + 1
+	}
+	flush()
+	return t, nil
+}
+
+// MustParse is Parse for strings known to be valid; it panics otherwise.
+func MustParse(s string) *Template {
+	t, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func checkName(name string) string {
+	if name == "" {
+		return "empty placeholder ${}"
+	}
+	for _, seg := range strings.Split(name, ".") {
+		if seg == "" {
+			return fmt.Sprintf("invalid name %q: empty segment", name)
+		}
+		for j, r := range seg {
+			ok := r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || j > 0 && r >= '0' && r <= '9'
+			if seg != "" && r >= '0' && r <= '9' && j == 0 {
+				ok = true // allow numeric segments such as ${items.0}
+			}
+			if !ok {
+				return fmt.Sprintf("invalid name %q: character %q", name, r)
+			}
+		}
+	}
+	return ""
+}
+
+// Source returns the text the template was parsed from.
+func (t *Template) Source() string { return t.src }
+
+// IsLiteral reports whether the template has no placeholders.
+func (t *Template) IsLiteral() bool {
+	for _, p := range t.parts {
+		if p.ref != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Refs lists the placeholders in order of appearance.
+func (t *Template) Refs() []Ref {
+	var refs []Ref
+	for _, p := range t.parts {
+		if p.ref != "" {
+			refs = append(refs, Ref{Name: p.ref, Offset: p.offset, HasFallback: p.hasFall})
+		}
+	}
+	return refs
+}
+
+// Expand returns the template with every placeholder replaced by its value.
+func (t *Template) Expand(l Lookup) (string, error) {
+	if len(t.parts) == 1 && t.parts[0].ref == "" {
+		return t.parts[0].lit, nil
+	}
+	if len(t.parts) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	b.Grow(t.size + 16*len(t.parts))
+	if err := t.expand(&b, l); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// AppendTo appends the expansion to dst, for callers that reuse a buffer.
+func (t *Template) AppendTo(dst []byte, l Lookup) ([]byte, error) {
+	for _, p := range t.parts {
+		if p.ref == "" {
+			dst = append(dst, p.lit...)
+			continue
+		}
+		v, ok := l.Lookup(p.ref)
+		if !ok {
+			if !p.hasFall {
+				return dst, &UndefinedError{Name: p.ref}
+			}
+			v = p.fallback
+		}
+		dst = append(dst, v...)
+	}
+	return dst, nil
+}
+
+func (t *Template) expand(b *strings.Builder, l Lookup) error {
+	for _, p := range t.parts {
+		if p.ref == "" {
+			b.WriteString(p.lit)
+			continue
+		}
+		v, ok := l.Lookup(p.ref)
+		if !ok {
+			if !p.hasFall {
+				return &UndefinedError{Name: p.ref}
+			}
+			v = p.fallback
+		}
+		b.WriteString(v)
+	}
+	return nil
+}
