@@ -128,13 +128,13 @@ type Step struct {
 	Name string `yaml:"name"`
 
 	// Request.
-	Method  string   `yaml:"method"`
-	URL     *Text    `yaml:"url"`
-	Headers []Pair   `yaml:"headers"`
-	Query   []Pair   `yaml:"query"`
-	Body    *Text    `yaml:"body"`
-	JSON    *JSONDoc `yaml:"json"`
-	Timeout Duration `yaml:"timeout"`
+	Method  string     `yaml:"method"`
+	URL     *Text      `yaml:"url"`
+	Headers []Pair     `yaml:"headers"`
+	Query   []Pair     `yaml:"query"`
+	Body    *Text      `yaml:"body"`
+	JSON    *JSONDoc   `yaml:"json"`
+	Timeout Duration   `yaml:"timeout"`
 	Extract []*Extract `yaml:"extract"`
 	Check   *Check     `yaml:"check"`
 	Think   *Think     `yaml:"think"`

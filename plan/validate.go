@@ -34,7 +34,7 @@ var methodRe = regexp.MustCompile(`^[A-Z][A-Z-]*$`)
 type validator struct {
 	*decoder
 	// at reports a problem at a position; checkNums wraps it to report once.
-	at func(pos Pos, format string, args ...any)
+	at        func(pos Pos, format string, args ...any)
 	p         *Plan
 	dir       string
 	lookupEnv func(string) (string, bool)
@@ -294,7 +294,6 @@ func (v *validator) phase(name string, steps []*Step, isSetup bool) {
 		v.p.SetupPerStage = true
 	}
 }
-
 
 func (v *validator) scenario(sc *Scenario) {
 	if sc.VUs == nil {
