@@ -32,7 +32,7 @@ func WriteTable(w io.Writer, s *Summary) error {
 		}
 	}
 	for _, ph := range s.Stages {
-		title := fmt.Sprintf("stage %d: %s (%.1fs)", ph.Index, ph.Name, ph.Duration)
+		title := fmt.Sprintf("stage %d: %s (%.1fs; latencies in ms)", ph.Index, ph.Name, ph.Duration)
 		if err := phaseTable(w, title, ph); err != nil {
 			return err
 		}
@@ -51,8 +51,13 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 	if ph.Error != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", ph.Error)
 	}
+	// Numbers align right; pad names so they read left-aligned.
+	width := len("operation")
+	for _, op := range ph.Operations {
+		width = max(width, len(op.Name)+2)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "operation\tkind\tcount\terrors\terr%\trps\tmin\tmean\tp50\tp75\tp90\tp95\tp99\tp99.9\tmax\t")
+	fmt.Fprintf(tw, "%-*s\tkind\tcount\terrors\terr%%\trps\tmin\tmean\tp50\tp75\tp90\tp95\tp99\tp99.9\tmax\t\n", width, "operation")
 	for _, op := range ph.Operations {
 		name := op.Name
 		if op.Transaction != "" {
@@ -63,8 +68,8 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 		if op.Count > 0 {
 			errPct = 100 * float64(op.Errors.Total) / float64(op.Count)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			name, op.Kind, op.Count, op.Errors.Total, errPct, op.RPS,
+		fmt.Fprintf(tw, "%-*s\t%s\t%d\t%d\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			width, name, op.Kind, op.Count, op.Errors.Total, errPct, op.RPS,
 			Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P75), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.P999), Ms(l.Max))
 	}
 	if err := tw.Flush(); err != nil {

@@ -1,0 +1,200 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, got, 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test ./report -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// fixture is a run with known values: 1..100 ms for the step, two errors.
+func fixture() *metrics.Run {
+	ops := []metrics.Op{
+		{Name: "CREATE ANCHOR", Kind: metrics.KindStep, Scenario: "flow", Transaction: "tx"},
+		{Name: "tx", Kind: metrics.KindTransaction, Scenario: "flow"},
+		{Name: "flow", Kind: metrics.KindScenario, Scenario: "flow"},
+	}
+	totals := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
+	for i := 1; i <= 100; i++ {
+		d := time.Duration(i) * time.Millisecond
+		totals[0].Add(d, metrics.OK, 512)
+		totals[1].Add(d+time.Millisecond, metrics.OK, 0)
+		totals[2].Add(d+2*time.Millisecond, metrics.OK, 0)
+	}
+	totals[0].Add(3*time.Second, metrics.Timeout, 0)
+	totals[0].Add(time.Millisecond/2, metrics.HTTP5xx, 0)
+	ph := &metrics.Phase{
+		Index: 1, Name: "vus=2", Values: []metrics.KV{{Name: "vus", Value: "2"}},
+		Start: t0, End: t0.Add(10 * time.Second), Ops: ops, Totals: totals,
+		Load: []metrics.Load{{Scenario: "flow", VUs: 2, Iterations: 51}},
+	}
+	return &metrics.Run{
+		ID: "r1", PlanName: "demo", PlanFile: "plan.yaml", PlanSource: []byte("name: demo\n"),
+		Vars: []metrics.KV{{Name: "vus", Value: "[2]"}}, Interval: 10 * time.Second,
+		Start: t0, End: t0.Add(11 * time.Second), Status: metrics.StatusCompleted,
+		Stages: []*metrics.Phase{ph},
+	}
+}
+
+var host = Host{Hostname: "h", OS: "linux", Arch: "amd64", CPUs: 2, Go: "go1.26", Perflab: "test"}
+
+func TestSummaryJSONGolden(t *testing.T) {
+	var b bytes.Buffer
+	s := Summarize(fixture(), host)
+	if err := s.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.json", b.Bytes())
+	// Figures a reader relies on.
+	op := s.Stages[0].Operations[0]
+	if op.Count != 102 || op.Errors.Total != 2 || op.Latency.Min != 1 || op.Latency.Max != 100 || op.Latency.Mean != 50.5 {
+		t.Errorf("operation figures: %+v", op)
+	}
+	if op.RPS != 10.2 {
+		t.Errorf("rps %v, want 10.2 (102 in 10s)", op.RPS)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back["format"] != Format {
+		t.Errorf("summary.json does not round-trip: %v", err)
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	s := Summarize(fixture(), host)
+	// Requests are the steps only: 102 in 10 s; mean over all 102 requests,
+	// failed included: (5050 + 3000 + 0.5) / 102 = 78.93 ms.
+	want := "summary = 102 in 00:00:10 = 10.2/s Avg: 79 Min: 1 Max: 3000 Err: 2 (1.96%)"
+	if s.Total.Line != want {
+		t.Errorf("got  %s\nwant %s", s.Total.Line, want)
+	}
+	// The JMeter example from shared/seeds/003.
+	line := SummaryLine(Total{Requests: 222450112, Errors: 17, Duration: 72*3600 + 39, RPS: 858.1, Mean: 5, Min: 1, Max: 946942})
+	if line != "summary = 222450112 in 72:00:39 = 858.1/s Avg: 5 Min: 1 Max: 946942 Err: 17 (0.00%)" {
+		t.Errorf("seed line: %s", line)
+	}
+}
+
+func TestTableGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, Summarize(fixture(), host)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "table.txt", b.Bytes())
+}
+
+// The interval log is readable by HdrHistogram's own reader and holds
+// exactly the histograms recorded.
+func TestRunDirLogRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	rd, err := CreateRunDir(dir, t0, []byte("name: x\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := fixture()
+	ph := run.Stages[0]
+	sink := rd.Sink(ph)
+	var want []*hdr.Histogram
+	for i := 0; i < 3; i++ {
+		iv := &metrics.Interval{Index: i, Start: t0.Add(time.Duration(i) * 10 * time.Second), End: t0.Add(time.Duration(i+1) * 10 * time.Second)}
+		for range ph.Ops {
+			iv.Ops = append(iv.Ops, metrics.NewStats())
+		}
+		for v := 1; v <= 50*(i+1); v++ {
+			iv.Ops[0].Add(time.Duration(v)*time.Millisecond, metrics.OK, 0)
+		}
+		want = append(want, iv.Ops[0].Hist.Clone())
+		if err := sink.Interval(iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rd.Finish(Summarize(run, host)); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(filepath.Join(dir, "latency.hlog"))
+	defer f.Close()
+	r := hdr.NewHistogramLogReader(f)
+	for i := 0; ; i++ {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			if i != 3 {
+				t.Fatalf("read %d histograms, wrote 3", i)
+			}
+			break
+		}
+		if h.Tag() != "s1/flow/CREATE_ANCHOR" {
+			t.Errorf("tag %q", h.Tag())
+		}
+		if h.TotalCount() != want[i].TotalCount() || h.ValueAtQuantile(99) != want[i].ValueAtQuantile(99) || h.Max() != want[i].Max() {
+			t.Errorf("interval %d: read back %d values, p99 %d; wrote %d, %d", i, h.TotalCount(), h.ValueAtQuantile(99), want[i].TotalCount(), want[i].ValueAtQuantile(99))
+		}
+		if h.StartTimeMs()-t0.UnixMilli() != int64(i)*10000 {
+			t.Errorf("interval %d starts at +%d ms", i, h.StartTimeMs()-t0.UnixMilli())
+		}
+	}
+	for _, name := range []string{"summary.json", "summary.txt", "plan.yaml"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || len(b) == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	run := fixture()
+	ph := run.Stages[0]
+	cur := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
+	for i := 1; i <= 100; i++ {
+		cur[0].Add(time.Duration(i)*time.Millisecond, metrics.OK, 0)
+	}
+	cur[2].Add(time.Millisecond, metrics.OK, 0)
+	total := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
+	total[0].Add(time.Millisecond, metrics.HTTP5xx, 0)
+	tick := &metrics.Tick{Elapsed: 10 * time.Second, Ops: ph.Ops, Cur: cur, Total: total}
+	sp := Scenarios(ph, tick)
+	if len(sp) != 1 || sp[0].Requests != 101 || sp[0].Errors != 1 || sp[0].Iterations != 1 {
+		t.Fatalf("progress %+v", sp)
+	}
+	if sp[0].P95 < 94.9 || sp[0].P95 > 95.1 {
+		t.Errorf("p95 %v", sp[0].P95)
+	}
+	// 1 of 102 planned iterations in 10 s: 1010 s to go.
+	if !sp[0].HasRemain || sp[0].Remaining != 1010*time.Second {
+		t.Errorf("remaining %v", sp[0].Remaining)
+	}
+	var b bytes.Buffer
+	p := &Progress{W: &b, Every: time.Second}
+	p.Tick(ph, tick)
+	if !strings.Contains(b.String(), "[vus=2] flow") || !strings.Contains(b.String(), "requests 101") {
+		t.Errorf("plain line: %q", b.String())
+	}
+}
