@@ -1,0 +1,131 @@
+package http
+
+import (
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/tmpl"
+)
+
+type mapVars map[string]string
+
+func (m mapVars) Lookup(n string) (string, bool) { v, ok := m[n]; return v, ok }
+func (m mapVars) Set(n, v string)                { m[n] = v }
+
+func text(s string) *plan.Text { return &plan.Text{T: tmpl.MustParse(s)} }
+
+func TestCompileJoinsURLs(t *testing.T) {
+	cases := []struct{ target, url, want string }{
+		{"http://h/api", "/x", "http://h/api/x"},
+		{"http://h/api/", "/x", "http://h/api/x"},
+		{"http://h/api", "x", "http://h/api/x"},
+		{"http://h/api", "?q=1", "http://h/api?q=1"},
+		{"http://h/api", "http://other/y", "http://other/y"},
+	}
+	for _, c := range cases {
+		r, err := Compile(text(c.target), nil, &plan.Step{Name: "s", Method: "GET", URL: text(c.url)}, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.url.Source(); got != c.want {
+			t.Errorf("%s + %s = %s, want %s", c.target, c.url, got, c.want)
+		}
+	}
+}
+
+func TestDoSendsWhatThePlanSays(t *testing.T) {
+	var got struct {
+		method, uri, ua, auth, ctype, conn, body string
+	}
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.method, got.uri, got.ua = r.Method, r.URL.RequestURI(), r.UserAgent()
+		got.auth, got.ctype, got.body = r.Header.Get("Authorization"), r.Header.Get("Content-Type"), string(b)
+		got.conn = r.Header.Get("Connection")
+		w.Header().Set("X-Id", "abc")
+		io.WriteString(w, `{"data":{"items":[{"id":7}]},"token":"tok=zz9"}`)
+	}))
+	defer srv.Close()
+	st := &plan.Step{
+		Name: "create", Method: "POST", URL: text("/things/${vu}"),
+		Headers: []plan.Pair{{Name: "authorization", Value: text("Bearer ${tok}")}},
+		Query:   []plan.Pair{{Name: "name", Value: text("a b&c")}, {Name: "n", Value: text("${vu}")}},
+		JSON:    &plan.JSONDoc{Text: text(`{"vu":"${vu}"}`)},
+		Extract: []*plan.Extract{{Name: "id", JSON: "$.data.items[0].id"}, {Name: "hdr", Header: "X-Id"}, {Name: "re", Regex: `tok=(\w+)`}},
+	}
+	defaults := []plan.Pair{{Name: "Authorization", Value: text("Basic xyz")}, {Name: "X-Team", Value: text("perf")}}
+	r, err := Compile(text(srv.URL), defaults, st, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(Options{Timeout: time.Second, KeepAlive: false})
+	vars := mapVars{"vu": "3", "tok": "t1"}
+	res := c.Do(r, vars, &Scratch{})
+	if res.Err != metrics.OK || res.Status != 200 {
+		t.Fatalf("result %+v", res)
+	}
+	if got.method != "POST" || got.uri != "/things/3?name=a+b%26c&n=3" || got.body != `{"vu":"3"}` || got.ctype != "application/json" {
+		t.Errorf("sent %+v", got)
+	}
+	if got.auth != "Bearer t1" {
+		t.Errorf("a step's header must override the plan's: %q", got.auth)
+	}
+	if got.ua != "perflab" || got.conn != "close" {
+		t.Errorf("user agent %q, connection %q", got.ua, got.conn)
+	}
+	if vars["id"] != "7" || vars["hdr"] != "abc" || vars["re"] != "zz9" {
+		t.Errorf("extracted %v", vars)
+	}
+	if res.Bytes != len(`{"data":{"items":[{"id":7}]},"token":"tok=zz9"}`) {
+		t.Errorf("bytes %d", res.Bytes)
+	}
+}
+
+// Requests are never retried, so perflab's count is the server's.
+func TestNoRetries(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		n.Add(1)
+		conn, _, _ := w.(nethttp.Hijacker).Hijack()
+		conn.Close() // close before any response byte: fasthttp would retry a GET
+	}))
+	defer srv.Close()
+	r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text(srv.URL + "/")}, time.Second)
+	res := NewClient(Options{KeepAlive: true}).Do(r, mapVars{}, &Scratch{})
+	if res.Err != metrics.ConnReset || n.Load() != 1 {
+		t.Errorf("err %v after %d server requests; want connection_reset after exactly 1", res.Err, n.Load())
+	}
+}
+
+func TestUndefinedVariableFailsTheRequest(t *testing.T) {
+	r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text("http://127.0.0.1:1/${nope}")}, time.Second)
+	res := NewClient(Options{}).Do(r, mapVars{}, &Scratch{})
+	if res.Err != metrics.Other || !strings.Contains(res.Detail, "nope") {
+		t.Errorf("%+v", res)
+	}
+}
+
+func BenchmarkDo(b *testing.B) {
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	r, _ := Compile(text(srv.URL), nil, &plan.Step{Name: "g", Method: "GET", URL: text("/item/${vu}")}, time.Second)
+	c := NewClient(Options{KeepAlive: true})
+	vars := mapVars{"vu": "1"}
+	var s Scratch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if res := c.Do(r, vars, &s); res.Err != metrics.OK {
+			b.Fatal(res.Detail)
+		}
+	}
+}
