@@ -142,7 +142,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 				d.errorf(val, "want the expected value of %s as a scalar, got %s", k.Value, kindName(val))
 				return
 			}
-			out = append(out, &JSONCheck{Pos: posOf(k), Path: k.Value, Equals: val.Value})
+			if t := d.text(val); t != nil {
+				out = append(out, &JSONCheck{Pos: posOf(k), Path: k.Value, Equals: t})
+			}
 		})
 		v.Set(reflect.ValueOf(out))
 		return

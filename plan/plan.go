@@ -192,11 +192,12 @@ type Check struct {
 	JSON         []*JSONCheck `yaml:"json"`
 }
 
-// JSONCheck compares the value at a JSON path with an expected text.
+// JSONCheck compares the value at a JSON path with an expected text, which
+// may hold placeholders.
 type JSONCheck struct {
 	Pos    Pos
 	Path   string
-	Equals string
+	Equals *Text
 }
 
 // Think is a pause: fixed, or uniformly random between Min and Max.

@@ -421,6 +421,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 			if _, err := GJSONPath(jc.Path); err != nil {
 				v.at(jc.Pos, "step %s: %v", st.Name, err)
 			}
+			v.refs(jc.Equals, sub)
 		}
 	}
 	for _, ex := range st.Extract {

@@ -147,7 +147,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 			mode = "live"
 		}
 	}
-	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: 10 * time.Second}
+	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, p.Interval.D)}
 	opts := engine.Options{
 		RunID: runID,
 		Sink:  rd.Sink,

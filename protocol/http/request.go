@@ -52,7 +52,8 @@ type extractor struct {
 }
 
 type jsonCheck struct {
-	path, want string
+	path string
+	want *tmpl.Template
 }
 
 // Compile builds a request from a plan step. target is the plan's base URL
@@ -123,7 +124,7 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			if err != nil {
 				return nil, err
 			}
-			r.jsonChecks = append(r.jsonChecks, jsonCheck{p, jc.Equals})
+			r.jsonChecks = append(r.jsonChecks, jsonCheck{p, jc.Equals.T})
 		}
 	}
 	return r, nil
@@ -231,8 +232,13 @@ func (r *Request) judge(res *Result, resp *fasthttp.Response, body []byte, vars 
 		}
 	}
 	for _, jc := range r.jsonChecks {
-		if got := gjson.GetBytes(body, jc.path); got.String() != jc.want {
-			res.Err, res.Detail = metrics.CheckFailed, "json "+jc.path+" is "+got.String()+", want "+jc.want
+		want, err := jc.want.Expand(vars)
+		if err != nil {
+			res.Err, res.Detail = metrics.CheckFailed, err.Error()
+			return
+		}
+		if got := gjson.GetBytes(body, jc.path); got.String() != want {
+			res.Err, res.Detail = metrics.CheckFailed, "json "+jc.path+" is "+got.String()+", want "+want
 			return
 		}
 	}
