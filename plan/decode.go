@@ -21,6 +21,11 @@ type decoder struct {
 	keys []string // the mapping keys leading to the value being decoded
 }
 
+// errorAt reports a problem without the key prefix of errorf.
+func (d *decoder) errorAt(n *yaml.Node, format string, args ...any) {
+	d.errs = append(d.errs, &Error{File: d.file, Line: n.Line, Col: n.Column, Msg: fmt.Sprintf(format, args...)})
+}
+
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if len(d.keys) > 0 {
@@ -236,13 +241,13 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if seen[k.Value] {
-			d.errorf(k, "%s is given twice", k.Value)
+			d.errorAt(k, "%s is given twice", k.Value)
 			continue
 		}
 		seen[k.Value] = true
 		fi, ok := idx[k.Value]
 		if !ok {
-			d.errorf(k, "unknown field %q%s", k.Value, suggest(k.Value, names))
+			d.errorAt(k, "unknown field %q%s", k.Value, suggest(k.Value, names))
 			continue
 		}
 		d.keys = append(d.keys, k.Value)
@@ -280,7 +285,7 @@ func (d *decoder) namedMap(n *yaml.Node, each func(k, v *yaml.Node)) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if seen[k.Value] {
-			d.errorf(k, "%s is given twice", k.Value)
+			d.errorAt(k, "%s is given twice", k.Value)
 			continue
 		}
 		seen[k.Value] = true

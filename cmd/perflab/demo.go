@@ -13,7 +13,7 @@ import (
 	"github.com/perflab/perflab/sim"
 )
 
-func cmdDemo(args []string) int {
+func cmdDemo(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
@@ -21,67 +21,67 @@ func cmdDemo(args []string) int {
 		fmt.Fprintln(fs.Output(), "Usage: perflab demo [flags]\n\nStarts the built-in simulator on 127.0.0.1 and runs the bundled demo plan\n(examples/demo/plan.yaml, the 4-step CPS flow of shared/seeds/000) against it.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
 	}
 	cfg, err := sim.Parse(demo.Stubs(), "examples/demo/stubs.yaml")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "perflab:", err)
+		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
 	cfg.Listen = "127.0.0.1:0"
 	srv, err := sim.New(cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "perflab:", err)
+		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
 	if err := srv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "perflab: starting the simulator:", err)
+		fmt.Fprintln(std.err, "perflab: starting the simulator:", err)
 		return exitRunFailed
 	}
 	defer srv.Close()
-	fmt.Fprintf(os.Stderr, "perflab demo: simulator (examples/demo/stubs.yaml) listening on %s\n", srv.URL())
+	fmt.Fprintf(std.err, "perflab demo: simulator (examples/demo/stubs.yaml) listening on %s\n", srv.URL())
 
 	tmp, err := os.MkdirTemp("", "perflab-demo-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "perflab:", err)
+		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
 	defer os.RemoveAll(tmp)
 	path, err := demo.WriteTo(tmp)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "perflab:", err)
+		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
 	set := append(setFlags{{Name: "base", Value: srv.URL()}}, f.set...)
 	p, err := plan.Load(path, plan.Options{Set: set})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
 	}
 	p.File = "examples/demo/plan.yaml"
 	f.set = set
-	code, dir := execute(p, f, os.Stdout, os.Stderr)
+	code, dir := execute(p, f, std.out, std.err)
 
-	fmt.Fprintln(os.Stdout, "\nWhat the simulator counted (a cross-check of perflab's request counts):")
+	fmt.Fprintln(std.out, "\nWhat the simulator counted (a cross-check of perflab's request counts):")
 	for _, st := range srv.Stats() {
-		fmt.Fprintf(os.Stdout, "  %-18s %-6s %6d requests\n", st.Name, st.Method, st.Requests)
+		fmt.Fprintf(std.out, "  %-18s %-6s %6d requests\n", st.Name, st.Method, st.Requests)
 	}
 	if dir != "" {
-		fmt.Fprintf(os.Stdout, "\nRun directory: %s (summary.json, summary.txt, latency.hlog, plan.yaml)\n", dir)
+		fmt.Fprintf(std.out, "\nRun directory: %s (summary.json, summary.txt, latency.hlog, plan.yaml)\n", dir)
 	}
 	return code
 }
 
-func cmdSim(args []string) int {
+func cmdSim(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	listen := fs.String("listen", "", "address to listen on, overriding the file's listen (loopback only)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab sim STUBS.yaml [--listen 127.0.0.1:PORT]\n\nServes the HTTP routes of STUBS.yaml until interrupted, then prints what each route saw.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -89,28 +89,28 @@ func cmdSim(args []string) int {
 	}
 	cfg, err := sim.Load(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
 	}
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	srv, err := sim.New(cfg, sim.WithLog(os.Stderr))
+	srv, err := sim.New(cfg, sim.WithLog(std.err))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
 	}
 	if err := srv.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "perflab:", err)
+		fmt.Fprintln(std.err, "perflab:", err)
 		return exitRunFailed
 	}
-	fmt.Fprintf(os.Stderr, "perflab sim: serving %s on %s; Ctrl-C stops\n", fs.Arg(0), srv.URL())
+	fmt.Fprintf(std.err, "perflab sim: serving %s on %s; Ctrl-C stops\n", fs.Arg(0), srv.URL())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
 	srv.Close()
 	for _, st := range srv.Stats() {
-		fmt.Fprintf(os.Stdout, "%-24s %-6s %-50s %8d requests %6d injected errors\n", st.Name, st.Method, st.Path, st.Requests, st.InjectedErrors)
+		fmt.Fprintf(std.out, "%-24s %-6s %-50s %8d requests %6d injected errors\n", st.Name, st.Method, st.Path, st.Requests, st.InjectedErrors)
 	}
 	return exitOK
 }

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/perflab/perflab/report"
@@ -23,7 +26,12 @@ var version = "dev"
 
 type command struct {
 	name, summary string
-	run           func(args []string) int
+	run           func(std *stdio, args []string) int
+}
+
+// stdio is where a command writes: the process's streams, or buffers in tests.
+type stdio struct {
+	out, err io.Writer
 }
 
 var commands []command
@@ -34,43 +42,56 @@ func init() {
 		{"validate", "check a plan without sending anything: perflab validate PLAN.yaml", cmdValidate},
 		{"demo", "start the built-in simulator and run the bundled demo plan against it", cmdDemo},
 		{"sim", "serve HTTP stubs from a YAML file: perflab sim STUBS.yaml", cmdSim},
-		{"version", "print perflab's version", func([]string) int { fmt.Println("perflab", version); return exitOK }},
+		{"version", "print perflab's version", func(std *stdio, _ []string) int { fmt.Fprintln(std.out, "perflab", version); return exitOK }},
 	}
 }
 
-func usage() {
-	fmt.Fprintf(os.Stderr, "perflab %s: a performance-test lab in one binary\n\nUsage: perflab COMMAND [flags]\n\nCommands:\n", version)
+func usage(std *stdio) {
+	fmt.Fprintf(std.err, "perflab %s: a performance-test lab in one binary\n\nUsage: perflab COMMAND [flags]\n\nCommands:\n", version)
 	for _, c := range commands {
-		fmt.Fprintf(os.Stderr, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(std.err, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(os.Stderr, "  %-9s %s\n", "help", "help COMMAND shows a command's flags")
-	fmt.Fprintf(os.Stderr, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed, 130 interrupted.\n")
+	fmt.Fprintf(std.err, "  %-9s %s\n", "help", "help COMMAND shows a command's flags")
+	fmt.Fprintf(std.err, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed, 130 interrupted.\n")
+}
+
+// parseFlags parses a command's flags, which may follow its arguments; -h
+// prints the command's help and exits 0.
+func parseFlags(std *stdio, fs *flag.FlagSet, args []string) (int, bool) {
+	fs.SetOutput(std.err)
+	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	return 0, true
 }
 
 func main() {
 	report.Version = version
-	os.Exit(dispatch(os.Args[1:]))
+	os.Exit(dispatch(&stdio{out: os.Stdout, err: os.Stderr}, os.Args[1:]))
 }
 
-func dispatch(args []string) int {
+func dispatch(std *stdio, args []string) int {
 	if len(args) == 0 {
-		usage()
+		usage(std)
 		return exitUsage
 	}
 	name, rest := args[0], args[1:]
 	if name == "help" || name == "-h" || name == "--help" || name == "-help" {
 		if len(rest) > 0 {
-			return dispatch([]string{rest[0], "-h"})
+			return dispatch(std, []string{rest[0], "-h"})
 		}
-		usage()
+		usage(std)
 		return exitOK
 	}
 	for _, c := range commands {
 		if c.name == name {
-			return c.run(rest)
+			return c.run(std, rest)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "perflab: unknown command %q\n\n", name)
-	usage()
+	fmt.Fprintf(std.err, "perflab: unknown command %q\n\n", name)
+	usage(std)
 	return exitUsage
 }

@@ -49,7 +49,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line every 10s), none")
 }
 
-func cmdRun(args []string) int {
+func cmdRun(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
@@ -57,8 +57,8 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, plan.yaml).\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -66,10 +66,10 @@ func cmdRun(args []string) int {
 	}
 	p, err := plan.Load(fs.Arg(0), plan.Options{Set: f.set})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
 	}
-	code, _ := execute(p, f, os.Stdout, os.Stderr)
+	code, _ := execute(p, f, std.out, std.err)
 	return code
 }
 
@@ -187,7 +187,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 	return exitOK, dir
 }
 
-func cmdValidate(args []string) int {
+func cmdValidate(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	var set setFlags
 	fs.Var(&set, "set", "override a plan variable (repeatable)")
@@ -195,8 +195,8 @@ func cmdValidate(args []string) int {
 		fmt.Fprintln(fs.Output(), "Usage: perflab validate PLAN.yaml [--set name=value]...\n\nChecks a plan without sending anything and prints its stages.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(interleaved(fs, args)); err != nil {
-		return exitUsage
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -204,10 +204,10 @@ func cmdValidate(args []string) int {
 	}
 	p, err := plan.Load(fs.Arg(0), plan.Options{Set: set})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
 	}
-	describe(os.Stdout, p)
+	describe(std.out, p)
 	return exitOK
 }
 

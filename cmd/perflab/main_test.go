@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/report"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := dispatch(&stdio{out: &out, err: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func readSummary(t *testing.T, dir string) *report.Summary {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
+	if len(matches) != 1 {
+		t.Fatalf("want one run directory under %s, found %v", dir, matches)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s report.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+func count(s *report.Summary, stage int, name string) int64 {
+	for _, op := range s.Stages[stage].Operations {
+		if op.Name == name {
+			return op.Count
+		}
+	}
+	return -1
+}
+
+func TestDemoCountsMatchTheSimulator(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "demo", "--out", out, "--set", "circles=5", "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	s := readSummary(t, out)
+	if len(s.Stages) != 2 || s.Stages[0].Values["threads"] != "2" || s.Stages[1].Values["threads"] != "10" {
+		t.Fatalf("stages %+v", s.Stages)
+	}
+	if c0, c1 := count(s, 0, "CREATE NODE"), count(s, 1, "CREATE NODE"); c0 != 10 || c1 != 50 {
+		t.Errorf("CREATE NODE counts %d, %d; want 2x5 and 10x5", c0, c1)
+	}
+	// The simulator's own count of the route equals perflab's.
+	if !regexp.MustCompile(`create node +POST +60 requests`).MatchString(stdout) {
+		t.Errorf("simulator cross-check missing or different:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, "summary = 240 in ") || !strings.Contains(stdout, "Err: 0 (0.00%)") {
+		t.Errorf("summary line:\n%s", stdout)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	code, out, _ := runCLI(t, "validate", "../../examples/demo/plan.yaml")
+	if code != exitOK || !strings.Contains(out, "2 stage(s)") || !strings.Contains(out, "stage 2 threads=10: cps-flow: 10 VUs x 150 iterations") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "validate", "../../examples/demo/plan.yaml", "--set", "threads=[1,2,3]")
+	if code != exitOK || !strings.Contains(out, "3 stage(s)") {
+		t.Errorf("--set sweep: exit %d:\n%s", code, out)
+	}
+	code, _, errs := runCLI(t, "validate", "../../plan/testdata/invalid/unknown_field.yaml")
+	if code != exitInvalidPlan || !strings.Contains(errs, "unknown_field.yaml:4:5: unknown field \"vsu\" (did you mean \"vus\"?)") {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if code, _, _ := runCLI(t, "validate"); code != exitUsage {
+		t.Errorf("no plan: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, "help", "run"); code != exitOK {
+		t.Errorf("help run: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, "frobnicate"); code != exitUsage {
+		t.Errorf("unknown command: exit %d", code)
+	}
+}
+
+func writePlan(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRunFailureExitCodes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/setup" {
+			w.WriteHeader(500)
+		}
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\nsetup: [{name: s, url: /setup}]\nscenarios: [{vus: 1, iterations: 1, flow: [{url: /a}]}]\n")
+	code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet")
+	if code != exitRunFailed || !strings.Contains(errs, `setup step "s": http_5xx: status 500`) {
+		t.Errorf("exit %d: %s", code, errs)
+	}
+	if s := readSummary(t, out); s.Status != "failed" || len(s.Setup) != 1 {
+		t.Errorf("a failed run still writes its summary: status %s", s.Status)
+	}
+}
+
+// The binary, interrupted with SIGINT, stops the load, runs teardown and
+// writes everything measured, with exit code 130.
+func TestInterruptWritesResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "perflab")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	var mu sync.Mutex
+	counts := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		counts[r.URL.Path]++
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\nscenarios: [{vus: 3, duration: 1m, flow: [{name: a, url: /a}]}]\nteardown: [{name: t, url: /teardown}]\n")
+	cmd := exec.Command(bin, "run", plan, "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	s := readSummary(t, out)
+	mu.Lock()
+	defer mu.Unlock()
+	if s.Status != "interrupted" || counts["/teardown"] != 1 {
+		t.Errorf("status %s, teardown ran %d times", s.Status, counts["/teardown"])
+	}
+	if got := count(s, 0, "a"); got == 0 || got != int64(counts["/a"]) {
+		t.Errorf("perflab counted %d, server saw %d", got, counts["/a"])
+	}
+	if fi, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(filepath.Join(out, "x"))), filepath.Base(out))); err != nil || !fi.IsDir() {
+		t.Error("run directory missing")
+	}
+}
