@@ -237,8 +237,22 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	data := newSources(r.p)
 	var wg sync.WaitGroup
 	shard := 0
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
 	for _, s := range scens {
 		shared := &atomic.Int64{}
+		// A duration ends the scenario at its deadline, think time and
+		// iterations in progress included; requests in flight complete.
+		sctx := ctx
+		if s.duration > 0 {
+			var cancel context.CancelFunc
+			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(s.duration))
+			cancels = append(cancels, cancel)
+		}
 		for i := 1; i <= s.vus; i++ {
 			v := newVars(i, s.sc.Name, st.Name(), r.opts.RunID, base, data, r.opts.Seed+uint64(st.Index)<<32)
 			w := &worker{r: r, s: s, vars: v, rec: rec, shard: shard, shared: shared}
@@ -248,7 +262,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 				delay = time.Duration(int64(s.rampUp) * int64(i-1) / int64(s.vus))
 			}
 			wg.Add(1)
-			go func() { defer wg.Done(); w.run(ctx, ph.Start, delay) }()
+			go func() { defer wg.Done(); w.run(sctx, delay) }()
 		}
 	}
 	done := make(chan struct{})
@@ -287,17 +301,13 @@ type worker struct {
 	scr    phttp.Scratch
 }
 
-func (w *worker) run(ctx context.Context, start time.Time, delay time.Duration) {
+func (w *worker) run(ctx context.Context, delay time.Duration) {
 	s := w.s
 	if delay > 0 && !w.sleep(ctx, delay) {
 		return
 	}
-	var deadline time.Time
-	if s.duration > 0 {
-		deadline = start.Add(s.duration)
-	}
 	for i := int64(0); ; i++ {
-		if ctx.Err() != nil || !deadline.IsZero() && !time.Now().Before(deadline) {
+		if ctx.Err() != nil {
 			return
 		}
 		iter := i
@@ -313,6 +323,9 @@ func (w *worker) run(ctx context.Context, start time.Time, delay time.Duration) 
 		w.vars.setIteration(iter)
 		t0 := time.Now()
 		ek, stop := w.steps(ctx, s.nodes)
+		if ctx.Err() != nil && ek == metrics.OK {
+			return // cut short by the end of the load: not a whole iteration
+		}
 		w.rec.Record(w.shard, s.iterOp, time.Since(t0), ek, 0)
 		if stop {
 			return

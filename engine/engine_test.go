@@ -527,3 +527,84 @@ teardown:
 		t.Errorf("teardown ran %d times, want once per stage", len(r.Teardown))
 	}
 }
+
+// A duration ends the load on time even when VUs are in long think times,
+// and an iteration cut short is not counted as one.
+func TestDurationCutsThinkTime(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, vus: 3, duration: 300ms, think: 10s, flow: [{name: a, url: /a}]}
+`, nil)
+	start := time.Now()
+	r := run(t, p)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("a 300ms scenario took %v", el)
+	}
+	if got := op(t, r.Stages[0], "a").Count; got != 3 || c.total() != 3 {
+		t.Errorf("requests %d, server %d; want 3", got, c.total())
+	}
+	if got := op(t, r.Stages[0], "s").Count; got != 0 {
+		t.Errorf("%d iterations counted; every one was cut short in its think time", got)
+	}
+}
+
+func TestRampUpSpreadsStarts(t *testing.T) {
+	var mu sync.Mutex
+	var first []time.Time
+	seen := map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if vu := r.URL.Query().Get("vu"); !seen[vu] {
+			seen[vu] = true
+			first = append(first, time.Now())
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, vus: 5, iterations: 2, ramp_up: 400ms, flow: [{name: a, url: "/a?vu=${vu}"}]}
+`, nil)
+	run(t, p)
+	if len(first) != 5 {
+		t.Fatalf("%d VUs started", len(first))
+	}
+	// VU i starts at i*400/5 ms: the last one 320 ms after the first.
+	if spread := first[4].Sub(first[0]); spread < 300*time.Millisecond || spread > 600*time.Millisecond {
+		t.Errorf("starts spread over %v, want about 320ms", spread)
+	}
+}
+
+func TestForEachSetupAndRandomThink(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+data:
+  devices: {glob: "dev-[1-4]"}
+  users: {csv: users.csv}
+setup:
+  - {name: add, method: POST, url: "/dev/${item}", repeat: {for_each: devices}}
+  - {name: user, method: POST, url: "/user/${item.login}", repeat: {for_each: users}}
+scenarios:
+  - {name: s, vus: 1, iterations: 5, flow: [{name: a, url: /a, think: {min: 20ms, max: 40ms}}]}
+`, map[string]string{"users.csv": "login\nann\nbob\n"})
+	start := time.Now()
+	r := run(t, p)
+	c.mu.Lock()
+	got := strings.Join(c.log[:6], ",")
+	c.mu.Unlock()
+	if got != "POST /dev/dev-1,POST /dev/dev-2,POST /dev/dev-3,POST /dev/dev-4,POST /user/ann,POST /user/bob" {
+		t.Errorf("setup requests: %s", got)
+	}
+	// 5 think times of 20..40 ms.
+	if el := time.Since(start); el < 100*time.Millisecond || el > 2*time.Second {
+		t.Errorf("run took %v", el)
+	}
+	if it := op(t, r.Stages[0], "s"); it.OK.Min < int64(20*time.Millisecond) || it.OK.Max > int64(300*time.Millisecond) {
+		t.Errorf("iteration times %v..%v do not include a 20-40ms think", time.Duration(it.OK.Min), time.Duration(it.OK.Max))
+	}
+}
