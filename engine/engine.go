@@ -99,11 +99,7 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 		Interval: p.Interval.D, Start: time.Now(), Status: metrics.StatusCompleted,
 	}
 	for _, v := range p.Vars {
-		val := v.Values[0]
-		if v.Swept() {
-			val = fmt.Sprint(v.Values)
-		}
-		run.Vars = append(run.Vars, metrics.KV{Name: v.Name, Value: val})
+		run.Vars = append(run.Vars, metrics.Var{Name: v.Name, Values: v.Values, Swept: v.Swept()})
 	}
 	r.setupVars = map[string]string{}
 	var runErr error

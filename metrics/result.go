@@ -48,6 +48,13 @@ func (l Load) Planned() int64 {
 	return l.Iterations * int64(l.VUs)
 }
 
+// Var is a plan variable's resolved values.
+type Var struct {
+	Name   string
+	Values []string
+	Swept  bool
+}
+
 // KV is a name and a value, in order.
 type KV struct {
 	Name, Value string
@@ -62,8 +69,9 @@ type Run struct {
 	PlanName   string
 	PlanFile   string
 	PlanSource []byte
-	// Vars are the plan variables as resolved (swept ones list their values).
-	Vars      []KV
+	// Vars are the plan variables as resolved, in plan order; a swept
+	// variable has all its values.
+	Vars      []Var
 	Overrides []KV
 	Interval  time.Duration
 	Start     time.Time

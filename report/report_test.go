@@ -58,7 +58,7 @@ func fixture() *metrics.Run {
 	}
 	return &metrics.Run{
 		ID: "r1", PlanName: "demo", PlanFile: "plan.yaml", PlanSource: []byte("name: demo\n"),
-		Vars: []metrics.KV{{Name: "vus", Value: "[2]"}}, Interval: 10 * time.Second,
+		Vars: []metrics.Var{{Name: "vus", Values: []string{"2"}, Swept: true}, {Name: "ds", Values: []string{"perf"}}}, Interval: 10 * time.Second,
 		Start: t0, End: t0.Add(11 * time.Second), Status: metrics.StatusCompleted,
 		Stages: []*metrics.Phase{ph},
 	}

@@ -19,12 +19,13 @@ var Version = "dev"
 
 // Summary is the document written as summary.json.
 type Summary struct {
-	Format    string            `json:"format"`
-	RunID     string            `json:"run_id"`
-	Status    string            `json:"status"`
-	Error     string            `json:"error,omitempty"`
-	Plan      PlanInfo          `json:"plan"`
-	Variables map[string]string `json:"variables"`
+	Format string   `json:"format"`
+	RunID  string   `json:"run_id"`
+	Status string   `json:"status"`
+	Error  string   `json:"error,omitempty"`
+	Plan   PlanInfo `json:"plan"`
+	// Variables maps a name to its value, or to the list of values of a swept variable.
+	Variables map[string]any    `json:"variables"`
 	Overrides map[string]string `json:"overrides"`
 	Start     time.Time         `json:"start"`
 	End       time.Time         `json:"end"`
@@ -125,13 +126,17 @@ func Summarize(run *metrics.Run, host Host) *Summary {
 	s := &Summary{
 		Format: Format, RunID: run.ID, Status: run.Status, Error: run.Error,
 		Plan:      PlanInfo{Name: run.PlanName, File: run.PlanFile, Source: string(run.PlanSource)},
-		Variables: map[string]string{}, Overrides: map[string]string{},
+		Variables: map[string]any{}, Overrides: map[string]string{},
 		Start: run.Start, End: run.End, Duration: run.End.Sub(run.Start).Seconds(),
 		Interval: run.Interval.Seconds(), Host: host,
 		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{},
 	}
-	for _, kv := range run.Vars {
-		s.Variables[kv.Name] = kv.Value
+	for _, v := range run.Vars {
+		if v.Swept {
+			s.Variables[v.Name] = v.Values
+		} else if len(v.Values) > 0 {
+			s.Variables[v.Name] = v.Values[0]
+		}
 	}
 	for _, kv := range run.Overrides {
 		s.Overrides[kv.Name] = kv.Value
