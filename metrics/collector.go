@@ -140,6 +140,9 @@ func (c *Collector) Stop(end time.Time) ([]*Stats, []IntervalSummary, error) {
 			c.closeInterval(end)
 		}
 		c.stopped = true
+		if c.onTick != nil { // a last tick, with the final figures
+			c.onTick(&Tick{Elapsed: end.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex})
+		}
 	}
 	return c.total, c.summaries, c.sinkErr
 }
