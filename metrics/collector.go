@@ -29,6 +29,8 @@ type Tick struct {
 	Total     []*Stats
 	LastIvl   []*Stats // the last finished interval, nil before the first
 	Intervals int
+	// Final is true for the last tick of a stage, after the load stopped.
+	Final bool
 }
 
 // Collector drains a recorder every tick, closes an interval every interval,
@@ -141,7 +143,7 @@ func (c *Collector) Stop(end time.Time) ([]*Stats, []IntervalSummary, error) {
 		}
 		c.stopped = true
 		if c.onTick != nil { // a last tick, with the final figures
-			c.onTick(&Tick{Elapsed: end.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex})
+			c.onTick(&Tick{Elapsed: end.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex, Final: true})
 		}
 	}
 	return c.total, c.summaries, c.sinkErr

@@ -124,7 +124,7 @@ func (p *Progress) Tick(ph *metrics.Phase, t *metrics.Tick) {
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	if t.Elapsed-p.lastPrint < every {
+	if t.Elapsed-p.lastPrint < every && !t.Final {
 		return
 	}
 	p.lastPrint = t.Elapsed
