@@ -159,10 +159,15 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	}
 	run.End = time.Now()
 	switch {
+	case ctx.Err() != nil:
+		// An interrupt is not a failure, even when it cut setup short.
+		run.Status = metrics.StatusInterrupted
+		if runErr != nil {
+			run.Error = runErr.Error()
+		}
+		return run, nil
 	case runErr != nil:
 		run.Status, run.Error = metrics.StatusFailed, runErr.Error()
-	case ctx.Err() != nil:
-		run.Status = metrics.StatusInterrupted
 	}
 	return run, runErr
 }

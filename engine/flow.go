@@ -67,7 +67,12 @@ func compileSteps(p *plan.Plan, l *layout, scen string, steps []*plan.Step, tx s
 				return nil, err
 			}
 			n.children = kids
-			n.think = st.Think // a transaction's own think comes after it
+			// After a transaction: its own think time, else the scenario's.
+			// Its last step's think is not applied inside it.
+			n.think = st.Think
+			if n.think == nil {
+				n.think = defThink
+			}
 		default:
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
