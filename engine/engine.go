@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,8 +72,8 @@ func newClient(p *plan.Plan) *phttp.Client {
 			vars := p.VarsFor(st)
 			total := 0
 			for _, sc := range p.Scenarios {
-				n, _ := sc.VUs.Int(vars)
-				total += int(n)
+				l, _ := sc.LoadFor(vars)
+				total += l.VUs
 			}
 			maxConns = max(maxConns, total+16)
 		}
@@ -195,31 +196,17 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	}
 	ph.Ops = lay.ops
 	totalVUs := 0
+	var desc []string
 	for _, s := range scens {
-		totalVUs += s.vus
-	}
-	for _, s := range scens {
+		totalVUs += s.VUs
 		ph.Load = append(ph.Load, metrics.Load{
-			Scenario: s.sc.Name, VUs: s.vus, Iterations: s.iterations, TotalIterations: s.total,
-			Duration: s.duration, DurationS: s.duration.Seconds(), RampUpS: s.rampUp.Seconds(),
+			Scenario: s.sc.Name, VUs: s.VUs, Iterations: s.Iterations, TotalIterations: s.TotalIterations,
+			Duration: s.Duration, DurationS: s.Duration.Seconds(), RampUpS: s.RampUp.Seconds(),
 		})
+		desc = append(desc, s.sc.Name+" "+s.Workload.String())
 	}
 	rec := metrics.NewRecorder(lay.ops, min(totalVUs, 2*runtime.GOMAXPROCS(0)))
-	desc := fmt.Sprintf("stage %d/%d %s:", st.Index, nStages, st.Name())
-	for _, s := range scens {
-		desc += fmt.Sprintf(" %s %d VUs", s.sc.Name, s.vus)
-		switch {
-		case s.total > 0:
-			desc += fmt.Sprintf(" x %d iterations shared", s.total)
-		case s.iterations > 0:
-			desc += fmt.Sprintf(" x %d iterations", s.iterations)
-		}
-		if s.duration > 0 {
-			desc += " for " + s.duration.String()
-		}
-		desc += ";"
-	}
-	r.opts.OnEvent(desc[:len(desc)-1])
+	r.opts.OnEvent(fmt.Sprintf("stage %d/%d %s: %s", st.Index, nStages, st.Name(), strings.Join(desc, "; ")))
 
 	var sink metrics.Sink
 	if r.opts.Sink != nil {
@@ -249,18 +236,19 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		// A duration ends the scenario at its deadline, think time and
 		// iterations in progress included; requests in flight complete.
 		sctx := ctx
-		if s.duration > 0 {
+		if s.Duration > 0 {
 			var cancel context.CancelFunc
-			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(s.duration))
+			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(s.Duration))
 			cancels = append(cancels, cancel)
 		}
-		for i := 1; i <= s.vus; i++ {
-			v := newVars(i, s.sc.Name, st.Name(), r.opts.RunID, base, data, r.opts.Seed+uint64(st.Index)<<32)
+		for i := 1; i <= s.VUs; i++ {
+			// Every worker of the run gets its own random stream.
+			v := newVars(i, s.sc.Name, st.Name(), r.opts.RunID, base, data, r.opts.Seed, uint64(st.Index)<<32|uint64(shard))
 			w := &worker{r: r, s: s, vars: v, rec: rec, shard: shard, shared: shared}
 			shard++
 			delay := time.Duration(0)
-			if s.rampUp > 0 && s.vus > 1 {
-				delay = time.Duration(int64(s.rampUp) * int64(i-1) / int64(s.vus))
+			if s.RampUp > 0 && s.VUs > 1 {
+				delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
 			}
 			wg.Add(1)
 			go func() { defer wg.Done(); w.run(sctx, delay) }()
@@ -313,12 +301,12 @@ func (w *worker) run(ctx context.Context, delay time.Duration) {
 		}
 		iter := i
 		switch {
-		case s.total > 0:
+		case s.TotalIterations > 0:
 			iter = w.shared.Add(1) - 1
-			if iter >= s.total {
+			if iter >= s.TotalIterations {
 				return
 			}
-		case s.iterations > 0 && i >= s.iterations:
+		case s.Iterations > 0 && i >= s.Iterations:
 			return
 		}
 		w.vars.setIteration(iter)
@@ -464,7 +452,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	}
 	base := r.baseVars(st)
 	data := newSources(r.p)
-	v := newVars(0, name, st.Name(), r.opts.RunID, base, data, r.opts.Seed)
+	v := newVars(0, name, st.Name(), r.opts.RunID, base, data, r.opts.Seed, 1<<63)
 	var scr phttp.Scratch
 	for _, it := range items {
 		if it.req == nil {

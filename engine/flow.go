@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
@@ -20,16 +19,11 @@ type node struct {
 
 // scenario is a compiled scenario for one stage.
 type scenario struct {
-	sc      *plan.Scenario
-	nodes   []*node
-	iterOp  int
-	onError string
-	// resolved load for the stage
-	vus        int
-	iterations int64 // per VU; 0 = unbounded
-	total      int64 // shared; 0 = unused
-	duration   time.Duration
-	rampUp     time.Duration
+	sc            *plan.Scenario
+	nodes         []*node
+	iterOp        int
+	onError       string
+	plan.Workload // resolved for the stage
 }
 
 // layout assigns op ids to every step, transaction and scenario of a stage.
@@ -97,21 +91,7 @@ func compileStage(p *plan.Plan, vars map[string]string) ([]*scenario, *layout, e
 		}
 		s := &scenario{sc: sc, nodes: nodes, onError: sc.OnError}
 		s.iterOp = l.id(metrics.Op{Name: sc.Name, Kind: metrics.KindScenario, Scenario: sc.Name})
-		vus, err := sc.VUs.Int(vars)
-		if err != nil {
-			return nil, nil, err
-		}
-		s.vus = int(vus)
-		if s.iterations, err = sc.Iterations.Int(vars); err != nil {
-			return nil, nil, err
-		}
-		if s.total, err = sc.TotalIterations.Int(vars); err != nil {
-			return nil, nil, err
-		}
-		if s.duration, err = sc.Duration.Dur(vars); err != nil {
-			return nil, nil, err
-		}
-		if s.rampUp, err = sc.RampUp.Dur(vars); err != nil {
+		if s.Workload, err = sc.LoadFor(vars); err != nil {
 			return nil, nil, err
 		}
 		out = append(out, s)

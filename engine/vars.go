@@ -62,12 +62,12 @@ type vars struct {
 	itemDS *source
 }
 
-func newVars(vu int, scenario, stage, runID string, base map[string]string, data *sources, seed uint64) *vars {
+func newVars(vu int, scenario, stage, runID string, base map[string]string, data *sources, seed, stream uint64) *vars {
 	v := &vars{
 		vu: vu, vuStr: strconv.Itoa(vu), scenario: scenario, stage: stage, runID: runID,
 		base: base, own: map[string]string{}, data: data,
 		picks: make([]int, len(data.list)),
-		rng:   rand.New(rand.NewPCG(seed, uint64(vu))),
+		rng:   rand.New(rand.NewPCG(seed, stream)),
 	}
 	v.setIteration(0)
 	return v

@@ -112,3 +112,52 @@ func (n *Num) Dur(vars map[string]string) (time.Duration, error) {
 	}
 	return parseDuration(strings.TrimSpace(s))
 }
+
+// Workload is a scenario's load resolved for one stage.
+type Workload struct {
+	VUs int
+	// Iterations per VU and TotalIterations shared by all VUs; 0 when unset.
+	Iterations, TotalIterations int64
+	Duration, RampUp            time.Duration
+}
+
+// LoadFor resolves the scenario's load fields with a stage's variables.
+func (sc *Scenario) LoadFor(vars map[string]string) (Workload, error) {
+	var l Workload
+	vus, err := sc.VUs.Int(vars)
+	if err != nil {
+		return l, fmt.Errorf("scenario %s: vus: %w", sc.Name, err)
+	}
+	l.VUs = int(vus)
+	if l.Iterations, err = sc.Iterations.Int(vars); err != nil {
+		return l, fmt.Errorf("scenario %s: iterations: %w", sc.Name, err)
+	}
+	if l.TotalIterations, err = sc.TotalIterations.Int(vars); err != nil {
+		return l, fmt.Errorf("scenario %s: total_iterations: %w", sc.Name, err)
+	}
+	if l.Duration, err = sc.Duration.Dur(vars); err != nil {
+		return l, fmt.Errorf("scenario %s: duration: %w", sc.Name, err)
+	}
+	if l.RampUp, err = sc.RampUp.Dur(vars); err != nil {
+		return l, fmt.Errorf("scenario %s: ramp_up: %w", sc.Name, err)
+	}
+	return l, nil
+}
+
+// String describes the load: "10 VUs x 150 iterations for 30s".
+func (l Workload) String() string {
+	s := fmt.Sprintf("%d VUs", l.VUs)
+	switch {
+	case l.TotalIterations > 0:
+		s += fmt.Sprintf(", %d iterations shared", l.TotalIterations)
+	case l.Iterations > 0:
+		s += fmt.Sprintf(" x %d iterations", l.Iterations)
+	}
+	if l.Duration > 0 {
+		s += " for " + l.Duration.String()
+	}
+	if l.RampUp > 0 {
+		s += ", ramp-up " + l.RampUp.String()
+	}
+	return s
+}

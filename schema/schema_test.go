@@ -96,7 +96,7 @@ func TestSummaryValidates(t *testing.T) {
 	ph := &metrics.Phase{Index: 1, Name: "users=1", Values: []metrics.KV{{Name: "users", Value: "1"}}, Start: t0, End: t0.Add(time.Second),
 		Ops: ops, Totals: totals, Load: []metrics.Load{{Scenario: "s", VUs: 1, Iterations: 10}}}
 	run := &metrics.Run{ID: "r", PlanName: "p", Start: t0, End: t0.Add(2 * time.Second), Status: metrics.StatusCompleted,
-		Vars: []metrics.Var{{Name: "users", Values: []string{"1"}, Swept: true}, {Name: "ds", Values: []string{"x"}}},
+		Vars:  []metrics.Var{{Name: "users", Values: []string{"1"}, Swept: true}, {Name: "ds", Values: []string{"x"}}},
 		Setup: []*metrics.Phase{{Name: "setup", Start: t0, End: t0, Ops: ops[:1], Totals: totals[:1]}}, Stages: []*metrics.Phase{ph}}
 	var b bytes.Buffer
 	if err := report.Summarize(run, report.HostFacts()).WriteJSON(&b); err != nil {

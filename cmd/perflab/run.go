@@ -226,18 +226,8 @@ func describe(w io.Writer, p *plan.Plan) {
 		vars := p.VarsFor(st)
 		var parts []string
 		for _, sc := range p.Scenarios {
-			vus, _ := sc.VUs.Int(vars)
-			s := fmt.Sprintf("%s: %d VUs", sc.Name, vus)
-			if n, _ := sc.Iterations.Int(vars); n > 0 {
-				s += fmt.Sprintf(" x %d iterations", n)
-			}
-			if n, _ := sc.TotalIterations.Int(vars); n > 0 {
-				s += fmt.Sprintf(", %d iterations shared", n)
-			}
-			if d, _ := sc.Duration.Dur(vars); d > 0 {
-				s += " for " + d.String()
-			}
-			parts = append(parts, s)
+			l, _ := sc.LoadFor(vars) // validated
+			parts = append(parts, sc.Name+": "+l.String())
 		}
 		fmt.Fprintf(w, "  stage %d %s: %s\n", st.Index, st.Name(), strings.Join(parts, "; "))
 	}
