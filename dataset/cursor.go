@@ -6,46 +6,66 @@ import (
 	"sync/atomic"
 )
 
-// Mode says how rows are handed to virtual users.
+// Mode says how a Cursor hands rows to virtual users.
 type Mode string
 
-// Modes.
+// The modes of a Cursor.
 const (
 	// PerVU gives VU i (1-based) row (i-1) mod n, always the same one.
 	PerVU Mode = "per-vu"
-	// Sequential hands out the next row to whoever asks, wrapping around.
+	// Sequential hands the next row to whichever VU asks, wrapping around
+	// after the last row, through one counter shared by all VUs.
 	Sequential Mode = "sequential"
-	// Random picks a row uniformly.
+	// Random picks a row uniformly at random each time.
 	Random Mode = "random"
 )
 
-// ParseMode checks a mode name.
+// ParseMode returns the Mode named s: "per-vu", "sequential" or "random".
 func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
+	switch m := Mode(s); m {
 	case PerVU, Sequential, Random:
-		return Mode(s), nil
+		return m, nil
 	}
-	return "", fmt.Errorf("mode %q: want per-vu, sequential or random", s)
+	return "", fmt.Errorf("mode %q: want %s, %s or %s", s, PerVU, Sequential, Random)
 }
 
-// Cursor picks row indexes for concurrent VUs without locks.
+// Cursor picks row indexes for concurrent virtual users. It is safe for
+// concurrent use and takes no lock: Sequential shares one atomic counter,
+// and Random uses the generator each caller passes.
 type Cursor struct {
-	n    int
+	next atomic.Uint64 // Sequential: how many rows were handed out
+	n    uint64
 	mode Mode
-	next atomic.Uint64
 }
 
-// NewCursor returns a cursor over n rows.
-func NewCursor(n int, mode Mode) *Cursor { return &Cursor{n: max(n, 1), mode: mode} }
+// NewCursor returns a cursor over n rows, n >= 1 (n < 1 is taken as 1).
+// A mode other than PerVU and Random, including "", means Sequential.
+func NewCursor(n int, mode Mode) *Cursor {
+	if mode != PerVU && mode != Random {
+		mode = Sequential
+	}
+	return &Cursor{n: uint64(max(n, 1)), mode: mode}
+}
 
-// Next returns the row index for a VU; r is the VU's own generator.
+// Next returns the index, in [0, n), of the row for virtual user vu
+// (1-based). r is the caller's own generator, used in Random mode so that
+// concurrent VUs share no lock; with r nil, Random uses the top-level
+// functions of math/rand/v2.
 func (c *Cursor) Next(vu int, r *rand.Rand) int {
 	switch c.mode {
 	case PerVU:
-		return ((vu-1)%c.n + c.n) % c.n
+		// (vu-1) mod n, non-negative even for vu < 1.
+		i := int64(vu-1) % int64(c.n)
+		if i < 0 {
+			i += int64(c.n)
+		}
+		return int(i)
 	case Random:
-		return r.IntN(c.n)
+		if r == nil {
+			return int(rand.Uint64N(c.n))
+		}
+		return int(r.Uint64N(c.n))
 	default:
-		return int((c.next.Add(1) - 1) % uint64(c.n))
+		return int((c.next.Add(1) - 1) % c.n)
 	}
 }

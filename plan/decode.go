@@ -19,6 +19,21 @@ type decoder struct {
 	file string
 	errs ErrorList
 	keys []string // the mapping keys leading to the value being decoded
+	// budget bounds the nodes visited, so aliases cannot expand a small
+	// file into an enormous plan.
+	budget int
+}
+
+// maxNodes is the most YAML nodes a plan may expand to.
+const maxNodes = 1 << 20
+
+// spend counts a visited node; false once the plan is too large.
+func (d *decoder) spend(n *yaml.Node) bool {
+	d.budget++
+	if d.budget == maxNodes {
+		d.errorAt(n, "the plan expands to more than %d values (aliases?)", maxNodes)
+	}
+	return d.budget < maxNodes
 }
 
 // errorAt reports a problem without the key prefix of errorf.
@@ -80,6 +95,9 @@ func kindName(n *yaml.Node) string {
 func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if !d.spend(n) {
+		return
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" && v.Kind() != reflect.Struct {
 		return // absent value: keep the zero value
@@ -269,9 +287,14 @@ func (d *decoder) slice(n *yaml.Node, v reflect.Value) {
 		d.errorf(n, "want a list, got %s", kindName(n))
 		return
 	}
-	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
-	for i, c := range n.Content {
-		d.decode(c, s.Index(i))
+	s := reflect.MakeSlice(v.Type(), 0, len(n.Content))
+	for _, c := range n.Content {
+		if c.Kind == yaml.ScalarNode && c.Tag == "!!null" {
+			d.errorf(c, "empty list entry")
+			continue
+		}
+		s = reflect.Append(s, reflect.Zero(et))
+		d.decode(c, s.Index(s.Len()-1))
 	}
 	v.Set(s)
 }
@@ -450,6 +473,9 @@ func parseDuration(s string) (time.Duration, error) {
 func (d *decoder) toJSON(n *yaml.Node, b *strings.Builder) {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if !d.spend(n) {
+		return
 	}
 	switch n.Kind {
 	case yaml.MappingNode:

@@ -109,8 +109,19 @@ func (v *validator) validate() {
 		v.scenario(sc)
 	}
 	v.phase("teardown", p.Teardown, false)
+	stages := int64(1)
+	for _, d := range p.Dimensions {
+		stages *= int64(len(d.Values))
+		if stages > MaxStages {
+			v.errorf(nil, "the sweeps make more than %d stages; sweep fewer values", MaxStages)
+			return
+		}
+	}
 	v.checkNums()
 }
+
+// MaxStages bounds the number of stages a plan's sweeps may make.
+const MaxStages = 10000
 
 func (v *validator) define(pos Pos, name, what string) {
 	if v.global[name] {

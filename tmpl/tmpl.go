@@ -115,12 +115,8 @@ func checkName(name string) string {
 		if seg == "" {
 			return fmt.Sprintf("invalid name %q: empty segment", name)
 		}
-		for j, r := range seg {
-			ok := r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || j > 0 && r >= '0' && r <= '9'
-			if seg != "" && r >= '0' && r <= '9' && j == 0 {
-				ok = true // allow numeric segments such as ${items.0}
-			}
-			if !ok {
+		for _, r := range seg {
+			if !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
 				return fmt.Sprintf("invalid name %q: character %q", name, r)
 			}
 		}
