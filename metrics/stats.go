@@ -220,7 +220,9 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 			return math.Max(l.Min, math.Min(x, l.Max))
 		}
 		l.P50, l.P75, l.P90, l.P95, l.P99, l.P999 = q(50), q(75), q(90), q(95), q(99), q(99.9)
-		out.OpRate = OpRate{Min: 1000 / l.Max, Max: 1000 / math.Max(l.Min, 1e-6), Avg: 1000 / l.Mean}
+		// Guard against 0 ms (not seen in practice) so JSON never gets +Inf.
+		inv := func(ms float64) float64 { return 1000 / math.Max(ms, 1e-6) }
+		out.OpRate = OpRate{Min: inv(l.Max), Max: inv(l.Min), Avg: inv(l.Mean)}
 	}
 	if s.Failed.N > 0 {
 		out.Failed = &FailedSummary{Min: ms(float64(s.Failed.Min)), Mean: ms(s.Failed.Mean()), Max: ms(float64(s.Failed.Max))}
