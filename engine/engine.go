@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -205,7 +204,11 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		})
 		desc = append(desc, s.sc.Name+" "+s.Workload.String())
 	}
-	rec := metrics.NewRecorder(lay.ops, min(totalVUs, 2*runtime.GOMAXPROCS(0)))
+	open := false
+	for _, s := range scens {
+		open = open || s.Open()
+	}
+	rec := metrics.NewRecorder(lay.ops, min(max(totalVUs, 1), 2*runtime.GOMAXPROCS(0)), open)
 	r.opts.OnEvent(fmt.Sprintf("stage %d/%d %s: %s", st.Index, nStages, st.Name(), strings.Join(desc, "; ")))
 
 	var sink metrics.Sink
@@ -224,35 +227,23 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 
 	data := newSources(r.p)
 	var wg sync.WaitGroup
-	shard := 0
 	var cancels []context.CancelFunc
 	defer func() {
 		for _, c := range cancels {
 			c()
 		}
 	}()
+	ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: ph.Start, wg: &wg}
 	for _, s := range scens {
-		shared := &atomic.Int64{}
-		// A duration ends the scenario at its deadline, think time and
+		// A scenario with a length ends at its deadline, think time and
 		// iterations in progress included; requests in flight complete.
 		sctx := ctx
-		if s.Duration > 0 {
+		if l := s.Length(); l > 0 {
 			var cancel context.CancelFunc
-			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(s.Duration))
+			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(l))
 			cancels = append(cancels, cancel)
 		}
-		for i := 1; i <= s.VUs; i++ {
-			// Every worker of the run gets its own random stream.
-			v := newVars(i, s.sc.Name, st.Name(), r.opts.RunID, base, data, r.opts.Seed, uint64(st.Index)<<32|uint64(shard))
-			w := &worker{r: r, s: s, vars: v, rec: rec, shard: shard, shared: shared}
-			shard++
-			delay := time.Duration(0)
-			if s.RampUp > 0 && s.VUs > 1 {
-				delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); w.run(sctx, delay) }()
-		}
+		ex.launch(sctx, s)
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -276,150 +267,6 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
 	}
 	return ph, nil
-}
-
-// worker is one virtual user of a scenario.
-type worker struct {
-	r      *runner
-	s      *scenario
-	vars   *vars
-	rec    *metrics.Recorder
-	shard  int
-	shared *atomic.Int64
-	timer  *time.Timer
-	scr    phttp.Scratch
-}
-
-func (w *worker) run(ctx context.Context, delay time.Duration) {
-	s := w.s
-	if delay > 0 && !w.sleep(ctx, delay) {
-		return
-	}
-	for i := int64(0); ; i++ {
-		if ctx.Err() != nil {
-			return
-		}
-		iter := i
-		switch {
-		case s.TotalIterations > 0:
-			iter = w.shared.Add(1) - 1
-			if iter >= s.TotalIterations {
-				return
-			}
-		case s.Iterations > 0 && i >= s.Iterations:
-			return
-		}
-		w.vars.setIteration(iter)
-		t0 := time.Now()
-		ek, stop := w.steps(ctx, s.nodes)
-		if ctx.Err() != nil && ek == metrics.OK {
-			return // cut short by the end of the load: not a whole iteration
-		}
-		w.rec.Record(w.shard, s.iterOp, time.Since(t0), ek, 0)
-		if stop {
-			return
-		}
-	}
-}
-
-// steps runs a list of nodes; it returns the first error kind met and
-// whether the VU must stop.
-func (w *worker) steps(ctx context.Context, nodes []*node) (metrics.ErrKind, bool) {
-	first := metrics.OK
-	for _, n := range nodes {
-		if ctx.Err() != nil {
-			return first, true
-		}
-		var ek metrics.ErrKind
-		var stop bool
-		switch {
-		case n.pause:
-		case n.children != nil:
-			ek, stop = w.transaction(ctx, n)
-		default:
-			res := w.r.client.Do(n.req, w.vars, &w.scr)
-			ek = res.Err
-			w.rec.Record(w.shard, n.op, res.Latency, ek, res.Bytes)
-		}
-		if ek != metrics.OK && first == metrics.OK {
-			first = ek
-		}
-		if stop {
-			return first, true
-		}
-		if ek != metrics.OK {
-			switch w.s.onError {
-			case "next_iteration":
-				return first, false
-			case "stop_vu":
-				return first, true
-			}
-		}
-		if n.think != nil && !w.think(ctx, n.think) {
-			return first, true
-		}
-	}
-	return first, false
-}
-
-// transaction times a group of steps, think time inside it excluded.
-func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, bool) {
-	first := metrics.OK
-	var elapsed time.Duration
-	stop := false
-	for i, c := range n.children {
-		if ctx.Err() != nil {
-			stop = true
-			break
-		}
-		res := w.r.client.Do(c.req, w.vars, &w.scr)
-		elapsed += res.Latency
-		w.rec.Record(w.shard, c.op, res.Latency, res.Err, res.Bytes)
-		if res.Err != metrics.OK {
-			if first == metrics.OK {
-				first = res.Err
-			}
-			if w.s.onError == "next_iteration" || w.s.onError == "stop_vu" {
-				stop = w.s.onError == "stop_vu"
-				break
-			}
-		}
-		if c.think != nil && i < len(n.children)-1 && !w.think(ctx, c.think) {
-			stop = true
-			break
-		}
-	}
-	if !stop || first != metrics.OK {
-		w.rec.Record(w.shard, n.op, elapsed, first, 0)
-	}
-	return first, stop
-}
-
-func (w *worker) think(ctx context.Context, t *plan.Think) bool {
-	d := t.Min
-	if t.Max > t.Min {
-		d += time.Duration(w.vars.rng.Int64N(int64(t.Max - t.Min)))
-	}
-	return w.sleep(ctx, d)
-}
-
-// sleep waits d unless ctx ends first; it reuses one timer per VU.
-func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return true
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
-	select {
-	case <-w.timer.C:
-		return true
-	case <-ctx.Done():
-		w.timer.Stop()
-		return false
-	}
 }
 
 // phase runs setup or teardown steps one after another; a failed step stops it.
@@ -453,10 +300,10 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	base := r.baseVars(st)
 	data := newSources(r.p)
 	v := newVars(0, name, st.Name(), r.opts.RunID, base, data, r.opts.Seed, 1<<63)
+	w := &worker{vars: v}
 	var scr phttp.Scratch
 	for _, it := range items {
 		if it.req == nil {
-			w := &worker{vars: v}
 			if !w.think(ctx, it.st.Think) {
 				return ph, ctx.Err()
 			}
@@ -490,7 +337,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 				v.item, v.itemDS = rows[i], ds
 			}
 			res := r.client.Do(it.req, v, &scr)
-			ph.Totals[it.op].Add(res.Latency, res.Err, res.Bytes)
+			ph.Totals[it.op].Add(res.Latency, res.Latency, res.Err, res.Bytes)
 			if res.Err != metrics.OK {
 				err := fmt.Errorf("%s step %q (repeat %d of %d): %s: %s", name, it.st.Name, i+1, count, res.Err, res.Detail)
 				if count == 1 {

@@ -15,10 +15,10 @@ func TestStatsExactFigures(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	vals := r.Perm(1000)
 	for _, v := range vals {
-		s.Add(time.Duration(v+1)*time.Millisecond, OK, 100)
+		s.Add(time.Duration(v+1)*time.Millisecond, time.Duration(v+1)*time.Millisecond, OK, 100)
 	}
-	s.Add(5*time.Microsecond, ConnRefused, 0)
-	s.Add(30*time.Second, Timeout, 0)
+	s.Add(5*time.Microsecond, 5*time.Microsecond, ConnRefused, 0)
+	s.Add(30*time.Second, 30*time.Second, Timeout, 0)
 	sum := s.Summarize(10 * time.Second)
 	if sum.Count != 1002 || sum.Errors.Total != 2 || sum.Errors.ByKind["connection_refused"] != 1 || sum.Errors.ByKind["timeout"] != 1 {
 		t.Fatalf("counts wrong: %+v", sum)
@@ -52,7 +52,7 @@ func TestStatsExactFigures(t *testing.T) {
 
 func TestStatsClampsBeyondRange(t *testing.T) {
 	s := NewStats()
-	s.Add(2*time.Hour, OK, 0)
+	s.Add(2*time.Hour, 2*time.Hour, OK, 0)
 	sum := s.Summarize(time.Second)
 	if s.Clamped != 1 || sum.Latency.Max != 7.2e6 {
 		t.Fatalf("clamped=%d max=%v", s.Clamped, sum.Latency.Max)
@@ -62,7 +62,7 @@ func TestStatsClampsBeyondRange(t *testing.T) {
 // Histograms recorded per shard and merged equal one histogram fed every value.
 func TestRecorderMergeIsExact(t *testing.T) {
 	ops := []Op{{Name: "a", Kind: KindStep}, {Name: "b", Kind: KindStep}}
-	rec := NewRecorder(ops, 4)
+	rec := NewRecorder(ops, 4, false)
 	ref := []*Stats{NewStats(), NewStats()}
 	var refMu sync.Mutex
 	var wg sync.WaitGroup
@@ -78,9 +78,9 @@ func TestRecorderMergeIsExact(t *testing.T) {
 				if r.IntN(100) == 0 {
 					ek = HTTP5xx
 				}
-				rec.Record(w, op, d, ek, 10)
+				rec.Record(w, op, d, d, ek, 10)
 				refMu.Lock()
-				ref[op].Add(d, ek, 10)
+				ref[op].Add(d, d, ek, 10)
 				refMu.Unlock()
 			}
 		}()
@@ -124,7 +124,7 @@ func (c *captureSink) Interval(iv *Interval) error {
 // configured length except the last.
 func TestCollectorIntervals(t *testing.T) {
 	ops := []Op{{Name: "a", Kind: KindStep}}
-	rec := NewRecorder(ops, 2)
+	rec := NewRecorder(ops, 2, false)
 	sink := &captureSink{}
 	start := time.Now()
 	col := NewCollector(rec, start, 50*time.Millisecond, 10*time.Millisecond, sink, nil)
@@ -133,7 +133,7 @@ func TestCollectorIntervals(t *testing.T) {
 	go func() { col.Run(ctx); close(done) }()
 	n := 0
 	for time.Since(start) < 230*time.Millisecond {
-		rec.Record(n, 0, time.Millisecond, OK, 0)
+		rec.Record(n, 0, time.Millisecond, time.Millisecond, OK, 0)
 		n++
 		time.Sleep(time.Millisecond)
 	}
@@ -176,11 +176,11 @@ func TestStatusKind(t *testing.T) {
 }
 
 func BenchmarkRecord(b *testing.B) {
-	rec := NewRecorder([]Op{{Name: "a"}}, 4)
+	rec := NewRecorder([]Op{{Name: "a"}}, 4, false)
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
-			rec.Record(i, 0, time.Duration(i%1000)*time.Microsecond, OK, 0)
+			rec.Record(i, 0, time.Duration(i%1000)*time.Microsecond, time.Duration(i%1000)*time.Microsecond, OK, 0)
 			i++
 		}
 	})

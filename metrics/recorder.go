@@ -20,12 +20,18 @@ type shard struct {
 	_     [40]byte // keep neighbouring shards' locks on separate cache lines
 }
 
-// NewRecorder returns a recorder for ops with n shards (at least 1).
-func NewRecorder(ops []Op, n int) *Recorder {
+// NewRecorder returns a recorder for ops with n shards (at least 1); open
+// says whether service time is kept beside latency (open models).
+func NewRecorder(ops []Op, n int, open bool) *Recorder {
 	n = max(n, 1)
 	r := &Recorder{ops: ops, shards: make([]shard, n)}
 	for i := range r.shards {
 		r.shards[i].stats = newStatsSlice(len(ops))
+		if open {
+			for j := range r.shards[i].stats {
+				r.shards[i].stats[j] = NewOpenStats()
+			}
+		}
 	}
 	return r
 }
@@ -44,11 +50,20 @@ func (r *Recorder) Ops() []Op { return r.ops }
 // Shards is the number of shards; workers pick theirs as worker % Shards().
 func (r *Recorder) Shards() int { return len(r.shards) }
 
-// Record adds one result of operation op to a shard.
-func (r *Recorder) Record(shardIdx, op int, lat time.Duration, ek ErrKind, bytes int) {
+// Record adds one result of operation op to a shard: its latency (from the
+// due time in open models), its service time (from the send) and outcome.
+func (r *Recorder) Record(shardIdx, op int, lat, svc time.Duration, ek ErrKind, bytes int) {
 	sh := &r.shards[shardIdx%len(r.shards)]
 	sh.mu.Lock()
-	sh.stats[op].Add(lat, ek, bytes)
+	sh.stats[op].Add(lat, svc, ek, bytes)
+	sh.mu.Unlock()
+}
+
+// Drop counts an iteration of operation op that could not start.
+func (r *Recorder) Drop(shardIdx, op int) {
+	sh := &r.shards[shardIdx%len(r.shards)]
+	sh.mu.Lock()
+	sh.stats[op].Dropped++
 	sh.mu.Unlock()
 }
 
@@ -59,7 +74,7 @@ func (r *Recorder) Drain(into []*Stats) {
 		sh := &r.shards[i]
 		sh.mu.Lock()
 		for op, s := range sh.stats {
-			if s.Count > 0 {
+			if s.Count > 0 || s.Dropped > 0 {
 				into[op].Merge(s)
 				s.Reset()
 			}

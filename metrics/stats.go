@@ -32,6 +32,14 @@ type Stats struct {
 	Bytes int64
 	// Clamped counts latencies above the histogram's range (recorded at its top).
 	Clamped int64
+	// Svc holds the service time of successful operations in open models:
+	// from the actual send, where Hist is from the due time. Nil in closed
+	// models, where the two are the same.
+	Svc   *hdr.Histogram
+	SvcOK Moments
+	// Dropped counts iterations an open model could not start because every
+	// VU was busy (on the scenario operation).
+	Dropped int64
 }
 
 // Moments keeps an exact count, sum, minimum and maximum of durations.
@@ -78,34 +86,47 @@ func (m Moments) Mean() float64 {
 // NewStats returns empty statistics.
 func NewStats() *Stats { return &Stats{Hist: NewHistogram()} }
 
-// Add records one operation.
-func (s *Stats) Add(lat time.Duration, ek ErrKind, bytes int) {
+// NewOpenStats returns empty statistics that also keep service time.
+func NewOpenStats() *Stats { return &Stats{Hist: NewHistogram(), Svc: NewHistogram()} }
+
+// Add records one operation: lat is its latency (from the due time in open
+// models), svc its service time (from the actual send; pass lat in closed
+// models).
+func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	s.Count++
 	s.Bytes += int64(bytes)
-	ns := int64(lat)
-	if ns < 0 {
-		ns = 0
-	}
+	ns := max(int64(lat), 0)
 	if ek != OK {
 		s.Errors[ek]++
 		s.Failed.add(ns)
 		return
 	}
 	s.OK.add(ns)
-	us := (ns + 500) / 1000
-	if us < lowestUs {
-		us = lowestUs
-	}
-	if us > highestUs {
-		us = highestUs
+	if record(s.Hist, ns) {
 		s.Clamped++
 	}
-	_ = s.Hist.RecordValue(us) // cannot fail: us is within range
+	if s.Svc != nil {
+		sns := max(int64(svc), 0)
+		s.SvcOK.add(sns)
+		record(s.Svc, sns)
+	}
+}
+
+// record adds ns to h in microseconds; true when it had to be clamped.
+func record(h *hdr.Histogram, ns int64) bool {
+	us := (ns + 500) / 1000
+	us = max(us, lowestUs)
+	clamped := us > highestUs
+	if clamped {
+		us = highestUs
+	}
+	_ = h.RecordValue(us) // cannot fail: us is within range
+	return clamped
 }
 
 // Merge adds o into s exactly.
 func (s *Stats) Merge(o *Stats) {
-	if o.Count == 0 {
+	if o.Count == 0 && o.Dropped == 0 {
 		return
 	}
 	s.Count += o.Count
@@ -114,20 +135,31 @@ func (s *Stats) Merge(o *Stats) {
 	for i := range s.Errors {
 		s.Errors[i] += o.Errors[i]
 	}
+	s.Dropped += o.Dropped
 	s.OK.Merge(o.OK)
 	s.Failed.Merge(o.Failed)
 	if o.OK.N > 0 {
 		s.Hist.Merge(o.Hist)
 	}
+	if o.SvcOK.N > 0 {
+		if s.Svc == nil {
+			s.Svc = NewHistogram()
+		}
+		s.Svc.Merge(o.Svc)
+		s.SvcOK.Merge(o.SvcOK)
+	}
 }
 
-// Reset empties s, keeping its histogram's memory.
+// Reset empties s, keeping its histograms' memory.
 func (s *Stats) Reset() {
-	h := s.Hist
+	h, svc := s.Hist, s.Svc
 	if s.OK.N > 0 {
 		h.Reset()
 	}
-	*s = Stats{Hist: h}
+	if s.SvcOK.N > 0 {
+		svc.Reset()
+	}
+	*s = Stats{Hist: h, Svc: svc}
 }
 
 // ErrorCount is the number of failed operations.
@@ -143,6 +175,8 @@ type Summary struct {
 	Errors       ErrorSummary     `json:"errors"`
 	SuccessRatio float64          `json:"success_ratio"`
 	Latency      LatencySummary   `json:"latency_ms"`
+	ServiceTime  *LatencySummary  `json:"service_time_ms,omitempty"`
+	Dropped      int64            `json:"dropped,omitempty"`
 	Failed       *FailedSummary   `json:"failed_latency_ms,omitempty"`
 	RPS          float64          `json:"rps"`
 	OpRate       OpRate           `json:"single_op_rate"`
@@ -208,24 +242,36 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 	if elapsed > 0 {
 		out.RPS = float64(s.Count) / elapsed.Seconds()
 	}
+	out.Dropped = s.Dropped
 	if s.OK.N > 0 {
+		out.Latency = latency(s.Hist, s.OK)
 		l := &out.Latency
-		l.Min, l.Max, l.Mean = ms(float64(s.OK.Min)), ms(float64(s.OK.Max)), ms(s.OK.Mean())
-		l.StdDev = s.Hist.StdDev() / 1e3
-		v := s.Hist.ValueAtPercentiles(Percentiles)
-		q := func(p float64) float64 {
-			// The histogram reports the highest value equivalent to the
-			// percentile's bucket; never report beyond the exact extremes.
-			x := float64(v[p]) / 1e3
-			return math.Max(l.Min, math.Min(x, l.Max))
-		}
-		l.P50, l.P75, l.P90, l.P95, l.P99, l.P999 = q(50), q(75), q(90), q(95), q(99), q(99.9)
 		// Guard against 0 ms (not seen in practice) so JSON never gets +Inf.
 		inv := func(ms float64) float64 { return 1000 / math.Max(ms, 1e-6) }
 		out.OpRate = OpRate{Min: inv(l.Max), Max: inv(l.Min), Avg: inv(l.Mean)}
+	}
+	if s.SvcOK.N > 0 {
+		svc := latency(s.Svc, s.SvcOK)
+		out.ServiceTime = &svc
 	}
 	if s.Failed.N > 0 {
 		out.Failed = &FailedSummary{Min: ms(float64(s.Failed.Min)), Mean: ms(s.Failed.Mean()), Max: ms(float64(s.Failed.Max))}
 	}
 	return out
+}
+
+// latency summarises a histogram in ms with its exact moments.
+func latency(h *hdr.Histogram, m Moments) LatencySummary {
+	var l LatencySummary
+	l.Min, l.Max, l.Mean = ms(float64(m.Min)), ms(float64(m.Max)), ms(m.Mean())
+	l.StdDev = h.StdDev() / 1e3
+	v := h.ValueAtPercentiles(Percentiles)
+	q := func(p float64) float64 {
+		// The histogram reports the highest value equivalent to the
+		// percentile's bucket; never report beyond the exact extremes.
+		x := float64(v[p]) / 1e3
+		return math.Max(l.Min, math.Min(x, l.Max))
+	}
+	l.P50, l.P75, l.P90, l.P95, l.P99, l.P999 = q(50), q(75), q(90), q(95), q(99), q(99.9)
+	return l
 }

@@ -206,6 +206,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			return
 		}
 		v.SetBool(b)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if n.Kind != yaml.ScalarNode || err != nil {
+			d.errorf(n, "want a number, got %s", kindName(n))
+			return
+		}
+		v.SetFloat(f)
 	case reflect.Int, reflect.Int64:
 		i, err := strconv.ParseInt(n.Value, 10, 64)
 		if n.Kind != yaml.ScalarNode || err != nil {

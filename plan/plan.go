@@ -114,12 +114,39 @@ type Scenario struct {
 	Duration *Num `yaml:"duration"`
 	// RampUp spreads the VUs' starts evenly over this time.
 	RampUp *Num `yaml:"ramp_up"`
+	// RampVUs changes the number of VUs linearly, segment by segment
+	// (ramping VUs, a closed model), starting from VUs (default 0).
+	RampVUs []*RampStep `yaml:"ramp_vus"`
+	// Rate starts this many iterations per second whatever the system's
+	// response times (constant arrival rate, an open model).
+	Rate *Num `yaml:"rate"`
+	// RampRate changes the arrival rate linearly, segment by segment,
+	// starting from StartRate (ramping arrival rate, an open model).
+	RampRate  []*RampStep `yaml:"ramp_rate"`
+	StartRate float64     `yaml:"start_rate"`
+	// MaxVUs is the most VUs an open model may use; VUs is how many are
+	// started beforehand (default: MaxVUs = VUs).
+	MaxVUs *Num `yaml:"max_vus"`
+	// WhenBusy says what an open model does with an iteration that finds
+	// every one of MaxVUs VUs busy: drop it and count it (default), or queue
+	// it until a VU is free, its latency still counted from its due time.
+	WhenBusy string `yaml:"when_busy"`
 	// Think is a pause after every step unless the step sets its own.
 	Think *Think `yaml:"think"`
 	// OnError: continue (default), next_iteration, stop_vu.
 	OnError string  `yaml:"on_error"`
 	Flow    []*Step `yaml:"flow"`
 }
+
+// RampStep is one segment of a ramp: reach Target by the end of Duration.
+type RampStep struct {
+	Pos      Pos      `yaml:"-"`
+	Target   float64  `yaml:"target"`
+	Duration Duration `yaml:"duration"`
+}
+
+// IsOpen reports whether the scenario uses an open (arrival-rate) model.
+func (sc *Scenario) IsOpen() bool { return sc.Rate != nil || len(sc.RampRate) > 0 }
 
 // Step is one element of a flow: an HTTP request, a transaction (a named
 // group of steps), or a pause.

@@ -82,6 +82,22 @@ func (n *Num) raw(vars map[string]string) (string, error) {
 	}
 }
 
+// Float resolves a number that may have a fraction.
+func (n *Num) Float(vars map[string]string) (float64, error) {
+	if n == nil {
+		return 0, nil
+	}
+	s, err := n.raw(vars)
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("want a number >= 0, got %q", s)
+	}
+	return f, nil
+}
+
 // Int resolves the number for a stage's variables.
 func (n *Num) Int(vars map[string]string) (int64, error) {
 	if n == nil {
@@ -119,6 +135,34 @@ type Workload struct {
 	// Iterations per VU and TotalIterations shared by all VUs; 0 when unset.
 	Iterations, TotalIterations int64
 	Duration, RampUp            time.Duration
+	// Open models: Rate (per second) or RampRate from StartRate, with up to
+	// MaxVUs VUs.
+	Rate      float64
+	StartRate float64
+	RampRate  []*RampStep
+	MaxVUs    int
+	// Queue is true when iterations wait for a busy VU instead of dropping.
+	Queue bool
+	// RampVUs, a closed model: the VU count follows these segments.
+	RampVUs []*RampStep
+}
+
+// Open reports whether the load is an arrival-rate model.
+func (l Workload) Open() bool { return l.Rate > 0 || len(l.RampRate) > 0 }
+
+// Length is how long the load's schedule lasts, 0 if only counts bound it.
+func (l Workload) Length() time.Duration {
+	var ramp time.Duration
+	for _, s := range l.RampRate {
+		ramp += s.Duration.D
+	}
+	for _, s := range l.RampVUs {
+		ramp += s.Duration.D
+	}
+	if ramp > 0 && (l.Duration == 0 || ramp < l.Duration) {
+		return ramp
+	}
+	return l.Duration
 }
 
 // LoadFor resolves the scenario's load fields with a stage's variables.
@@ -141,6 +185,16 @@ func (sc *Scenario) LoadFor(vars map[string]string) (Workload, error) {
 	if l.RampUp, err = sc.RampUp.Dur(vars); err != nil {
 		return l, fmt.Errorf("scenario %s: ramp_up: %w", sc.Name, err)
 	}
+	if l.Rate, err = sc.Rate.Float(vars); err != nil {
+		return l, fmt.Errorf("scenario %s: rate: %w", sc.Name, err)
+	}
+	maxVUs, err := sc.MaxVUs.Int(vars)
+	if err != nil {
+		return l, fmt.Errorf("scenario %s: max_vus: %w", sc.Name, err)
+	}
+	l.MaxVUs = max(int(maxVUs), l.VUs)
+	l.StartRate, l.RampRate, l.RampVUs = sc.StartRate, sc.RampRate, sc.RampVUs
+	l.Queue = sc.WhenBusy == "queue"
 	return l, nil
 }
 
@@ -148,6 +202,19 @@ func (sc *Scenario) LoadFor(vars map[string]string) (Workload, error) {
 func (l Workload) String() string {
 	s := fmt.Sprintf("%d VUs", l.VUs)
 	switch {
+	case l.Rate > 0:
+		s = fmt.Sprintf("%g iterations/s (%d-%d VUs)", l.Rate, l.VUs, l.MaxVUs)
+	case len(l.RampRate) > 0:
+		s = fmt.Sprintf("rate %g", l.StartRate)
+		for _, r := range l.RampRate {
+			s += fmt.Sprintf(" -> %g/s in %v", r.Target, r.Duration.D)
+		}
+		s += fmt.Sprintf(" (%d-%d VUs)", l.VUs, l.MaxVUs)
+	case len(l.RampVUs) > 0:
+		s = fmt.Sprintf("VUs %d", l.VUs)
+		for _, r := range l.RampVUs {
+			s += fmt.Sprintf(" -> %g in %v", r.Target, r.Duration.D)
+		}
 	case l.TotalIterations > 0:
 		s += fmt.Sprintf(", %d iterations shared", l.TotalIterations)
 	case l.Iterations > 0:

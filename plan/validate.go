@@ -173,7 +173,7 @@ func (v *validator) scenarioDims() {
 func (sc *Scenario) nums() map[string]*Num {
 	return map[string]*Num{
 		"vus": sc.VUs, "iterations": sc.Iterations, "total_iterations": sc.TotalIterations,
-		"duration": sc.Duration, "ramp_up": sc.RampUp,
+		"duration": sc.Duration, "ramp_up": sc.RampUp, "rate": sc.Rate, "max_vus": sc.MaxVUs,
 	}
 }
 
@@ -307,14 +307,40 @@ func (v *validator) phase(name string, steps []*Step, isSetup bool) {
 }
 
 func (v *validator) scenario(sc *Scenario) {
-	if sc.VUs == nil {
+	if sc.VUs == nil && len(sc.RampVUs) == 0 {
 		v.at(sc.Pos, "scenario %s: vus is required", sc.Name)
+	}
+	if sc.VUs == nil && len(sc.RampVUs) > 0 {
+		sc.VUs = &Num{Pos: sc.Pos, Values: []string{"0"}}
 	}
 	if sc.Iterations != nil && sc.TotalIterations != nil {
 		v.at(sc.TotalIterations.Pos, "scenario %s: give iterations (per VU) or total_iterations (shared), not both", sc.Name)
 	}
-	if sc.Iterations == nil && sc.TotalIterations == nil && sc.Duration == nil {
+	switch {
+	case sc.Rate != nil && len(sc.RampRate) > 0:
+		v.at(sc.Pos, "scenario %s: give rate (constant) or ramp_rate (ramping), not both", sc.Name)
+	case sc.IsOpen() && (sc.Iterations != nil || sc.TotalIterations != nil || sc.RampUp != nil || len(sc.RampVUs) > 0):
+		v.at(sc.Pos, "scenario %s: an arrival-rate model (rate, ramp_rate) is bounded by duration or its ramp, not by iterations, ramp_up or ramp_vus", sc.Name)
+	case sc.Rate != nil && sc.Duration == nil:
+		v.at(sc.Rate.Pos, "scenario %s: rate needs a duration", sc.Name)
+	case !sc.IsOpen() && (sc.MaxVUs != nil || sc.StartRate != 0 || sc.WhenBusy != ""):
+		v.at(sc.Pos, "scenario %s: max_vus, start_rate and when_busy belong to arrival-rate models (rate, ramp_rate)", sc.Name)
+	case sc.WhenBusy != "" && sc.WhenBusy != "drop" && sc.WhenBusy != "queue":
+		v.at(sc.Pos, "scenario %s: when_busy %q: want drop or queue", sc.Name, sc.WhenBusy)
+	case len(sc.RampVUs) > 0 && (sc.RampUp != nil || sc.TotalIterations != nil):
+		v.at(sc.Pos, "scenario %s: ramp_vus sets the VU count over time; it does not go with ramp_up or total_iterations", sc.Name)
+	case !sc.IsOpen() && len(sc.RampVUs) == 0 && sc.Iterations == nil && sc.TotalIterations == nil && sc.Duration == nil:
 		v.at(sc.Pos, "scenario %s: give iterations, total_iterations or duration so the load ends", sc.Name)
+	}
+	for _, steps := range [][]*RampStep{sc.RampRate, sc.RampVUs} {
+		for _, r := range steps {
+			if r.Duration.D <= 0 {
+				v.at(r.Pos, "scenario %s: every ramp segment needs a duration", sc.Name)
+			}
+			if r.Target < 0 {
+				v.at(r.Pos, "scenario %s: ramp target %g is negative", sc.Name, r.Target)
+			}
+		}
 	}
 	switch sc.OnError {
 	case "", "continue", "next_iteration", "stop_vu":
@@ -620,9 +646,15 @@ func (v *validator) checkNums() {
 	for _, st := range v.p.Stages() {
 		vars := v.p.VarsFor(st)
 		for _, sc := range v.p.Scenarios {
+			if _, err := sc.Rate.Float(vars); err != nil {
+				v.at(sc.Rate.Pos, "scenario %s: rate%s: %v", sc.Name, inStage(st, sc.Rate), err)
+			}
+			if _, err := sc.MaxVUs.Int(vars); err != nil {
+				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %v", sc.Name, inStage(st, sc.MaxVUs), err)
+			}
 			if n, err := sc.VUs.Int(vars); err != nil {
 				v.at(sc.VUs.Pos, "scenario %s: vus%s: %v", sc.Name, inStage(st, sc.VUs), err)
-			} else if sc.VUs != nil && n < 1 {
+			} else if sc.VUs != nil && n < 1 && len(sc.RampVUs) == 0 {
 				v.at(sc.VUs.Pos, "scenario %s: vus%s: want at least 1, got %d", sc.Name, inStage(st, sc.VUs), n)
 			}
 			for _, f := range []struct {

@@ -104,7 +104,9 @@ func (p *Progress) Tick(ph *metrics.Phase, t *metrics.Tick) {
 	sps := Scenarios(ph, t)
 	dt := (t.Elapsed - p.lastAt).Seconds()
 	for i := range sps {
-		if dt > 0 {
+		if t.Final && t.Elapsed > 0 { // the stage's average, not a last sliver
+			sps[i].Rate = float64(sps[i].Requests) / t.Elapsed.Seconds()
+		} else if dt > 0 {
 			sps[i].Rate = float64(sps[i].Requests-p.lastCount[sps[i].Scenario]) / dt
 		}
 		p.lastCount[sps[i].Scenario] = sps[i].Requests

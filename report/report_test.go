@@ -45,12 +45,12 @@ func fixture() *metrics.Run {
 	totals := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
 	for i := 1; i <= 100; i++ {
 		d := time.Duration(i) * time.Millisecond
-		totals[0].Add(d, metrics.OK, 512)
-		totals[1].Add(d+time.Millisecond, metrics.OK, 0)
-		totals[2].Add(d+2*time.Millisecond, metrics.OK, 0)
+		totals[0].Add(d, d, metrics.OK, 512)
+		totals[1].Add(d+time.Millisecond, d+time.Millisecond, metrics.OK, 0)
+		totals[2].Add(d+2*time.Millisecond, d+2*time.Millisecond, metrics.OK, 0)
 	}
-	totals[0].Add(3*time.Second, metrics.Timeout, 0)
-	totals[0].Add(time.Millisecond/2, metrics.HTTP5xx, 0)
+	totals[0].Add(3*time.Second, 3*time.Second, metrics.Timeout, 0)
+	totals[0].Add(time.Millisecond/2, time.Millisecond/2, metrics.HTTP5xx, 0)
 	ph := &metrics.Phase{
 		Index: 1, Name: "vus=2", Values: []metrics.KV{{Name: "vus", Value: "2"}},
 		Start: t0, End: t0.Add(10 * time.Second), Ops: ops, Totals: totals,
@@ -128,7 +128,7 @@ func TestRunDirLogRoundTrip(t *testing.T) {
 			iv.Ops = append(iv.Ops, metrics.NewStats())
 		}
 		for v := 1; v <= 50*(i+1); v++ {
-			iv.Ops[0].Add(time.Duration(v)*time.Millisecond, metrics.OK, 0)
+			iv.Ops[0].Add(time.Duration(v)*time.Millisecond, time.Duration(v)*time.Millisecond, metrics.OK, 0)
 		}
 		want = append(want, iv.Ops[0].Hist.Clone())
 		if err := sink.Interval(iv); err != nil {
@@ -174,11 +174,11 @@ func TestProgressLines(t *testing.T) {
 	ph := run.Stages[0]
 	cur := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
 	for i := 1; i <= 100; i++ {
-		cur[0].Add(time.Duration(i)*time.Millisecond, metrics.OK, 0)
+		cur[0].Add(time.Duration(i)*time.Millisecond, time.Duration(i)*time.Millisecond, metrics.OK, 0)
 	}
-	cur[2].Add(time.Millisecond, metrics.OK, 0)
+	cur[2].Add(time.Millisecond, time.Millisecond, metrics.OK, 0)
 	total := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
-	total[0].Add(time.Millisecond, metrics.HTTP5xx, 0)
+	total[0].Add(time.Millisecond, time.Millisecond, metrics.HTTP5xx, 0)
 	tick := &metrics.Tick{Elapsed: 10 * time.Second, Ops: ph.Ops, Cur: cur, Total: total}
 	sp := Scenarios(ph, tick)
 	if len(sp) != 1 || sp[0].Requests != 101 || sp[0].Errors != 1 || sp[0].Iterations != 1 {

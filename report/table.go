@@ -75,6 +75,14 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := serviceTable(w, ph, width); err != nil {
+		return err
+	}
+	for _, op := range ph.Operations {
+		if op.Dropped > 0 {
+			fmt.Fprintf(w, "dropped iterations: %s %d (every VU busy when they were due)\n", op.Name, op.Dropped)
+		}
+	}
 	var kinds []string
 	for _, op := range ph.Operations {
 		if op.Errors.Total > 0 && op.Kind == metrics.KindStep {
@@ -112,4 +120,26 @@ func sorted(s []string) []string {
 		}
 	}
 	return s
+}
+
+// serviceTable prints the service time of open-model operations: from the
+// actual send, where the main table's latency is from the due time.
+func serviceTable(w io.Writer, ph PhaseSummary, width int) error {
+	has := false
+	for _, op := range ph.Operations {
+		has = has || op.ServiceTime != nil
+	}
+	if !has {
+		return nil
+	}
+	fmt.Fprintln(w, "service time (from the send; the latencies above are from when each iteration was due):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s\tmin\tmean\tp50\tp90\tp95\tp99\tmax\t\n", width, "operation")
+	for _, op := range ph.Operations {
+		if l := op.ServiceTime; l != nil {
+			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name,
+				Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.Max))
+		}
+	}
+	return tw.Flush()
 }

@@ -427,7 +427,7 @@ func (w *planWalker) field(t reflect.Type, s map[string]any, path string) {
 			return
 		}
 		w.leaf(s, path) // []string, []int: a value or a list of values
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64:
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
 		w.leaf(s, path)
 	default:
 		w.t.Errorf("%s: the test does not know how plan files write %v; teach it (and the schema)", path, t)
@@ -844,11 +844,11 @@ func summaryRun() *metrics.Run {
 	}
 	step, iter := metrics.NewStats(), metrics.NewStats()
 	for _, ms := range []int{3, 5, 8, 13} {
-		step.Add(time.Duration(ms)*time.Millisecond, metrics.OK, 256)
-		iter.Add(time.Duration(ms+1)*time.Millisecond, metrics.OK, 0)
+		step.Add(time.Duration(ms)*time.Millisecond, time.Duration(ms)*time.Millisecond, metrics.OK, 256)
+		iter.Add(time.Duration(ms+1)*time.Millisecond, time.Duration(ms+1)*time.Millisecond, metrics.OK, 0)
 	}
-	step.Add(30*time.Millisecond, metrics.HTTP5xx, 64)
-	iter.Add(31*time.Millisecond, metrics.HTTP5xx, 0)
+	step.Add(30*time.Millisecond, 30*time.Millisecond, metrics.HTTP5xx, 64)
+	iter.Add(31*time.Millisecond, 31*time.Millisecond, metrics.HTTP5xx, 0)
 	stage := &metrics.Phase{
 		Index: 1, Name: "users=2", Values: []metrics.KV{{Name: "users", Value: "2"}},
 		Start: t0, End: t0.Add(2 * time.Second), Ops: ops, Totals: []*metrics.Stats{step, iter},

@@ -132,6 +132,8 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 
 // Result is the outcome of one request.
 type Result struct {
+	// Start is when the request was sent (zero if it never was).
+	Start   time.Time
 	Status  int
 	Bytes   int
 	Latency time.Duration
@@ -159,10 +161,10 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	err := c.c.DoTimeout(req, resp, r.timeout)
 	lat := time.Since(start)
 	if err != nil {
-		return Result{Latency: lat, Err: Classify(err), Detail: err.Error()}
+		return Result{Start: start, Latency: lat, Err: Classify(err), Detail: err.Error()}
 	}
 	body := resp.Body()
-	res := Result{Status: resp.StatusCode(), Bytes: len(body), Latency: lat}
+	res := Result{Start: start, Status: resp.StatusCode(), Bytes: len(body), Latency: lat}
 	r.judge(&res, resp, body, vars)
 	return res
 }

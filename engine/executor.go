@@ -1,0 +1,261 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+)
+
+// executor starts the VUs of a stage's scenarios by their workload model.
+// Every goroutine it starts is counted in wg, which the stage waits for.
+type executor struct {
+	r     *runner
+	rec   *metrics.Recorder
+	base  map[string]string
+	data  *sources
+	stage plan.Stage
+	start time.Time
+	wg    *sync.WaitGroup
+
+	mu      sync.Mutex
+	workers int // workers made so far: their shard and random stream
+}
+
+func (e *executor) newWorker(s *scenario, vu int) *worker {
+	e.mu.Lock()
+	n := e.workers
+	e.workers++
+	e.mu.Unlock()
+	v := newVars(vu, s.sc.Name, e.stage.Name(), e.r.opts.RunID, e.base, e.data, e.r.opts.Seed, uint64(e.stage.Index)<<32|uint64(n))
+	return &worker{r: e.r, s: s, vars: v, rec: e.rec, shard: n}
+}
+
+func (e *executor) spawnOwned(f func()) {
+	e.wg.Add(1)
+	go func() { defer e.wg.Done(); f() }()
+}
+
+// launch starts a scenario; ctx ends at the scenario's deadline, if any.
+func (e *executor) launch(ctx context.Context, s *scenario) {
+	switch {
+	case s.Open():
+		e.arrivals(ctx, s)
+	case len(s.RampVUs) > 0:
+		e.rampingVUs(ctx, s)
+	default:
+		e.closed(ctx, s)
+	}
+}
+
+// closed runs VUs iterations back to back: a number each, a shared total, or
+// until the deadline, their starts spread over the ramp-up.
+func (e *executor) closed(ctx context.Context, s *scenario) {
+	shared := &atomic.Int64{}
+	for i := 1; i <= s.VUs; i++ {
+		w := e.newWorker(s, i)
+		var delay time.Duration
+		if s.RampUp > 0 && s.VUs > 1 {
+			delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
+		}
+		e.spawnOwned(func() {
+			if delay > 0 && !w.sleep(ctx, delay) {
+				return
+			}
+			for i := int64(0); ctx.Err() == nil; i++ {
+				iter := i
+				switch {
+				case s.TotalIterations > 0:
+					iter = shared.Add(1) - 1
+					if iter >= s.TotalIterations {
+						return
+					}
+				case s.Iterations > 0 && i >= s.Iterations:
+					return
+				}
+				if w.iteration(ctx, iter, time.Time{}) {
+					return
+				}
+			}
+		})
+	}
+}
+
+// rampingVUs changes the number of active VUs linearly through the ramp's
+// segments. A VU above the current target finishes its iteration and waits.
+func (e *executor) rampingVUs(ctx context.Context, s *scenario) {
+	top := float64(s.VUs)
+	for _, r := range s.RampVUs {
+		top = math.Max(top, r.Target)
+	}
+	var target atomic.Int64
+	target.Store(int64(s.VUs))
+	e.spawnOwned(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			n, done := rampAt(float64(s.VUs), s.RampVUs, time.Since(e.start))
+			target.Store(int64(math.Floor(n + 1e-9)))
+			if done {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	for i := 1; i <= int(top); i++ {
+		w := e.newWorker(s, i)
+		e.spawnOwned(func() {
+			for it := int64(0); ctx.Err() == nil; {
+				if int64(i) > target.Load() {
+					if !w.sleep(ctx, 20*time.Millisecond) {
+						return
+					}
+					continue
+				}
+				if s.Iterations > 0 && it >= s.Iterations {
+					return
+				}
+				if w.iteration(ctx, it, time.Time{}) {
+					return
+				}
+				it++
+			}
+		})
+	}
+}
+
+// rampAt is the value of a piecewise-linear ramp from start at elapsed, and
+// whether the ramp is over.
+func rampAt(start float64, segs []*plan.RampStep, elapsed time.Duration) (float64, bool) {
+	v := start
+	for _, s := range segs {
+		if elapsed < s.Duration.D {
+			return v + (s.Target-v)*float64(elapsed)/float64(s.Duration.D), false
+		}
+		elapsed -= s.Duration.D
+		v = s.Target
+	}
+	return v, true
+}
+
+// arrival is an iteration an open model hands to a VU.
+type arrival struct {
+	iter int64
+	due  time.Time
+}
+
+// arrivals starts iterations at the pacer's due times whatever the response
+// times: each goes to an idle VU, to a new VU while fewer than MaxVUs exist,
+// and otherwise is dropped and counted, or (when_busy: queue) waits for the
+// first free VU. Latency is measured from the due time either way.
+func (e *executor) arrivals(ctx context.Context, s *scenario) {
+	var p pacer = constantPacer{rate: s.Rate, duration: s.Duration}
+	if len(s.RampRate) > 0 {
+		segs := make([]rampSegment, len(s.RampRate))
+		for i, r := range s.RampRate {
+			segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
+		}
+		p = newRampPacer(s.StartRate, segs)
+	}
+	idle := make(chan arrival) // unbuffered: a send succeeds only to an idle VU
+	var backlog chan arrival   // when_busy: queue
+	if s.Queue {
+		backlog = make(chan arrival, maxBacklog)
+	}
+	run := func(w *worker, a arrival) bool { return ctx.Err() != nil || w.iteration(ctx, a.iter, a.due) }
+	vus := 0
+	spawn := func(first *arrival) {
+		vus++
+		w := e.newWorker(s, vus)
+		e.spawnOwned(func() {
+			if first != nil && run(w, *first) {
+				return
+			}
+			for {
+				var a arrival
+				var ok bool
+				select { // the oldest queued iteration first
+				case a, ok = <-backlog:
+				default:
+					select {
+					case a, ok = <-backlog:
+					case a, ok = <-idle:
+					}
+				}
+				if !ok { // the schedule is over: finish the queue, if any
+					if backlog == nil {
+						return
+					}
+					for a := range backlog {
+						if run(w, a) {
+							return
+						}
+					}
+					return
+				}
+				if run(w, a) {
+					return
+				}
+			}
+		})
+	}
+	for range s.VUs {
+		spawn(nil)
+	}
+	e.spawnOwned(func() {
+		defer func() {
+			close(idle)
+			if backlog != nil {
+				close(backlog)
+			}
+		}()
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for n := int64(0); ; n++ {
+			d, ok := p.Due(n)
+			if !ok {
+				return
+			}
+			due := e.start.Add(d)
+			if wait := time.Until(due); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-ctx.Done():
+					return
+				case <-timer.C:
+				}
+			} else if ctx.Err() != nil {
+				return
+			}
+			a := arrival{iter: n, due: due}
+			select {
+			case idle <- a:
+				continue
+			default:
+			}
+			switch {
+			case vus < s.MaxVUs:
+				spawn(&a)
+			case backlog != nil:
+				select {
+				case backlog <- a:
+				default:
+					e.rec.Drop(0, s.iterOp)
+				}
+			default:
+				e.rec.Drop(0, s.iterOp)
+			}
+		}
+	})
+}
+
+// maxBacklog bounds the iterations queued for busy VUs.
+const maxBacklog = 1 << 20

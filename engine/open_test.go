@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestConstantArrivalRate(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 200, duration: 1s, vus: 5, flow: [{name: a, url: /a}]}
+`, nil)
+	start := time.Now()
+	r := run(t, p)
+	el := time.Since(start)
+	it := op(t, r.Stages[0], "s")
+	if it.Count != 200 || it.Dropped != 0 || c.total() != 200 {
+		t.Errorf("iterations %d, dropped %d, server %d; want 200, 0, 200", it.Count, it.Dropped, c.total())
+	}
+	if el < time.Second-10*time.Millisecond || el > 1500*time.Millisecond {
+		t.Errorf("1 s at 200/s took %v", el)
+	}
+	if a := op(t, r.Stages[0], "a"); a.Svc == nil || a.SvcOK.N != 200 {
+		t.Error("open models keep service time")
+	}
+}
+
+// stallServer holds every response in [from, to) until to, as a server
+// that freezes (a GC pause, a failover) does.
+func stallServer(from, to time.Time) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if now := time.Now(); !now.Before(from) && now.Before(to) {
+			time.Sleep(to.Sub(now))
+		}
+	}))
+}
+
+// At a constant rate, a 1 s stall of the server shows in the latency
+// percentiles (measured from each iteration's due time) but not in the
+// service time; a closed model against the same stall hides it.
+func TestStallShowsInLatencyNotServiceTime(t *testing.T) {
+	t0 := time.Now()
+	srv := stallServer(t0.Add(time.Second), t0.Add(2*time.Second))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: open, rate: 200, duration: 3s, vus: 2, max_vus: 2, when_busy: queue, flow: [{name: a, url: /a}]}
+`, nil)
+	r := run(t, p)
+	a := op(t, r.Stages[0], "a").Summarize(r.Stages[0].Elapsed())
+	if a.Count != 600 || a.Dropped != 0 {
+		t.Fatalf("count %d dropped %d, want 600 and 0", a.Count, a.Dropped)
+	}
+	t.Logf("open model, 1 s stall: latency p50 %.2f p90 %.1f p99 %.1f max %.1f ms; service time p99 %.2f max %.1f ms",
+		a.Latency.P50, a.Latency.P90, a.Latency.P99, a.Latency.Max, a.ServiceTime.P99, a.ServiceTime.Max)
+	if a.Latency.P99 < 300 || a.Latency.Max < 900 {
+		t.Errorf("latency p99 %.1f ms, max %.1f ms: the stall does not show", a.Latency.P99, a.Latency.Max)
+	}
+	if a.ServiceTime == nil || a.ServiceTime.P99 > 50 {
+		t.Errorf("service time p99 %+v: should stay small (requests waited before being sent)", a.ServiceTime)
+	}
+
+	// The same stall in a closed model: only the requests in flight wait,
+	// and p99 hides the stall (coordinated omission).
+	t1 := time.Now()
+	srv2 := stallServer(t1.Add(time.Second), t1.Add(2*time.Second))
+	defer srv2.Close()
+	p2 := load(t, srv2.URL, `target: TARGET
+scenarios:
+  - {name: closed, vus: 2, duration: 3s, think: 5ms, flow: [{name: a, url: /a}]}
+`, nil)
+	r2 := run(t, p2)
+	c := op(t, r2.Stages[0], "a").Summarize(r2.Stages[0].Elapsed())
+	t.Logf("closed model, same stall: latency p50 %.2f p90 %.1f p99 %.1f max %.1f ms (%d requests)", c.Latency.P50, c.Latency.P90, c.Latency.P99, c.Latency.Max, c.Count)
+	if c.Latency.P99 > 50 || c.Latency.Max < 900 {
+		t.Errorf("closed model: p99 %.1f ms, max %.1f ms", c.Latency.P99, c.Latency.Max)
+	}
+}
+
+func TestDroppedIterationsAreCounted(t *testing.T) {
+	t0 := time.Now()
+	srv := stallServer(t0.Add(500*time.Millisecond), t0.Add(time.Second))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 200, duration: 2s, vus: 2, max_vus: 2, flow: [{name: a, url: /a}]}
+`, nil)
+	r := run(t, p)
+	it := op(t, r.Stages[0], "s")
+	// Every scheduled iteration ran or was dropped; about 0.5 s worth dropped.
+	if it.Count+it.Dropped != 400 {
+		t.Errorf("ran %d + dropped %d != 400 scheduled", it.Count, it.Dropped)
+	}
+	if it.Dropped < 70 || it.Dropped > 130 {
+		t.Errorf("dropped %d, want about 100", it.Dropped)
+	}
+	s := it.Summarize(time.Second)
+	if s.Dropped != it.Dropped {
+		t.Error("summary loses dropped")
+	}
+}
+
+func TestRampingArrivalRate(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 4
+    max_vus: 20
+    ramp_rate: [{target: 200, duration: 1s}, {target: 200, duration: 500ms}]
+    flow: [{name: a, url: /a}]
+`, nil)
+	r := run(t, p)
+	// 0 -> 200/s over 1 s is 100 iterations; 200/s for 0.5 s another 100.
+	if it := op(t, r.Stages[0], "s"); it.Count != 200 || c.total() != 200 {
+		t.Errorf("iterations %d, server %d; want 200", it.Count, c.total())
+	}
+}
+
+func TestRampingVUs(t *testing.T) {
+	var active, peak atomic.Int32
+	var early, late atomic.Int32
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := active.Add(1)
+		defer active.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if time.Since(start) < 150*time.Millisecond {
+			early.Add(1)
+		} else if time.Since(start) > 500*time.Millisecond {
+			late.Add(1)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    ramp_vus: [{target: 4, duration: 400ms}, {target: 4, duration: 400ms}]
+    flow: [{name: a, url: /a}]
+`, nil)
+	r := run(t, p)
+	if pk := peak.Load(); pk != 4 {
+		t.Errorf("peak concurrency %d, want 4", pk)
+	}
+	// At most 1 VU in the first 100 ms (0 -> 4 over 400 ms), 4 at the end:
+	// 10 ms requests give at most ~15 early and well over 100 late.
+	if e, l := early.Load(), late.Load(); e > 20 || l < 60 {
+		t.Errorf("early %d, late %d requests: the ramp did not ramp", e, l)
+	}
+	if el := r.Stages[0].Elapsed(); el > 1200*time.Millisecond {
+		t.Errorf("an 800 ms ramp took %v", el)
+	}
+}

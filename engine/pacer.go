@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"math"
+	"time"
+)
+
+// A pacer decides when each iteration of an open workload model is due:
+// Due(n) is the offset from the start of the scenario at which iteration n
+// (0-based) should start, and false once the schedule has ended. Latency in
+// open models is measured from this due time, so a stall of the system under
+// test shows in the percentiles instead of silently slowing the load
+// (no coordinated omission).
+type pacer interface {
+	Due(n int64) (time.Duration, bool)
+}
+
+// constantPacer starts rate iterations per second for a duration.
+type constantPacer struct {
+	rate     float64 // per second
+	duration time.Duration
+}
+
+func (p constantPacer) Due(n int64) (time.Duration, bool) {
+	if p.rate <= 0 {
+		return 0, false
+	}
+	d := time.Duration(float64(n) / p.rate * float64(time.Second))
+	return d, d < p.duration
+}
+
+// rampSegment moves the rate linearly from the previous target to Target
+// over Duration.
+type rampSegment struct {
+	Target   float64
+	Duration time.Duration
+}
+
+// rampPacer follows a piecewise-linear rate, starting at start.
+type rampPacer struct {
+	start    float64
+	segments []rampSegment
+	// cum[i] is the number of iterations due before segment i.
+	cum []float64
+}
+
+func newRampPacer(start float64, segs []rampSegment) *rampPacer {
+	p := &rampPacer{start: start, segments: segs, cum: make([]float64, len(segs)+1)}
+	r0 := start
+	for i, s := range segs {
+		p.cum[i+1] = p.cum[i] + (r0+s.Target)/2*s.Duration.Seconds()
+		r0 = s.Target
+	}
+	return p
+}
+
+func (p *rampPacer) Due(n int64) (time.Duration, bool) {
+	// Iteration n is due when the integral of the rate reaches n.
+	x := float64(n)
+	r0 := p.start
+	var offset time.Duration
+	for i, s := range p.segments {
+		if x < p.cum[i+1] {
+			rem := x - p.cum[i]
+			T := s.Duration.Seconds()
+			slope := (s.Target - r0) / T
+			var t float64
+			if math.Abs(slope) < 1e-12 {
+				t = rem / r0
+			} else {
+				// slope/2 t² + r0 t - rem = 0
+				disc := r0*r0 + 2*slope*rem
+				t = (-r0 + math.Sqrt(math.Max(disc, 0))) / slope
+			}
+			return offset + time.Duration(t*float64(time.Second)), true
+		}
+		offset += s.Duration
+		r0 = s.Target
+	}
+	return 0, false
+}
+
+// Total is the number of iterations the schedule starts.
+func (p *rampPacer) Total() float64 { return p.cum[len(p.cum)-1] }

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestConstantPacer(t *testing.T) {
+	p := constantPacer{rate: 200, duration: time.Second}
+	n := int64(0)
+	for {
+		d, ok := p.Due(n)
+		if !ok {
+			break
+		}
+		if want := time.Duration(n) * 5 * time.Millisecond; d != want {
+			t.Fatalf("due(%d) = %v, want %v", n, d, want)
+		}
+		n++
+	}
+	if n != 200 {
+		t.Errorf("%d iterations in 1s at 200/s", n)
+	}
+}
+
+func TestRampPacer(t *testing.T) {
+	// 0 -> 100/s over 10s, then 100/s for 5s: 500 + 500 iterations.
+	p := newRampPacer(0, []rampSegment{{100, 10 * time.Second}, {100, 5 * time.Second}})
+	if p.Total() != 1000 {
+		t.Fatalf("total %v", p.Total())
+	}
+	var last time.Duration
+	n := int64(0)
+	for ; ; n++ {
+		d, ok := p.Due(n)
+		if !ok {
+			break
+		}
+		if d < last {
+			t.Fatalf("due times go back at %d: %v < %v", n, d, last)
+		}
+		last = d
+	}
+	if n != 1000 {
+		t.Errorf("%d iterations, want 1000", n)
+	}
+	// Under a linear ramp from 0, iteration k is due at sqrt(2k/slope).
+	for _, k := range []int64{1, 50, 200, 499} {
+		d, _ := p.Due(k)
+		want := math.Sqrt(2 * float64(k) / 10)
+		if math.Abs(d.Seconds()-want) > 1e-6 {
+			t.Errorf("due(%d) = %v, want %.6fs", k, d, want)
+		}
+	}
+	// In the flat segment iterations are 10ms apart.
+	d600, _ := p.Due(600)
+	d601, _ := p.Due(601)
+	if diff := d601 - d600; diff != 10*time.Millisecond {
+		t.Errorf("flat segment spacing %v", diff)
+	}
+	// A ramp down ends on time too: 100 -> 0 over 2s is 100 iterations.
+	down := newRampPacer(100, []rampSegment{{0, 2 * time.Second}})
+	if down.Total() != 100 {
+		t.Errorf("ramp down total %v", down.Total())
+	}
+	if d, ok := down.Due(99); !ok || d > 2*time.Second {
+		t.Errorf("last of ramp down due at %v, %v", d, ok)
+	}
+}
