@@ -198,10 +198,17 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	var desc []string
 	for _, s := range scens {
 		totalVUs += s.VUs
-		ph.Load = append(ph.Load, metrics.Load{
+		l := metrics.Load{
 			Scenario: s.sc.Name, VUs: s.VUs, Iterations: s.Iterations, TotalIterations: s.TotalIterations,
-			Duration: s.Duration, DurationS: s.Duration.Seconds(), RampUpS: s.RampUp.Seconds(),
-		})
+			Duration: s.Length(), DurationS: s.Length().Seconds(), RampUpS: s.RampUp.Seconds(),
+		}
+		if s.Open() {
+			l.Open, l.Rate, l.MaxVUs = true, s.Rate, s.MaxVUs
+			if n := len(s.RampRate); n > 0 {
+				l.Rate = s.RampRate[n-1].Target
+			}
+		}
+		ph.Load = append(ph.Load, l)
 		desc = append(desc, s.sc.Name+" "+s.Workload.String())
 	}
 	open := false

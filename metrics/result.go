@@ -37,6 +37,11 @@ type Load struct {
 	Duration        time.Duration `json:"-"`
 	DurationS       float64       `json:"duration_s,omitempty"`
 	RampUpS         float64       `json:"ramp_up_s,omitempty"`
+	// Open models: the arrival rate (constant, or the ramp's last target)
+	// and the most VUs allowed.
+	Open   bool    `json:"open,omitempty"`
+	Rate   float64 `json:"rate,omitempty"`
+	MaxVUs int     `json:"max_vus,omitempty"`
 }
 
 // Planned is the number of iterations the load asks for, 0 if only a

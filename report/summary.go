@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -36,6 +37,30 @@ type Summary struct {
 	Stages    []PhaseSummary    `json:"stages"`
 	Teardown  []PhaseSummary    `json:"teardown"`
 	Total     Total             `json:"total"`
+	// Scaling is present when the stages sweep the number of VUs.
+	Scaling *Scaling `json:"scaling,omitempty"`
+}
+
+// Scaling is throughput against parallelism over a sweep of VU counts:
+// speedup and efficiency against the first stage, and the saturation point.
+type Scaling struct {
+	By     string         `json:"by"`
+	Points []ScalingPoint `json:"points"`
+	// SaturationVUs is the fewest VUs whose throughput is within Tolerance
+	// of the sweep's best: where adding workers stops paying.
+	SaturationVUs float64 `json:"saturation_vus"`
+	Tolerance     float64 `json:"tolerance"`
+}
+
+// ScalingPoint is one stage of a scaling sweep.
+type ScalingPoint struct {
+	Stage      int     `json:"stage"`
+	VUs        int     `json:"vus"`
+	Requests   int64   `json:"requests"`
+	Wall       float64 `json:"wall_s"`
+	RPS        float64 `json:"rps"`
+	Speedup    float64 `json:"speedup"`
+	Efficiency float64 `json:"efficiency"`
 }
 
 // PlanInfo is the plan as run.
@@ -151,7 +176,50 @@ func Summarize(run *metrics.Run, host Host) *Summary {
 		s.Teardown = append(s.Teardown, phaseSummary(ph))
 	}
 	s.Total = total(run)
+	s.Scaling = scaling(run)
 	return s
+}
+
+// scaling analyses a sweep whose stages run closed models with a growing
+// number of VUs; nil otherwise.
+func scaling(run *metrics.Run) *Scaling {
+	if len(run.Stages) < 2 {
+		return nil
+	}
+	var pts []analyze.ScalePoint
+	prev := 0
+	for _, ph := range run.Stages {
+		vus := 0
+		for _, l := range ph.Load {
+			if l.Open {
+				return nil
+			}
+			vus += l.VUs
+		}
+		if vus <= prev {
+			return nil
+		}
+		prev = vus
+		var reqs int64
+		for i, op := range ph.Ops {
+			if op.Kind == metrics.KindStep && i < len(ph.Totals) {
+				reqs += ph.Totals[i].Count
+			}
+		}
+		pts = append(pts, analyze.ScalePoint{P: float64(vus), Work: float64(reqs), Wall: ph.Elapsed().Seconds()})
+	}
+	a := analyze.Scale(pts, 0)
+	if len(a.Rows) != len(run.Stages) {
+		return nil
+	}
+	sc := &Scaling{By: "vus", SaturationVUs: a.Saturation, Tolerance: a.Tolerance}
+	for i, r := range a.Rows {
+		sc.Points = append(sc.Points, ScalingPoint{
+			Stage: run.Stages[i].Index, VUs: int(r.P), Requests: int64(r.Work), Wall: r.Wall,
+			RPS: r.Throughput, Speedup: r.Speedup, Efficiency: r.Efficiency,
+		})
+	}
+	return sc
 }
 
 func phaseSummary(ph *metrics.Phase) PhaseSummary {

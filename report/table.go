@@ -42,7 +42,28 @@ func WriteTable(w io.Writer, s *Summary) error {
 			return err
 		}
 	}
+	if err := scalingTable(w, s.Scaling); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintln(w, s.Total.Line)
+	return err
+}
+
+// scalingTable prints throughput against the number of VUs.
+func scalingTable(w io.Writer, sc *Scaling) error {
+	if sc == nil {
+		return nil
+	}
+	fmt.Fprintln(w, "\nscaling with the number of VUs (speedup and efficiency against the first stage)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "vus\trequests\twall s\treq/s\tspeedup\tefficiency\t")
+	for _, p := range sc.Points {
+		fmt.Fprintf(tw, "%d\t%d\t%.2f\t%.1f\t%.2f\t%.0f%%\t\n", p.VUs, p.Requests, p.Wall, p.RPS, p.Speedup, 100*p.Efficiency)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "throughput stops increasing at %g VUs (the fewest within %.0f%% of the best)\n", sc.SaturationVUs, 100*sc.Tolerance)
 	return err
 }
 

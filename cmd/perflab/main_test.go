@@ -170,3 +170,42 @@ func TestInterruptWritesResults(t *testing.T) {
 		t.Error("run directory missing")
 	}
 }
+
+// A fixed amount of work swept over parallelism: a server that serves two
+// requests at a time scales to 2 VUs and no further, and summary.json says so.
+func TestParallelismSweepFindsSaturation(t *testing.T) {
+	sem := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sem <- struct{}{}
+		time.Sleep(5 * time.Millisecond)
+		<-sem
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\nvars: {p: [1, 2, 3, 4, 6]}\nscenarios: [{name: get, vus: '${p}', total_iterations: 120, flow: [{name: a, url: /a}]}]\n")
+	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	s := readSummary(t, out)
+	if s.Scaling == nil || len(s.Scaling.Points) != 5 {
+		t.Fatalf("scaling: %+v", s.Scaling)
+	}
+	for _, p := range s.Scaling.Points {
+		if p.Requests != 120 {
+			t.Errorf("P=%d did %d requests, want 120", p.VUs, p.Requests)
+		}
+	}
+	if sp := s.Scaling.Points[1].Speedup; sp < 1.7 || sp > 2.2 {
+		t.Errorf("speedup at 2 VUs %.2f, want about 2", sp)
+	}
+	if sp := s.Scaling.Points[4].Speedup; sp > 2.3 {
+		t.Errorf("speedup at 6 VUs %.2f: the server serves 2 at a time", sp)
+	}
+	if s.Scaling.SaturationVUs != 2 {
+		t.Errorf("saturation at %v VUs, want 2", s.Scaling.SaturationVUs)
+	}
+	if !strings.Contains(stdout, "throughput stops increasing at 2 VUs") {
+		t.Errorf("table:\n%s", stdout)
+	}
+}
