@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"runtime"
@@ -78,9 +79,14 @@ func newClient(p *plan.Plan) *phttp.Client {
 		}
 	}
 	keep := p.HTTP.KeepAlive == nil || *p.HTTP.KeepAlive
+	var roots *x509.CertPool
+	if len(p.HTTP.CAs) > 0 {
+		roots = x509.NewCertPool()
+		roots.AppendCertsFromPEM(p.HTTP.CAs)
+	}
 	return phttp.NewClient(phttp.Options{
-		Timeout: p.HTTP.Timeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
-		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, UserAgent: "perflab",
+		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
+		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab",
 	})
 }
 

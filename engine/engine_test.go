@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -584,4 +585,46 @@ scenarios:
 	if it := op(t, r.Stages[0], "s"); it.OK.Min < int64(20*time.Millisecond) || it.OK.Max > int64(300*time.Millisecond) {
 		t.Errorf("iteration times %v..%v do not include a 20-40ms think", time.Duration(it.OK.Min), time.Duration(it.OK.Max))
 	}
+}
+
+func TestTLSAndReadErrors(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer tlsSrv.Close()
+	raw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, _ := w.(http.Hijacker).Hijack()
+		if r.URL.Path == "/short" { // promises 100 bytes, sends 5
+			buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello")
+		} else {
+			buf.WriteString("this is not HTTP\r\n\r\n")
+		}
+		buf.Flush()
+		conn.Close()
+	}))
+	defer raw.Close()
+	ca := pemCert(tlsSrv)
+	flow := `    flow:
+      - {name: tls, url: "` + tlsSrv.URL + `/"}
+      - {name: short, url: "` + raw.URL + `/short"}
+      - {name: garbage, url: "` + raw.URL + `/garbage"}
+`
+	// Without the server's CA: TLS errors.
+	p := load(t, "", "scenarios:\n  - name: s\n    vus: 1\n    iterations: 2\n"+flow, nil)
+	r := run(t, p)
+	for name, kind := range map[string]metrics.ErrKind{"tls": metrics.TLS, "short": metrics.Read, "garbage": metrics.Read} {
+		if s := op(t, r.Stages[0], name); s.Errors[kind] != 2 {
+			t.Errorf("%s: errors %v, want 2 of %s", name, s.Errors, kind)
+		}
+	}
+	// With it: success.
+	p = load(t, "", "http: {ca_file: ca.pem}\nscenarios:\n  - name: s\n    vus: 1\n    iterations: 2\n"+flow, map[string]string{"ca.pem": ca})
+	r = run(t, p)
+	if s := op(t, r.Stages[0], "tls"); s.Count != 2 || s.ErrorCount() != 0 {
+		t.Errorf("with ca_file: %d requests, %d errors", s.Count, s.ErrorCount())
+	}
+}
+
+func pemCert(s *httptest.Server) string {
+	var b strings.Builder
+	pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
+	return b.String()
 }

@@ -41,6 +41,14 @@ const (
 	CheckFailed
 	ExtractFailed
 	Other
+	// Connect is a failure to open a connection other than a refusal: the
+	// connect timeout, an unreachable network.
+	Connect
+	// Write is a failure to send the request.
+	Write
+	// Read is a failure to read the response other than a reset or a
+	// timeout: the server closed the connection early, a malformed response.
+	Read
 	numErrKinds
 )
 
@@ -51,6 +59,7 @@ var errKindNames = [...]string{
 	OK: "ok", HTTP1xx: "http_1xx", HTTP2xx: "http_2xx", HTTP3xx: "http_3xx", HTTP4xx: "http_4xx", HTTP5xx: "http_5xx",
 	Timeout: "timeout", ConnRefused: "connection_refused", ConnReset: "connection_reset", DNS: "dns", TLS: "tls",
 	CheckFailed: "check_failed", ExtractFailed: "extract_failed", Other: "other",
+	Connect: "connect", Write: "write", Read: "read",
 }
 
 func (k ErrKind) String() string {

@@ -49,6 +49,13 @@ type HTTPOptions struct {
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 	// InsecureSkipVerify accepts any TLS certificate. Only for test systems.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	// ConnectTimeout bounds opening a connection (default: timeout).
+	ConnectTimeout Duration `yaml:"connect_timeout"`
+	// CAFile is a PEM file of the certificate authorities that sign the
+	// servers' certificates (default: the system's).
+	CAFile string `yaml:"ca_file"`
+	// CAs is CAFile's content, read by Load.
+	CAs []byte `yaml:"-"`
 }
 
 // Var is a plan variable. A variable with several values is swept: the run

@@ -67,6 +67,16 @@ func (v *validator) validate() {
 	if p.HTTP.MaxConnsPerHost < 0 {
 		v.errorf(nil, "http.max_conns_per_host must not be negative")
 	}
+	if f := p.HTTP.CAFile; f != "" {
+		b, err := os.ReadFile(v.path(f))
+		if err == nil && !strings.Contains(string(b), "-----BEGIN CERTIFICATE-----") {
+			err = fmt.Errorf("%s holds no PEM certificate", f)
+		}
+		if err != nil {
+			v.errorf(nil, "http.ca_file: %v", err)
+		}
+		p.HTTP.CAs = b
+	}
 	p.Env = map[string]string{}
 	v.global = map[string]bool{}
 	v.swept = map[string]bool{}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -19,6 +20,10 @@ import (
 type Options struct {
 	// Timeout bounds one request from dial to the last body byte.
 	Timeout time.Duration
+	// ConnectTimeout bounds opening a connection (default: Timeout).
+	ConnectTimeout time.Duration
+	// RootCAs verifies servers' certificates (default: the system's).
+	RootCAs *x509.CertPool
 	// KeepAlive reuses connections between requests.
 	KeepAlive bool
 	// MaxConnsPerHost caps open connections to one host.
@@ -59,7 +64,8 @@ func NewClient(opts Options) *Client {
 		MaxIdleConnDuration:           30 * time.Second,
 		DisableHeaderNamesNormalizing: true,
 		DisablePathNormalizing:        true,
-		TLSConfig:                     &tls.Config{InsecureSkipVerify: opts.InsecureSkipVerify}, //nolint:gosec // opt-in, for test systems
+		TLSConfig:                     &tls.Config{InsecureSkipVerify: opts.InsecureSkipVerify, RootCAs: opts.RootCAs}, //nolint:gosec // opt-in, for test systems
+		DialTimeout:                   dialer(opts.ConnectTimeout),
 	}
 	return &Client{c: c, timeout: opts.Timeout, keepAlive: opts.KeepAlive, userAgent: opts.UserAgent}
 }
@@ -67,27 +73,38 @@ func NewClient(opts Options) *Client {
 // CloseIdleConnections closes pooled connections.
 func (c *Client) CloseIdleConnections() { c.c.CloseIdleConnections() }
 
-// Classify maps a transport error to an error kind.
+// Classify maps a transport error to an error kind: where it happened
+// (connect, TLS, write, read) and what it was (refused, reset, timeout).
 func Classify(err error) metrics.ErrKind {
 	var dnsErr *net.DNSError
 	var tlsRec tls.RecordHeaderError
 	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var de *dialError
+	var we *writeError
 	switch {
 	case err == nil:
 		return metrics.OK
-	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout),
-		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout), errors.Is(err, os.ErrDeadlineExceeded),
-		errors.Is(err, fasthttp.ErrNoFreeConns):
-		return metrics.Timeout
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return metrics.ConnRefused
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, fasthttp.ErrConnectionClosed),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return metrics.ConnReset
 	case errors.As(err, &dnsErr):
 		return metrics.DNS
-	case errors.As(err, &tlsRec), errors.As(err, &certErr), strings.Contains(err.Error(), "tls:"):
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return metrics.ConnRefused
+	case errors.As(err, &de):
+		return metrics.Connect // connect timeout, unreachable
+	case errors.As(err, &tlsRec), errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
+		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout), strings.Contains(err.Error(), "tls:"):
 		return metrics.TLS
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, fasthttp.ErrNoFreeConns):
+		return metrics.Timeout
+	case errors.As(err, &we):
+		return metrics.Write
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, fasthttp.ErrConnectionClosed), errors.Is(err, io.EOF):
+		// The server closed or reset the connection before answering.
+		return metrics.ConnReset
+	case errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(err.Error(), "when reading response"):
+		// A response cut short or malformed.
+		return metrics.Read
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
