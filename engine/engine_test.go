@@ -628,3 +628,42 @@ func pemCert(s *httptest.Server) string {
 	pem.Encode(&b, &pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})
 	return b.String()
 }
+
+func TestHTTP2(t *testing.T) {
+	var protos sync.Map
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		protos.Store(r.URL.Path, r.Proto)
+		w.Header().Set("X-Id", "h2-"+r.URL.Query().Get("n"))
+		io.WriteString(w, `{"ok":true}`)
+	})
+	tlsSrv := httptest.NewUnstartedServer(h)
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	h2c := httptest.NewUnstartedServer(h)
+	h2c.Config.Protocols = new(http.Protocols)
+	h2c.Config.Protocols.SetHTTP1(true)
+	h2c.Config.Protocols.SetUnencryptedHTTP2(true)
+	h2c.Start()
+	defer h2c.Close()
+	p := load(t, "", `http: {version: "2", ca_file: ca.pem}
+scenarios:
+  - name: s
+    vus: 3
+    iterations: 4
+    flow:
+      - {name: tls, url: "`+tlsSrv.URL+`/tls?n=${vu}", extract: {id: {header: X-Id}}, check: {json: {$.ok: "true"}}}
+      - {name: h2c, method: POST, url: "`+h2c.URL+`/h2c?id=${id}", json: {a: 1}}
+`, map[string]string{"ca.pem": pemCert(tlsSrv)})
+	r := run(t, p)
+	for _, name := range []string{"tls", "h2c"} {
+		if s := op(t, r.Stages[0], name); s.Count != 12 || s.ErrorCount() != 0 || s.Bytes != 12*11 {
+			t.Errorf("%s: %d requests, %d errors, %d bytes", name, s.Count, s.ErrorCount(), s.Bytes)
+		}
+	}
+	for _, path := range []string{"/tls", "/h2c"} {
+		if v, _ := protos.Load(path); v != "HTTP/2.0" {
+			t.Errorf("%s served as %v", path, v)
+		}
+	}
+}

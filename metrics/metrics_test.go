@@ -185,3 +185,17 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkStatsAdd(b *testing.B) {
+	s := NewStats()
+	for i := 0; i < b.N; i++ {
+		s.Add(time.Duration(i%100000)*time.Microsecond, time.Duration(i%100000)*time.Microsecond, OK, 100)
+	}
+}
+
+func BenchmarkRecordOneWorker(b *testing.B) {
+	rec := NewRecorder([]Op{{Name: "a"}}, 4, false)
+	for i := 0; i < b.N; i++ {
+		rec.Record(0, 0, time.Duration(i%100000)*time.Microsecond, 0, OK, 100)
+	}
+}

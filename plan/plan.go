@@ -49,6 +49,9 @@ type HTTPOptions struct {
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 	// InsecureSkipVerify accepts any TLS certificate. Only for test systems.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+	// Version is "1.1" (default) or "2": HTTP/2 over TLS for https URLs and
+	// h2c (prior knowledge) for http URLs.
+	Version string `yaml:"version"`
 	// ConnectTimeout bounds opening a connection (default: timeout).
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// CAFile is a PEM file of the certificate authorities that sign the

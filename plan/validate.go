@@ -67,6 +67,11 @@ func (v *validator) validate() {
 	if p.HTTP.MaxConnsPerHost < 0 {
 		v.errorf(nil, "http.max_conns_per_host must not be negative")
 	}
+	switch p.HTTP.Version {
+	case "", "1.1", "2":
+	default:
+		v.errorf(nil, "http.version %q: want 1.1 or 2", p.HTTP.Version)
+	}
 	if f := p.HTTP.CAFile; f != "" {
 		b, err := os.ReadFile(v.path(f))
 		if err == nil && !strings.Contains(string(b), "-----BEGIN CERTIFICATE-----") {

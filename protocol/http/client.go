@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	nethttp "net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -32,11 +33,15 @@ type Options struct {
 	InsecureSkipVerify bool
 	// UserAgent is sent unless a step sets its own.
 	UserAgent string
+	// HTTP2 sends HTTP/2 (TLS with ALPN for https, h2c for http URLs)
+	// through the standard library instead of HTTP/1.1 through fasthttp.
+	HTTP2 bool
 }
 
 // Client sends requests. It is safe for concurrent use by many VUs.
 type Client struct {
 	c         *fasthttp.Client
+	std       *nethttp.Client // HTTP/2
 	timeout   time.Duration
 	keepAlive bool
 	userAgent string
@@ -67,11 +72,20 @@ func NewClient(opts Options) *Client {
 		TLSConfig:                     &tls.Config{InsecureSkipVerify: opts.InsecureSkipVerify, RootCAs: opts.RootCAs}, //nolint:gosec // opt-in, for test systems
 		DialTimeout:                   dialer(opts.ConnectTimeout),
 	}
-	return &Client{c: c, timeout: opts.Timeout, keepAlive: opts.KeepAlive, userAgent: opts.UserAgent}
+	cl := &Client{c: c, timeout: opts.Timeout, keepAlive: opts.KeepAlive, userAgent: opts.UserAgent}
+	if opts.HTTP2 {
+		cl.std = newStdClient(opts)
+	}
+	return cl
 }
 
 // CloseIdleConnections closes pooled connections.
-func (c *Client) CloseIdleConnections() { c.c.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	c.c.CloseIdleConnections()
+	if c.std != nil {
+		c.std.CloseIdleConnections()
+	}
+}
 
 // Classify maps a transport error to an error kind: where it happened
 // (connect, TLS, write, read) and what it was (refused, reset, timeout).

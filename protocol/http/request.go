@@ -142,20 +142,24 @@ type Result struct {
 	Detail string
 }
 
-// Scratch is a VU's reusable buffer for building URLs and bodies.
+// Scratch is a VU's reusable buffers for building URLs and bodies and for
+// reading response bodies.
 type Scratch struct {
-	buf []byte
+	buf, body []byte
 }
 
 // Do sends the request with the VU's variables and judges the response.
 func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
+	if c.std != nil {
+		return c.doStd(r, vars, s)
+	}
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 
-	if res, ok := c.build(r, vars, s, req); !ok {
-		return res
+	if err := c.build(r, vars, s, req); err != nil {
+		return Result{Err: metrics.Other, Detail: err.Error()}
 	}
 	start := time.Now()
 	err := c.c.DoTimeout(req, resp, r.timeout)
@@ -165,42 +169,23 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	}
 	body := resp.Body()
 	res := Result{Start: start, Status: resp.StatusCode(), Bytes: len(body), Latency: lat}
-	r.judge(&res, resp, body, vars)
+	r.judge(&res, func(name string) ([]byte, bool) {
+		v := resp.Header.Peek(name)
+		return v, v != nil
+	}, body, vars)
 	return res
 }
 
-// build fills req; on a template error it returns a failed result.
-func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request) (Result, bool) {
-	var err error
-	b := s.buf[:0]
-	if b, err = r.url.AppendTo(b, vars); err != nil {
-		return Result{Err: metrics.Other, Detail: err.Error()}, false
-	}
-	if len(r.query) > 0 {
-		sep := byte('?')
-		if bytes.IndexByte(b, '?') >= 0 {
-			sep = '&'
-		}
-		for _, q := range r.query {
-			v, err := q.value.Expand(vars)
-			if err != nil {
-				return Result{Err: metrics.Other, Detail: err.Error()}, false
-			}
-			b = append(b, sep)
-			b = append(b, url.QueryEscape(q.name)...)
-			b = append(b, '=')
-			b = append(b, url.QueryEscape(v)...)
-			sep = '&'
-		}
+// build fills a fasthttp request.
+func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request) error {
+	b, err := r.appendURL(s.buf[:0], vars)
+	if err != nil {
+		return err
 	}
 	req.SetRequestURIBytes(b)
 	req.Header.SetMethodBytes(r.method)
-	for _, h := range r.headers {
-		v, err := h.value.Expand(vars)
-		if err != nil {
-			return Result{Err: metrics.Other, Detail: err.Error()}, false
-		}
-		req.Header.Set(h.name, v)
+	if err := r.eachHeader(vars, func(name, value string) { req.Header.Set(name, value) }); err != nil {
+		return err
 	}
 	if r.contentType != "" {
 		req.Header.SetContentType(r.contentType)
@@ -208,7 +193,7 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 	if r.body != nil {
 		// The URL is in the request now; reuse the scratch buffer for the body.
 		if b, err = r.body.AppendTo(b[:0], vars); err != nil {
-			return Result{Err: metrics.Other, Detail: err.Error()}, false
+			return err
 		}
 		req.SetBody(b)
 	}
@@ -216,11 +201,50 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 		req.SetConnectionClose()
 	}
 	s.buf = b
-	return Result{}, true
+	return nil
+}
+
+// appendURL appends the expanded URL with its query parameters to b.
+func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
+	b, err := r.url.AppendTo(b, vars)
+	if err != nil {
+		return b, err
+	}
+	if len(r.query) == 0 {
+		return b, nil
+	}
+	sep := byte('?')
+	if bytes.IndexByte(b, '?') >= 0 {
+		sep = '&'
+	}
+	for _, q := range r.query {
+		v, err := q.value.Expand(vars)
+		if err != nil {
+			return b, err
+		}
+		b = append(b, sep)
+		b = append(b, url.QueryEscape(q.name)...)
+		b = append(b, '=')
+		b = append(b, url.QueryEscape(v)...)
+		sep = '&'
+	}
+	return b, nil
+}
+
+// eachHeader expands the request's headers.
+func (r *Request) eachHeader(vars Vars, set func(name, value string)) error {
+	for _, h := range r.headers {
+		v, err := h.value.Expand(vars)
+		if err != nil {
+			return err
+		}
+		set(h.name, v)
+	}
+	return nil
 }
 
 // judge runs the checks and extractions on a response.
-func (r *Request) judge(res *Result, resp *fasthttp.Response, body []byte, vars Vars) {
+func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []byte, vars Vars) {
 	code := res.Status
 	if !r.accepts(code) {
 		res.Err = metrics.StatusKind(code)
@@ -245,7 +269,7 @@ func (r *Request) judge(res *Result, resp *fasthttp.Response, body []byte, vars 
 		}
 	}
 	for _, e := range r.extract {
-		v, ok := e.from(resp, body)
+		v, ok := e.from(header, body)
 		if !ok {
 			if e.fallback == nil {
 				res.Err, res.Detail = metrics.ExtractFailed, "nothing to extract for "+e.name
@@ -269,14 +293,14 @@ func (r *Request) accepts(code int) bool {
 	return false
 }
 
-func (e *extractor) from(resp *fasthttp.Response, body []byte) (string, bool) {
+func (e *extractor) from(header func(string) ([]byte, bool), body []byte) (string, bool) {
 	switch {
 	case e.json != "":
 		v := gjson.GetBytes(body, e.json)
 		return v.String(), v.Exists()
 	case e.header != "":
-		v := resp.Header.Peek(e.header)
-		return string(v), v != nil
+		v, ok := header(e.header)
+		return string(v), ok
 	default:
 		m := e.re.FindSubmatch(body)
 		if m == nil {
