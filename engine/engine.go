@@ -86,7 +86,7 @@ func newClient(p *plan.Plan) *phttp.Client {
 	}
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
-		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2",
+		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
 	})
 }
 
@@ -313,7 +313,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	base := r.baseVars(st)
 	data := newSources(r.p)
 	v := newVars(0, name, st.Name(), r.opts.RunID, base, data, r.opts.Seed, 1<<63)
-	w := &worker{vars: v}
+	w := &worker{vars: v, client: r.client}
 	var scr phttp.Scratch
 	for _, it := range items {
 		if it.req == nil {
@@ -349,7 +349,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			if rows != nil {
 				v.item, v.itemDS = rows[i], ds
 			}
-			res := r.client.Do(it.req, v, &scr)
+			res := w.client.Do(it.req, v, &scr)
 			ph.Totals[it.op].Add(res.Latency, res.Latency, res.Err, res.Bytes)
 			if res.Err != metrics.OK {
 				err := fmt.Errorf("%s step %q (repeat %d of %d): %s: %s", name, it.st.Name, i+1, count, res.Err, res.Detail)

@@ -667,3 +667,43 @@ scenarios:
 		}
 	}
 }
+
+func TestPerVUConnections(t *testing.T) {
+	for _, mode := range []string{"per-vu", "shared"} {
+		var mu sync.Mutex
+		addrs := map[string]map[string]bool{} // VU -> remote addresses
+		conns := map[string]bool{}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			vu := r.URL.Query().Get("vu")
+			if addrs[vu] == nil {
+				addrs[vu] = map[string]bool{}
+			}
+			addrs[vu][r.RemoteAddr] = true
+			conns[r.RemoteAddr] = true
+		}))
+		p := load(t, srv.URL, `target: TARGET
+http: {connections: `+mode+`}
+scenarios:
+  - {name: s, vus: 4, iterations: 25, think: {min: 0s, max: 2ms}, flow: [{name: a, url: "/a?vu=${vu}"}]}
+`, nil)
+		run(t, p)
+		srv.Close()
+		mu.Lock()
+		moved := 0
+		for _, a := range addrs {
+			if len(a) != 1 {
+				moved++
+			}
+		}
+		mu.Unlock()
+		if mode == "per-vu" && (len(conns) != 4 || moved != 0) {
+			t.Errorf("per-vu: %d connections, %d VUs changed connection; want 4 and 0", len(conns), moved)
+		}
+		if mode == "shared" && len(conns) > 4 {
+			t.Errorf("shared: %d connections for 4 VUs", len(conns))
+		}
+		t.Logf("%s: %d connections, %d of 4 VUs used more than one", mode, len(conns), moved)
+	}
+}

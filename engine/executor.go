@@ -32,12 +32,25 @@ func (e *executor) newWorker(s *scenario, vu int) *worker {
 	e.workers++
 	e.mu.Unlock()
 	v := newVars(vu, s.sc.Name, e.stage.Name(), e.r.opts.RunID, e.base, e.data, e.r.opts.Seed, uint64(e.stage.Index)<<32|uint64(n))
-	return &worker{r: e.r, s: s, vars: v, rec: e.rec, shard: n}
+	return &worker{r: e.r, client: e.r.client.ForVU(), s: s, vars: v, rec: e.rec, shard: n}
 }
 
 func (e *executor) spawnOwned(f func()) {
 	e.wg.Add(1)
 	go func() { defer e.wg.Done(); f() }()
+}
+
+// spawnVU runs a VU's loop and closes its own connection, if it has one, when
+// the loop ends.
+func (e *executor) spawnVU(w *worker, f func()) {
+	e.spawnOwned(func() {
+		defer func() {
+			if w.client != e.r.client {
+				w.client.CloseIdleConnections()
+			}
+		}()
+		f()
+	})
 }
 
 // launch starts a scenario; ctx ends at the scenario's deadline, if any.
@@ -62,7 +75,7 @@ func (e *executor) closed(ctx context.Context, s *scenario) {
 		if s.RampUp > 0 && s.VUs > 1 {
 			delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
 		}
-		e.spawnOwned(func() {
+		e.spawnVU(w, func() {
 			if delay > 0 && !w.sleep(ctx, delay) {
 				return
 			}
@@ -112,7 +125,7 @@ func (e *executor) rampingVUs(ctx context.Context, s *scenario) {
 	})
 	for i := 1; i <= int(top); i++ {
 		w := e.newWorker(s, i)
-		e.spawnOwned(func() {
+		e.spawnVU(w, func() {
 			for it := int64(0); ctx.Err() == nil; {
 				if int64(i) > target.Load() {
 					if !w.sleep(ctx, 20*time.Millisecond) {
@@ -175,7 +188,7 @@ func (e *executor) arrivals(ctx context.Context, s *scenario) {
 	spawn := func(first *arrival) {
 		vus++
 		w := e.newWorker(s, vus)
-		e.spawnOwned(func() {
+		e.spawnVU(w, func() {
 			if first != nil && run(w, *first) {
 				return
 			}

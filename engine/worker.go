@@ -11,13 +11,14 @@ import (
 
 // worker is one virtual user of a scenario.
 type worker struct {
-	r     *runner
-	s     *scenario
-	vars  *vars
-	rec   *metrics.Recorder
-	shard int
-	timer *time.Timer
-	scr   phttp.Scratch
+	r      *runner
+	client *phttp.Client
+	s      *scenario
+	vars   *vars
+	rec    *metrics.Recorder
+	shard  int
+	timer  *time.Timer
+	scr    phttp.Scratch
 	// due is when the current iteration was due to start in an open model
 	// (zero in closed models); the first request is timed from it.
 	due time.Time
@@ -46,7 +47,7 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 // iteration, from the send otherwise. The result's Latency is the service
 // time.
 func (w *worker) request(req *phttp.Request) (phttp.Result, time.Duration) {
-	res := w.r.client.Do(req, w.vars, &w.scr)
+	res := w.client.Do(req, w.vars, &w.scr)
 	lat := res.Latency
 	if !w.due.IsZero() {
 		if !res.Start.IsZero() {

@@ -45,6 +45,9 @@ type HTTPOptions struct {
 	Timeout Duration `yaml:"timeout"`
 	// KeepAlive reuses connections (default true).
 	KeepAlive *bool `yaml:"keep_alive"`
+	// Connections is "shared" (default: one pool for all VUs) or "per-vu"
+	// (every VU keeps a connection of its own, as a browser user would).
+	Connections string `yaml:"connections"`
 	// MaxConnsPerHost caps connections to one host (default: enough for every VU).
 	MaxConnsPerHost int `yaml:"max_conns_per_host"`
 	// InsecureSkipVerify accepts any TLS certificate. Only for test systems.

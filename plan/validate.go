@@ -67,6 +67,11 @@ func (v *validator) validate() {
 	if p.HTTP.MaxConnsPerHost < 0 {
 		v.errorf(nil, "http.max_conns_per_host must not be negative")
 	}
+	switch p.HTTP.Connections {
+	case "", "shared", "per-vu":
+	default:
+		v.errorf(nil, "http.connections %q: want shared or per-vu", p.HTTP.Connections)
+	}
 	switch p.HTTP.Version {
 	case "", "1.1", "2":
 	default:

@@ -33,6 +33,9 @@ type Options struct {
 	InsecureSkipVerify bool
 	// UserAgent is sent unless a step sets its own.
 	UserAgent string
+	// PerVU gives every VU a connection of its own (ForVU) instead of a
+	// pool shared by all VUs.
+	PerVU bool
 	// HTTP2 sends HTTP/2 (TLS with ALPN for https, h2c for http URLs)
 	// through the standard library instead of HTTP/1.1 through fasthttp.
 	HTTP2 bool
@@ -40,6 +43,7 @@ type Options struct {
 
 // Client sends requests. It is safe for concurrent use by many VUs.
 type Client struct {
+	opts      Options
 	c         *fasthttp.Client
 	std       *nethttp.Client // HTTP/2
 	timeout   time.Duration
@@ -72,11 +76,22 @@ func NewClient(opts Options) *Client {
 		TLSConfig:                     &tls.Config{InsecureSkipVerify: opts.InsecureSkipVerify, RootCAs: opts.RootCAs}, //nolint:gosec // opt-in, for test systems
 		DialTimeout:                   dialer(opts.ConnectTimeout),
 	}
-	cl := &Client{c: c, timeout: opts.Timeout, keepAlive: opts.KeepAlive, userAgent: opts.UserAgent}
+	cl := &Client{opts: opts, c: c, timeout: opts.Timeout, keepAlive: opts.KeepAlive, userAgent: opts.UserAgent}
 	if opts.HTTP2 {
 		cl.std = newStdClient(opts)
 	}
 	return cl
+}
+
+// ForVU returns the client a VU uses: c itself with a shared pool, or a
+// client with one connection of the VU's own (Options.PerVU).
+func (c *Client) ForVU() *Client {
+	if !c.opts.PerVU {
+		return c
+	}
+	o := c.opts
+	o.PerVU, o.MaxConnsPerHost = false, 1
+	return NewClient(o)
 }
 
 // CloseIdleConnections closes pooled connections.
