@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Measures perflab's request path against wrk in the same run, on this machine:
-#   1. CPU microseconds per request of a 1-step plan vs wrk, both driving the
-#      same nginx on 127.0.0.1 with the same number of connections, the load
-#      generator pinned to one CPU and nginx to another (taskset);
-#   2. peak memory (RSS) of perflab holding 10,000 VUs in think time.
+# Measures perflab's request path against its peers in the same run, on
+# this machine:
+#   1. CPU microseconds per request of a 1-step keep-alive GET for perflab,
+#      wrk, hey, vegeta and k6, each driving the same nginx on 127.0.0.1 with
+#      the same number of connections, the load generator pinned to one CPU
+#      and nginx to another (taskset);
+#   2. peak memory (RSS) of perflab holding 10,000 VUs (and connections) in
+#      think time.
 # Load goes only to 127.0.0.1 and every step is bounded in time.
 #
 # Usage: bench/run.sh [seconds per measurement, default 10]
-# Needs: go, and wrk + nginx from Debian (installed when missing and root).
+# Needs: go, and wrk + nginx from Debian (installed when missing and root);
+# hey, vegeta and k6 are installed with `go install` when missing (k6 takes
+# minutes to build; set PEERS=wrk to skip the Go peers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10}
@@ -25,6 +30,16 @@ if ! need wrk || ! need nginx; then
     echo "bench: install wrk and nginx (Debian: apt-get install wrk nginx-light)" >&2; exit 1
   fi
 fi
+PEERS=${PEERS:-wrk hey vegeta k6}
+GOBIN=$(go env GOPATH)/bin
+install_peer() { # name module
+  [ -x "$GOBIN/$1" ] && return 0
+  echo "bench: go install $2" >&2
+  go install "$2" >/dev/null 2>&1 || { echo "bench: could not install $1; skipping it" >&2; return 1; }
+}
+case " $PEERS " in *" hey "*) install_peer hey github.com/rakyll/hey@latest || true;; esac
+case " $PEERS " in *" vegeta "*) install_peer vegeta github.com/tsenart/vegeta/v12@latest || true;; esac
+case " $PEERS " in *" k6 "*) install_peer k6 go.k6.io/k6@latest || true;; esac
 NCPU=$(nproc)
 GEN_CPU=0; SRV_CPU=$(( NCPU > 1 ? 1 : 0 ))
 
@@ -60,9 +75,33 @@ cputime() {
   awk '{printf "%.3f %d\n", $1+$2, $3}' "$OUT/time.txt"
 }
 
+URL="http://127.0.0.1:$PORT/"
+ROWS=()
+row() { # name requests cpu_seconds rss_kb
+  ROWS+=("$1|$2|$3|$4")
+}
 echo "== wrk: 1 thread, $CONNS connections, ${SECS}s" >&2
-read -r WRK_CPU WRK_RSS < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "http://127.0.0.1:$PORT/")
+read -r WRK_CPU WRK_RSS < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
 WRK_REQ=$(awk '/requests in/ {print $1}' "$OUT/cmd.out")
+row "wrk -t1 -c$CONNS" "$WRK_REQ" "$WRK_CPU" "$WRK_RSS"
+
+if [ -x "$GOBIN/hey" ]; then
+  echo "== hey: $CONNS workers, ${SECS}s" >&2
+  read -r C R < <(GOMAXPROCS=1 cputime "$GOBIN/hey" -z "${SECS}s" -c "$CONNS" "$URL")
+  row "hey -c $CONNS" "$(awk '/responses/ {n += $2} END {print n+0}' "$OUT/cmd.out")" "$C" "$R"
+fi
+if [ -x "$GOBIN/vegeta" ]; then
+  echo "== vegeta: max rate, $CONNS workers, ${SECS}s" >&2
+  echo "GET $URL" > "$OUT/targets.txt"
+  read -r C R < <(GOMAXPROCS=1 cputime "$GOBIN/vegeta" attack -targets="$OUT/targets.txt" -rate=0 -workers="$CONNS" -max-workers="$CONNS" -duration="${SECS}s" -output="$OUT/vegeta.bin")
+  row "vegeta -workers $CONNS" "$("$GOBIN/vegeta" report -type=json "$OUT/vegeta.bin" | sed 's/.*"requests":\([0-9]*\).*/\1/')" "$C" "$R"
+fi
+if [ -x "$GOBIN/k6" ]; then
+  echo "== k6: $CONNS VUs, ${SECS}s" >&2
+  printf "import http from 'k6/http';\nexport default function () { http.get('%s'); }\n" "$URL" > "$OUT/k6.js"
+  read -r C R < <(GOMAXPROCS=1 K6_NO_USAGE_REPORT=true cputime "$GOBIN/k6" run --quiet --vus "$CONNS" --duration "${SECS}s" "$OUT/k6.js")
+  row "k6 --vus $CONNS" "$(grep -o 'http_reqs[^0-9]*[0-9]*' "$OUT/cmd.out" | grep -o '[0-9]*$')" "$C" "$R"
+fi
 
 cat > "$OUT/plan.yaml" <<PLAN
 name: bench-1step
@@ -77,6 +116,7 @@ PLAN
 echo "== perflab: $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
 read -r PL_CPU PL_RSS < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$OUT/plan.yaml" --out "$OUT/runs" --quiet)
 PL_REQ=$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}')
+row "perflab $CONNS VUs" "$PL_REQ" "$PL_CPU" "$PL_RSS"
 
 cat > "$OUT/idle.yaml" <<PLAN
 name: bench-10k-idle
@@ -95,12 +135,17 @@ read -r IDLE_CPU IDLE_RSS < <(cputime "$OUT/perflab" run "$OUT/idle.yaml" --out 
 IDLE_REQ=$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}')
 
 us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "n/a" }'; }
-WRK_US=$(us "$WRK_CPU" "$WRK_REQ"); PL_US=$(us "$PL_CPU" "$PL_REQ")
-printf '\n%-28s %12s %12s %14s %12s\n' tool requests "req/s" "CPU us/req" "peak RSS MB"
-printf '%-28s %12s %12.0f %14s %12.1f\n' "wrk -t1 -c$CONNS" "$WRK_REQ" "$(awk -v n="$WRK_REQ" -v s="$SECS" 'BEGIN{print n/s}')" "$WRK_US" "$(awk -v k="$WRK_RSS" 'BEGIN{print k/1024}')"
-printf '%-28s %12s %12.0f %14s %12.1f\n' "perflab $CONNS VUs" "$PL_REQ" "$(awk -v n="$PL_REQ" -v s="$SECS" 'BEGIN{print n/s}')" "$PL_US" "$(awk -v k="$PL_RSS" 'BEGIN{print k/1024}')"
+printf '\n%-28s %12s %12s %14s %12s %14s\n' tool requests "req/s" "CPU us/req" "peak RSS MB" "CPU vs wrk"
+WRK_US=$(us "$WRK_CPU" "$WRK_REQ")
+for r in "${ROWS[@]}"; do
+  IFS='|' read -r name req cpu rss <<< "$r"
+  u=$(us "$cpu" "$req")
+  printf '%-28s %12s %12.0f %14s %12.1f %14s\n' "$name" "$req" "$(awk -v n="$req" -v s="$SECS" 'BEGIN{print n/s}')" "$u" \
+    "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "$(awk -v a="$u" -v b="$WRK_US" 'BEGIN { if (b > 0 && a != "n/a") printf "%.2fx", a / b; else print "-" }')"
+done
 printf '%-28s %12s %12s %14s %12.1f\n' "perflab 10,000 idle VUs" "$IDLE_REQ" "-" "-" "$(awk -v k="$IDLE_RSS" 'BEGIN{print k/1024}')"
 echo
-awk -v a="$PL_US" -v b="$WRK_US" 'BEGIN { printf "perflab / wrk CPU per request: %.2fx (target: at most 2x)\n", a / b }'
-awk -v k="$IDLE_RSS" 'BEGIN { printf "10,000 idle VUs: %.0f MB peak RSS (target: under 300 MB)\n", k / 1024 }'
+PL_US=$(us "$PL_CPU" "$PL_REQ")
+awk -v a="$PL_US" -v b="$WRK_US" 'BEGIN { printf "perflab / wrk CPU per request: %.2fx\n", a / b }'
+awk -v k="$IDLE_RSS" 'BEGIN { printf "10,000 VUs holding 10,000 connections in think time: %.0f MB peak RSS\n", k / 1024 }'
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); generator on CPU $GEN_CPU, nginx on CPU $SRV_CPU"

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -163,5 +164,31 @@ scenarios:
 	}
 	if el := r.Stages[0].Elapsed(); el > 1200*time.Millisecond {
 		t.Errorf("an 800 ms ramp took %v", el)
+	}
+}
+
+// Interrupting an open model: what the server saw equals what perflab kept.
+func TestInterruptOpenModelCounts(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) { time.Sleep(3 * time.Millisecond) }))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 300, duration: 1m, vus: 5, max_vus: 50, flow: [{name: a, url: /a}, {name: b, url: /b}]}
+`, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	r, err := Run(ctx, p, Options{RunID: "t"})
+	if err != nil || r.Status != "interrupted" {
+		t.Fatalf("status %s, %v", r.Status, err)
+	}
+	c.mu.Lock()
+	a, b := c.counts["GET /a"], c.counts["GET /b"]
+	c.mu.Unlock()
+	if got := op(t, r.Stages[0], "a").Count; got != int64(a) || got < 150 {
+		t.Errorf("a: perflab %d, server %d", got, a)
+	}
+	if got := op(t, r.Stages[0], "b").Count; got != int64(b) {
+		t.Errorf("b: perflab %d, server %d", got, b)
 	}
 }

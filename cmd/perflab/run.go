@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -36,10 +37,11 @@ func (s *setFlags) Set(v string) error {
 }
 
 type runFlags struct {
-	set      setFlags
-	out      string
-	quiet    bool
-	progress string
+	set        setFlags
+	out        string
+	quiet      bool
+	progress   string
+	cpuprofile string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -47,6 +49,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "runs", "directory under which each run gets its own directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line every 10s), none")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 }
 
 func cmdRun(std *stdio, args []string) int {
@@ -107,6 +110,19 @@ var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // execute runs a validated plan, prints the results and writes the run
 // directory. It returns the exit code and the run directory.
 func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+			return exitUsage, ""
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+			return exitUsage, ""
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	runID := start.Format("20060102-150405") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
 	dir := filepath.Join(f.out, runID)
