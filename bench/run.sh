@@ -85,18 +85,18 @@ read -r WRK_CPU WRK_RSS < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
 WRK_REQ=$(awk '/requests in/ {print $1}' "$OUT/cmd.out")
 row "wrk -t1 -c$CONNS" "$WRK_REQ" "$WRK_CPU" "$WRK_RSS"
 
-if [ -x "$GOBIN/hey" ]; then
+if [[ " $PEERS " == *" hey "* && -x "$GOBIN/hey" ]]; then
   echo "== hey: $CONNS workers, ${SECS}s" >&2
   read -r C R < <(GOMAXPROCS=1 cputime "$GOBIN/hey" -z "${SECS}s" -c "$CONNS" "$URL")
   row "hey -c $CONNS" "$(awk '/responses/ {n += $2} END {print n+0}' "$OUT/cmd.out")" "$C" "$R"
 fi
-if [ -x "$GOBIN/vegeta" ]; then
+if [[ " $PEERS " == *" vegeta "* && -x "$GOBIN/vegeta" ]]; then
   echo "== vegeta: max rate, $CONNS workers, ${SECS}s" >&2
   echo "GET $URL" > "$OUT/targets.txt"
   read -r C R < <(GOMAXPROCS=1 cputime "$GOBIN/vegeta" attack -targets="$OUT/targets.txt" -rate=0 -workers="$CONNS" -max-workers="$CONNS" -duration="${SECS}s" -output="$OUT/vegeta.bin")
   row "vegeta -workers $CONNS" "$("$GOBIN/vegeta" report -type=json "$OUT/vegeta.bin" | sed 's/.*"requests":\([0-9]*\).*/\1/')" "$C" "$R"
 fi
-if [ -x "$GOBIN/k6" ]; then
+if [[ " $PEERS " == *" k6 "* && -x "$GOBIN/k6" ]]; then
   echo "== k6: $CONNS VUs, ${SECS}s" >&2
   printf "import http from 'k6/http';\nexport default function () { http.get('%s'); }\n" "$URL" > "$OUT/k6.js"
   read -r C R < <(GOMAXPROCS=1 K6_NO_USAGE_REPORT=true cputime "$GOBIN/k6" run --quiet --vus "$CONNS" --duration "${SECS}s" "$OUT/k6.js")
