@@ -73,7 +73,7 @@ func newClient(p *plan.Plan) *phttp.Client {
 			total := 0
 			for _, sc := range p.Scenarios {
 				l, _ := sc.LoadFor(vars)
-				total += l.VUs
+				total += l.Peak()
 			}
 			maxConns = max(maxConns, total+16)
 		}
@@ -203,7 +203,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	totalVUs := 0
 	var desc []string
 	for _, s := range scens {
-		totalVUs += s.VUs
+		totalVUs += s.Peak()
 		l := metrics.Load{
 			Scenario: s.sc.Name, VUs: s.VUs, Iterations: s.Iterations, TotalIterations: s.TotalIterations,
 			Duration: s.Length(), DurationS: s.Length().Seconds(), RampUpS: s.RampUp.Seconds(),
@@ -260,6 +260,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
+	finished := true
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -268,9 +269,17 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		select {
 		case <-done:
 		case <-time.After(r.opts.Grace):
-			r.opts.OnEvent("stage " + st.Name() + ": requests still in flight after " + r.opts.Grace.String() + "; not waiting for them")
+			finished = false
+			ph.Abandoned = ex.inflight.Load()
+			r.opts.OnEvent(fmt.Sprintf("stage %s: %d requests still in flight after %v; not waiting for them (counted as abandoned)", st.Name(), ph.Abandoned, r.opts.Grace))
 		}
 	}
+	if finished {
+		for _, f := range ex.finish {
+			f()
+		}
+	}
+	ph.Spans = ex.spans(scens)
 	stopCol()
 	colWG.Wait()
 	ph.End = time.Now()
@@ -345,6 +354,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			}
 			if it.st.Repeat != nil {
 				v.index = strconv.FormatInt(i, 10)
+				v.setIteration(i) // each repeat picks its own data rows
 			}
 			if rows != nil {
 				v.item, v.itemDS = rows[i], ds

@@ -24,6 +24,31 @@ type executor struct {
 
 	mu      sync.Mutex
 	workers int // workers made so far: their shard and random stream
+	// inflight counts requests being sent or awaited.
+	inflight atomic.Int64
+	// finish runs once every goroutine of the stage has ended.
+	finish []func()
+	// ends holds, per scenario, when its last VU stopped (unix ns).
+	ends sync.Map // scenario name -> *atomic.Int64
+}
+
+// spans returns each scenario's active time: from the stage's start to its
+// last VU's end, or to its deadline when it has one, so that a response
+// arriving after the deadline does not dilute the scenario's rate.
+func (e *executor) spans(scens []*scenario) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, s := range scens {
+		v, ok := e.ends.Load(s.sc.Name)
+		if !ok {
+			continue
+		}
+		d := time.Unix(0, v.(*atomic.Int64).Load()).Sub(e.start)
+		if l := s.Length(); l > 0 && l < d {
+			d = l
+		}
+		out[s.sc.Name] = d
+	}
+	return out
 }
 
 func (e *executor) newWorker(s *scenario, vu int) *worker {
@@ -32,7 +57,7 @@ func (e *executor) newWorker(s *scenario, vu int) *worker {
 	e.workers++
 	e.mu.Unlock()
 	v := newVars(vu, s.sc.Name, e.stage.Name(), e.r.opts.RunID, e.base, e.data, e.r.opts.Seed, uint64(e.stage.Index)<<32|uint64(n))
-	return &worker{r: e.r, client: e.r.client.ForVU(), s: s, vars: v, rec: e.rec, shard: n}
+	return &worker{r: e.r, client: e.r.client.ForVU(), s: s, vars: v, rec: e.rec, shard: n, inflight: &e.inflight}
 }
 
 func (e *executor) spawnOwned(f func()) {
@@ -43,10 +68,19 @@ func (e *executor) spawnOwned(f func()) {
 // spawnVU runs a VU's loop and closes its own connection, if it has one, when
 // the loop ends.
 func (e *executor) spawnVU(w *worker, f func()) {
+	v, _ := e.ends.LoadOrStore(w.s.sc.Name, new(atomic.Int64))
+	end := v.(*atomic.Int64)
 	e.spawnOwned(func() {
 		defer func() {
 			if w.client != e.r.client {
 				w.client.CloseIdleConnections()
+			}
+			now := time.Now().UnixNano()
+			for {
+				old := end.Load()
+				if now <= old || end.CompareAndSwap(old, now) {
+					break
+				}
 			}
 		}()
 		f()
@@ -183,7 +217,20 @@ func (e *executor) arrivals(ctx context.Context, s *scenario) {
 	if s.Queue {
 		backlog = make(chan arrival, maxBacklog)
 	}
-	run := func(w *worker, a arrival) bool { return ctx.Err() != nil || w.iteration(ctx, a.iter, a.due) }
+	run := func(w *worker, a arrival) bool {
+		if ctx.Err() != nil { // the load ended before this iteration could start
+			e.rec.Drop(w.shard, s.iterOp)
+			return true
+		}
+		return w.iteration(ctx, a.iter, a.due)
+	}
+	if s.Queue { // iterations still queued when the load ended were never run
+		e.finish = append(e.finish, func() {
+			for range backlog {
+				e.rec.Drop(0, s.iterOp)
+			}
+		})
+	}
 	vus := 0
 	spawn := func(first *arrival) {
 		vus++

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/report"
 )
 
 func TestConstantArrivalRate(t *testing.T) {
@@ -190,5 +192,30 @@ scenarios:
 	}
 	if got := op(t, r.Stages[0], "b").Count; got != int64(b) {
 		t.Errorf("b: perflab %d, server %d", got, b)
+	}
+}
+
+// Each scenario's rate is over its own active time: a 1 s scenario beside a
+// 2 s one, and a slow last response after the deadline, do not dilute it.
+func TestRatesOverEachScenariosSpan(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/short" && n.Add(1) == 95 {
+			time.Sleep(800 * time.Millisecond) // a slow response near the end
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: short, rate: 100, duration: 1s, vus: 5, max_vus: 10, flow: [{name: s, url: /short}]}
+  - {name: long, rate: 50, duration: 2s, vus: 5, flow: [{name: l, url: /long}]}
+`, nil)
+	r := run(t, p)
+	sum := report.Summarize(r, report.Host{})
+	for _, op := range sum.Stages[0].Operations {
+		want := map[string]float64{"s": 100, "l": 50}[op.Name]
+		if want > 0 && (op.RPS < want*0.97 || op.RPS > want*1.03) {
+			t.Errorf("%s: %.1f/s, want %v/s", op.Name, op.RPS, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -11,14 +12,15 @@ import (
 
 // worker is one virtual user of a scenario.
 type worker struct {
-	r      *runner
-	client *phttp.Client
-	s      *scenario
-	vars   *vars
-	rec    *metrics.Recorder
-	shard  int
-	timer  *time.Timer
-	scr    phttp.Scratch
+	r        *runner
+	client   *phttp.Client
+	inflight *atomic.Int64 // shared by the stage; nil in setup/teardown
+	s        *scenario
+	vars     *vars
+	rec      *metrics.Recorder
+	shard    int
+	timer    *time.Timer
+	scr      phttp.Scratch
 	// due is when the current iteration was due to start in an open model
 	// (zero in closed models); the first request is timed from it.
 	due time.Time
@@ -35,7 +37,7 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 	}
 	w.due = due
 	ek, stop, complete := w.steps(ctx, w.s.nodes)
-	if !complete && ek == metrics.OK {
+	if !complete && ctx.Err() != nil {
 		return true // cut short by the end of the load: not a whole iteration
 	}
 	w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), ek, 0)
@@ -47,6 +49,10 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 // iteration, from the send otherwise. The result's Latency is the service
 // time.
 func (w *worker) request(req *phttp.Request) (phttp.Result, time.Duration) {
+	if w.inflight != nil {
+		w.inflight.Add(1)
+		defer w.inflight.Add(-1)
+	}
 	res := w.client.Do(req, w.vars, &w.scr)
 	lat := res.Latency
 	if !w.due.IsZero() {
@@ -130,7 +136,7 @@ func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, boo
 			break
 		}
 	}
-	if !stop || first != metrics.OK {
+	if !stop || first != metrics.OK && ctx.Err() == nil {
 		w.rec.Record(w.shard, n.op, elapsed, svc, first, 0)
 	}
 	return first, stop

@@ -66,6 +66,12 @@ func NewCollector(rec *Recorder, start time.Time, interval, tick time.Duration, 
 	if tick <= 0 || tick > interval {
 		tick = interval
 	}
+	// Ticks must fall on interval boundaries, or a tick's data would be
+	// given to the wrong interval: make the interval a whole number of ticks.
+	if interval%tick != 0 {
+		n := (interval + tick - 1) / tick
+		tick = interval / n
+	}
 	n := len(rec.ops)
 	return &Collector{
 		rec: rec, interval: interval, tick: tick, sink: sink, onTick: onTick,

@@ -199,3 +199,29 @@ func BenchmarkRecordOneWorker(b *testing.B) {
 		rec.Record(0, 0, time.Duration(i%100000)*time.Microsecond, 0, OK, 100)
 	}
 }
+
+// An interval that is not a whole number of the requested ticks still gets
+// exactly its own data: at a steady rate, every full interval counts the same.
+func TestIntervalNotAMultipleOfTick(t *testing.T) {
+	rec := NewRecorder([]Op{{Name: "a"}}, 1, false)
+	start := time.Now()
+	col := NewCollector(rec, start, 150*time.Millisecond, 100*time.Millisecond, nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { col.Run(ctx); close(done) }()
+	n := 0
+	for time.Since(start) < 620*time.Millisecond {
+		next := start.Add(time.Duration(n+1) * 5 * time.Millisecond) // 200/s, on a schedule
+		time.Sleep(time.Until(next))
+		rec.Record(0, 0, time.Millisecond, time.Millisecond, OK, 0)
+		n++
+	}
+	cancel()
+	<-done
+	_, sums, _ := col.Stop(time.Now())
+	for i := 0; i < 4; i++ { // 4 full intervals of 150 ms: 30 each
+		if c := sums[i].Ops[0].Count; c < 27 || c > 33 {
+			t.Errorf("interval %d counted %d, want about 30", i, c)
+		}
+	}
+}

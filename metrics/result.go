@@ -25,6 +25,12 @@ type Phase struct {
 	Load []Load
 	// Error is why the phase stopped early, if it did.
 	Error string
+	// Spans holds each scenario's active time in a stage, for its rates.
+	Spans map[string]time.Duration
+	// Abandoned counts requests still in flight when an interrupted stage
+	// stopped waiting for them: the server may have seen them, perflab did
+	// not record them.
+	Abandoned int64
 }
 
 // Load is a scenario's workload in a stage.

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -208,8 +209,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		v.SetBool(b)
 	case reflect.Float64:
 		f, err := strconv.ParseFloat(n.Value, 64)
-		if n.Kind != yaml.ScalarNode || err != nil {
-			d.errorf(n, "want a number, got %s", kindName(n))
+		if n.Kind != yaml.ScalarNode || err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.errorf(n, "want a finite number, got %s", n.Value)
 			return
 		}
 		v.SetFloat(f)

@@ -147,6 +147,15 @@ type Workload struct {
 	RampVUs []*RampStep
 }
 
+// Peak is the most VUs the load can run at once.
+func (l Workload) Peak() int {
+	n := max(l.VUs, l.MaxVUs)
+	for _, r := range l.RampVUs {
+		n = max(n, int(r.Target))
+	}
+	return n
+}
+
 // Open reports whether the load is an arrival-rate model.
 func (l Workload) Open() bool { return l.Rate > 0 || len(l.RampRate) > 0 }
 

@@ -143,6 +143,9 @@ func (v *validator) validate() {
 // MaxStages bounds the number of stages a plan's sweeps may make.
 const MaxStages = 10000
 
+// MaxVUs bounds the VUs of one scenario.
+const MaxVUs = 1_000_000
+
 func (v *validator) define(pos Pos, name, what string) {
 	if v.global[name] {
 		v.at(pos, "%s %q: the name is already defined", what, name)
@@ -352,13 +355,16 @@ func (v *validator) scenario(sc *Scenario) {
 	case !sc.IsOpen() && len(sc.RampVUs) == 0 && sc.Iterations == nil && sc.TotalIterations == nil && sc.Duration == nil:
 		v.at(sc.Pos, "scenario %s: give iterations, total_iterations or duration so the load ends", sc.Name)
 	}
+	if sc.StartRate < 0 {
+		v.at(sc.Pos, "scenario %s: start_rate %g is negative", sc.Name, sc.StartRate)
+	}
 	for _, steps := range [][]*RampStep{sc.RampRate, sc.RampVUs} {
 		for _, r := range steps {
 			if r.Duration.D <= 0 {
 				v.at(r.Pos, "scenario %s: every ramp segment needs a duration", sc.Name)
 			}
-			if r.Target < 0 {
-				v.at(r.Pos, "scenario %s: ramp target %g is negative", sc.Name, r.Target)
+			if r.Target < 0 || r.Target > MaxVUs && len(sc.RampVUs) > 0 {
+				v.at(r.Pos, "scenario %s: ramp target %g is out of range", sc.Name, r.Target)
 			}
 		}
 	}
@@ -666,11 +672,21 @@ func (v *validator) checkNums() {
 	for _, st := range v.p.Stages() {
 		vars := v.p.VarsFor(st)
 		for _, sc := range v.p.Scenarios {
-			if _, err := sc.Rate.Float(vars); err != nil {
+			if r, err := sc.Rate.Float(vars); err != nil {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: %v", sc.Name, inStage(st, sc.Rate), err)
+			} else if sc.Rate != nil && r <= 0 {
+				v.at(sc.Rate.Pos, "scenario %s: rate%s: want more than 0 iterations per second", sc.Name, inStage(st, sc.Rate))
 			}
-			if _, err := sc.MaxVUs.Int(vars); err != nil {
+			if n, err := sc.MaxVUs.Int(vars); err != nil {
 				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %v", sc.Name, inStage(st, sc.MaxVUs), err)
+			} else if n > MaxVUs {
+				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %d is more than %d", sc.Name, inStage(st, sc.MaxVUs), n, MaxVUs)
+			}
+			if d, err := sc.Duration.Dur(vars); err == nil && sc.Duration != nil && d <= 0 {
+				v.at(sc.Duration.Pos, "scenario %s: duration%s: want more than 0", sc.Name, inStage(st, sc.Duration))
+			}
+			if n, err := sc.VUs.Int(vars); err == nil && n > MaxVUs {
+				v.at(sc.VUs.Pos, "scenario %s: vus%s: %d is more than %d", sc.Name, inStage(st, sc.VUs), n, MaxVUs)
 			}
 			if n, err := sc.VUs.Int(vars); err != nil {
 				v.at(sc.VUs.Pos, "scenario %s: vus%s: %v", sc.Name, inStage(st, sc.VUs), err)

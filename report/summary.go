@@ -92,6 +92,7 @@ type PhaseSummary struct {
 	Duration   float64           `json:"duration_s"`
 	Error      string            `json:"error,omitempty"`
 	Load       []metrics.Load    `json:"load,omitempty"`
+	Abandoned  int64             `json:"abandoned,omitempty"`
 	Operations []Operation       `json:"operations"`
 }
 
@@ -225,7 +226,7 @@ func scaling(run *metrics.Run) *Scaling {
 func phaseSummary(ph *metrics.Phase) PhaseSummary {
 	ps := PhaseSummary{
 		Index: ph.Index, Name: ph.Name, Values: map[string]string{}, Start: ph.Start, End: ph.End,
-		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Operations: []Operation{},
+		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Abandoned: ph.Abandoned, Operations: []Operation{},
 	}
 	for _, kv := range ph.Values {
 		ps.Values[kv.Name] = kv.Value
@@ -234,9 +235,14 @@ func phaseSummary(ph *metrics.Phase) PhaseSummary {
 		if i >= len(ph.Totals) {
 			break
 		}
+		// Rates are over the operation's scenario's active time.
+		span := ph.Elapsed()
+		if d, ok := ph.Spans[op.Scenario]; ok && d > 0 {
+			span = d
+		}
 		ps.Operations = append(ps.Operations, Operation{
 			Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction,
-			Summary: ph.Totals[i].Summarize(ph.Elapsed()),
+			Summary: ph.Totals[i].Summarize(span),
 		})
 	}
 	return ps

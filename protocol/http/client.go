@@ -63,14 +63,16 @@ func NewClient(opts Options) *Client {
 		opts.UserAgent = "perflab"
 	}
 	c := &fasthttp.Client{
-		Name:                          opts.UserAgent,
-		MaxConnsPerHost:               opts.MaxConnsPerHost,
-		MaxConnWaitTimeout:            opts.Timeout,
-		MaxIdemponentCallAttempts:     1,
-		RetryIfErr:                    func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		ReadBufferSize:                16 << 10,
-		WriteBufferSize:               4 << 10,
-		MaxIdleConnDuration:           30 * time.Second,
+		Name:                      opts.UserAgent,
+		MaxConnsPerHost:           opts.MaxConnsPerHost,
+		MaxConnWaitTimeout:        opts.Timeout,
+		MaxIdemponentCallAttempts: 1,
+		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+		ReadBufferSize:            16 << 10,
+		WriteBufferSize:           4 << 10,
+		// Shorter than the idle timeouts of common servers (Node.js 5 s), so
+		// a VU rarely reuses a connection the server has just closed.
+		MaxIdleConnDuration:           4 * time.Second,
 		DisableHeaderNamesNormalizing: true,
 		DisablePathNormalizing:        true,
 		TLSConfig:                     &tls.Config{InsecureSkipVerify: opts.InsecureSkipVerify, RootCAs: opts.RootCAs}, //nolint:gosec // opt-in, for test systems
@@ -124,14 +126,14 @@ func Classify(err error) metrics.ErrKind {
 	case errors.As(err, &tlsRec), errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
 		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout), strings.Contains(err.Error(), "tls:"):
 		return metrics.TLS
-	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, fasthttp.ErrNoFreeConns):
+	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded):
 		return metrics.Timeout
 	case errors.As(err, &we):
 		return metrics.Write
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, fasthttp.ErrConnectionClosed), errors.Is(err, io.EOF):
+	case errors.Is(err, syscall.ECONNRESET), err == fasthttp.ErrConnectionClosed, err == io.EOF:
 		// The server closed or reset the connection before answering.
 		return metrics.ConnReset
-	case errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(err.Error(), "when reading response"):
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), strings.Contains(err.Error(), "when reading response"):
 		// A response cut short or malformed.
 		return metrics.Read
 	}

@@ -33,7 +33,7 @@ type Request struct {
 	contentType string
 	timeout     time.Duration
 	extract     []extractor
-	status      []int // accepted; nil means 200-399
+	status      []int // accepted; nil means 200-299
 	contains    [][]byte
 	jsonChecks  []jsonCheck
 }
@@ -184,7 +184,12 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 	}
 	req.SetRequestURIBytes(b)
 	req.Header.SetMethodBytes(r.method)
-	if err := r.eachHeader(vars, func(name, value string) { req.Header.Set(name, value) }); err != nil {
+	if err := r.eachHeader(vars, func(name, value string) {
+		if strings.EqualFold(name, "Host") {
+			req.UseHostHeader = true // a virtual host other than the URL's
+		}
+		req.Header.Set(name, value)
+	}); err != nil {
 		return err
 	}
 	if r.contentType != "" {
@@ -283,7 +288,9 @@ func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []
 
 func (r *Request) accepts(code int) bool {
 	if r.status == nil {
-		return code >= 200 && code < 400
+		// Redirects are not followed, so a 3xx is not a success unless the
+		// step accepts it (check: {status: [302]}).
+		return code >= 200 && code < 300
 	}
 	for _, s := range r.status {
 		if s == code {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	nethttp "net/http"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -59,7 +60,12 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		return Result{Err: metrics.Other, Detail: err.Error()}
 	}
 	req.Header.Set("User-Agent", c.userAgent)
-	if err := r.eachHeader(vars, req.Header.Set); err != nil {
+	if err := r.eachHeader(vars, func(name, value string) {
+		if strings.EqualFold(name, "Host") {
+			req.Host = value
+		}
+		req.Header.Set(name, value)
+	}); err != nil {
 		return Result{Err: metrics.Other, Detail: err.Error()}
 	}
 	if r.contentType != "" {
