@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -50,6 +51,20 @@ type Scaling struct {
 	// of the sweep's best: where adding workers stops paying.
 	SaturationVUs float64 `json:"saturation_vus"`
 	Tolerance     float64 `json:"tolerance"`
+	// USL is a Universal Scalability Law fit, with three points or more.
+	USL *USLFit `json:"usl,omitempty"`
+}
+
+// USLFit is X(N) = λN / (1 + σ(N-1) + κN(N-1)) fitted to the points.
+type USLFit struct {
+	Lambda float64 `json:"lambda"`
+	Sigma  float64 `json:"sigma"`
+	Kappa  float64 `json:"kappa"`
+	// PeakVUs and PeakRPS are the predicted maximum; PeakVUs is omitted
+	// when the fit has no peak (no coherency cost).
+	PeakVUs float64 `json:"peak_vus,omitempty"`
+	PeakRPS float64 `json:"peak_rps,omitempty"`
+	R2      float64 `json:"r2"`
 }
 
 // ScalingPoint is one stage of a scaling sweep.
@@ -214,6 +229,16 @@ func scaling(run *metrics.Run) *Scaling {
 		return nil
 	}
 	sc := &Scaling{By: "vus", SaturationVUs: a.Saturation, Tolerance: a.Tolerance}
+	var ns, xs []float64
+	for _, r := range a.Rows {
+		ns, xs = append(ns, r.P), append(xs, r.Throughput)
+	}
+	if m, err := analyze.FitUSL(ns, xs); err == nil {
+		sc.USL = &USLFit{Lambda: m.Lambda, Sigma: m.Sigma, Kappa: m.Kappa, R2: m.R2}
+		if !math.IsInf(m.PeakN, 0) {
+			sc.USL.PeakVUs, sc.USL.PeakRPS = m.PeakN, m.PeakX
+		}
+	}
 	for i, r := range a.Rows {
 		sc.Points = append(sc.Points, ScalingPoint{
 			Stage: run.Stages[i].Index, VUs: int(r.P), Requests: int64(r.Work), Wall: r.Wall,

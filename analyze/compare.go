@@ -1,0 +1,78 @@
+package analyze
+
+import (
+	"math"
+	"sort"
+)
+
+// Verdict is the outcome of comparing a candidate with a baseline.
+type Verdict string
+
+// Verdicts.
+const (
+	Better      Verdict = "better"
+	Worse       Verdict = "worse"
+	NoChange    Verdict = "no significant change"
+	TooFewToSay Verdict = "too few samples"
+)
+
+// Comparison is a baseline and a candidate sample of one metric (say the
+// p75 latency of each 10 s interval of each run) and what changed.
+type Comparison struct {
+	N1, N2     int
+	BaseMedian float64
+	CandMedian float64
+	// Change is (candidate - baseline) / baseline of the medians.
+	Change float64
+	// P is the Mann-Whitney two-sided p-value.
+	P       float64
+	Alpha   float64
+	Verdict Verdict
+}
+
+// MinSamples is the fewest values per side for a verdict: with fewer, no
+// difference can reach the usual significance levels.
+const MinSamples = 4
+
+// Compare tests whether the candidate differs from the baseline at
+// significance alpha (default 0.05). lowerIsBetter is true for latencies,
+// false for throughput. A difference is only called better or worse when
+// the test says it is unlikely to be chance, never from the bare % change.
+func Compare(base, cand []float64, alpha float64, lowerIsBetter bool) Comparison {
+	if alpha <= 0 {
+		alpha = 0.05
+	}
+	c := Comparison{N1: len(base), N2: len(cand), Alpha: alpha, P: 1}
+	c.BaseMedian, c.CandMedian = Median(base), Median(cand)
+	if c.BaseMedian != 0 {
+		c.Change = (c.CandMedian - c.BaseMedian) / c.BaseMedian
+	}
+	if len(base) < MinSamples || len(cand) < MinSamples {
+		c.Verdict = TooFewToSay
+		return c
+	}
+	c.P = MannWhitney(base, cand).P
+	switch {
+	case c.P >= alpha || c.CandMedian == c.BaseMedian:
+		c.Verdict = NoChange
+	case (c.CandMedian < c.BaseMedian) == lowerIsBetter:
+		c.Verdict = Better
+	default:
+		c.Verdict = Worse
+	}
+	return c
+}
+
+// Median of a sample (NaN when empty).
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
