@@ -19,15 +19,17 @@ const (
 // Comparison is a baseline and a candidate sample of one metric (say the
 // p75 latency of each 10 s interval of each run) and what changed.
 type Comparison struct {
-	N1, N2     int
-	BaseMedian float64
-	CandMedian float64
+	N1         int     `json:"n_base"`
+	N2         int     `json:"n_candidate"`
+	BaseMedian float64 `json:"base_median"`
+	CandMedian float64 `json:"candidate_median"`
 	// Change is (candidate - baseline) / baseline of the medians.
-	Change float64
+	Change float64 `json:"change"`
 	// P is the Mann-Whitney two-sided p-value.
-	P       float64
-	Alpha   float64
-	Verdict Verdict
+	P         float64 `json:"p"`
+	Alpha     float64 `json:"alpha"`
+	MinChange float64 `json:"min_change"`
+	Verdict   Verdict `json:"verdict"`
 }
 
 // MinSamples is the fewest values per side for a verdict: with fewer, no
@@ -37,12 +39,15 @@ const MinSamples = 4
 // Compare tests whether the candidate differs from the baseline at
 // significance alpha (default 0.05). lowerIsBetter is true for latencies,
 // false for throughput. A difference is only called better or worse when
-// the test says it is unlikely to be chance, never from the bare % change.
-func Compare(base, cand []float64, alpha float64, lowerIsBetter bool) Comparison {
+// the test says it is unlikely to be chance, never from the bare % change,
+// and when the medians differ by at least minChange (a fraction, such as
+// 0.05): two runs on a real machine always differ by a little, and a
+// difference too small to matter is not a regression.
+func Compare(base, cand []float64, alpha, minChange float64, lowerIsBetter bool) Comparison {
 	if alpha <= 0 {
 		alpha = 0.05
 	}
-	c := Comparison{N1: len(base), N2: len(cand), Alpha: alpha, P: 1}
+	c := Comparison{N1: len(base), N2: len(cand), Alpha: alpha, MinChange: minChange, P: 1}
 	c.BaseMedian, c.CandMedian = Median(base), Median(cand)
 	if c.BaseMedian != 0 {
 		c.Change = (c.CandMedian - c.BaseMedian) / c.BaseMedian
@@ -53,7 +58,7 @@ func Compare(base, cand []float64, alpha float64, lowerIsBetter bool) Comparison
 	}
 	c.P = MannWhitney(base, cand).P
 	switch {
-	case c.P >= alpha || c.CandMedian == c.BaseMedian:
+	case c.P >= alpha || c.CandMedian == c.BaseMedian || math.Abs(c.Change) < minChange:
 		c.Verdict = NoChange
 	case (c.CandMedian < c.BaseMedian) == lowerIsBetter:
 		c.Verdict = Better

@@ -53,26 +53,30 @@ func TestCompareVerdicts(t *testing.T) {
 		return v
 	}
 	base := sample(30, 100)
-	if c := Compare(base, sample(30, 120), 0.05, true); c.Verdict != Worse || c.Change < 0.1 {
+	if c := Compare(base, sample(30, 120), 0.05, 0, true); c.Verdict != Worse || c.Change < 0.1 {
 		t.Errorf("20%% slower: %+v", c)
 	}
-	if c := Compare(base, sample(30, 80), 0.05, true); c.Verdict != Better {
+	if c := Compare(base, sample(30, 80), 0.05, 0, true); c.Verdict != Better {
 		t.Errorf("20%% faster: %+v", c)
 	}
-	if c := Compare(base, sample(30, 100), 0.05, true); c.Verdict != NoChange {
+	if c := Compare(base, sample(30, 100), 0.05, 0, true); c.Verdict != NoChange {
 		t.Errorf("same distribution: %+v", c)
 	}
+	// A significant but small change is no change with a 30% floor.
+	if c := Compare(base, sample(30, 120), 0.05, 0.3, true); c.Verdict != NoChange {
+		t.Errorf("20%% with a 30%% floor: %+v", c)
+	}
 	// Throughput: higher is better.
-	if c := Compare(base, sample(30, 120), 0.05, false); c.Verdict != Better {
+	if c := Compare(base, sample(30, 120), 0.05, 0, false); c.Verdict != Better {
 		t.Errorf("throughput up: %+v", c)
 	}
-	if c := Compare(base[:3], sample(3, 200), 0.05, true); c.Verdict != TooFewToSay {
+	if c := Compare(base[:3], sample(3, 200), 0.05, 0, true); c.Verdict != TooFewToSay {
 		t.Errorf("3 samples: %+v", c)
 	}
 	// False alarms: same distribution, many trials, about alpha of them.
 	alarms := 0
 	for i := 0; i < 400; i++ {
-		if Compare(sample(20, 100), sample(20, 100), 0.05, true).Verdict != NoChange {
+		if Compare(sample(20, 100), sample(20, 100), 0.05, 0, true).Verdict != NoChange {
 			alarms++
 		}
 	}

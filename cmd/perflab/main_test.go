@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -207,5 +208,44 @@ func TestParallelismSweepFindsSaturation(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "throughput stops increasing at 2 VUs") {
 		t.Errorf("table:\n%s", stdout)
+	}
+}
+
+// Two "releases" of a service: the second is slower on one API only.
+// compare says which, with a verdict from the test, not the bare difference.
+func TestCompareReleases(t *testing.T) {
+	var slow atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := 4 * time.Millisecond
+		if r.URL.Path == "/loans" && slow.Load() {
+			d = 6 * time.Millisecond
+		}
+		time.Sleep(d)
+	}))
+	defer srv.Close()
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nvars: {users: [1, 3]}\nscenarios: [{name: circ, vus: '${users}', duration: 1500ms, flow: [{name: GET loans, url: /loans}, {name: GET items, url: /items}]}]\n")
+	baseOut, candOut := t.TempDir(), t.TempDir()
+	if code, _, errs := runCLI(t, "run", plan, "--out", baseOut, "--quiet"); code != exitOK {
+		t.Fatal(errs)
+	}
+	slow.Store(true)
+	if code, _, errs := runCLI(t, "run", plan, "--out", candOut, "--quiet"); code != exitOK {
+		t.Fatal(errs)
+	}
+	dir := func(out string) string { m, _ := filepath.Glob(filepath.Join(out, "*")); return m[0] }
+	code, out, errs := runCLI(t, "compare", dir(baseOut), dir(candOut))
+	if code != exitOK {
+		t.Fatalf("compare: %d %s", code, errs)
+	}
+	if !regexp.MustCompile(`GET loans is \d+% to \d+% slower at p75 across users=1 to users=3 \(2 of 2 stages\)`).MatchString(out) {
+		t.Errorf("loans sentence missing:\n%s", out)
+	}
+	if !strings.Contains(out, "GET items: no significant change at p75.") {
+		t.Errorf("items should not change:\n%s", out)
+	}
+	code, js, _ := runCLI(t, "compare", "--json", "--percentile", "95", dir(baseOut), dir(candOut))
+	var rc report.RunComparison
+	if code != exitOK || json.Unmarshal([]byte(js), &rc) != nil || rc.Percentile != 95 || len(rc.Ops) != 6 {
+		t.Errorf("json: exit %d, %d operations", code, len(rc.Ops))
 	}
 }

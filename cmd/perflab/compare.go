@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/perflab/perflab/report"
+)
+
+func cmdCompare(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	pct := fs.Float64("percentile", 75, "the percentile compared (the 001 report compares p75)")
+	alpha := fs.Float64("alpha", 0.05, "significance level of the verdicts")
+	minChange := fs.Float64("min-change", 0.05, "smallest change (a fraction of the baseline) called better or worse")
+	asJSON := fs.Bool("json", false, "print the comparison as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab compare BASE_RUN_DIR[,DIR...] CANDIDATE_RUN_DIR[,DIR...] [flags]\n\nCompares runs stage by stage and operation by operation: a percentile and the mean,\nwith a verdict (better, worse, no significant change) from a Mann-Whitney U test over\nthe runs' interval values. Several runs per side are pooled.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	read := func(list string) ([]*report.RunData, error) {
+		var out []*report.RunData
+		for _, dir := range strings.Split(list, ",") {
+			rd, err := report.ReadRunDir(dir)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rd)
+		}
+		return out, nil
+	}
+	base, err := read(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	cand, err := read(fs.Arg(1))
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	rc, err := report.CompareRuns(base, cand, *pct, *alpha, *minChange)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(std.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rc); err != nil {
+			fmt.Fprintln(std.err, "perflab:", err)
+			return exitUsage
+		}
+		return exitOK
+	}
+	if err := report.WriteComparison(std.out, rc); err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	return exitOK
+}

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/analyze"
+	"github.com/perflab/perflab/metrics"
+)
+
+// RunData is a run read back from its directory: its summary and, per
+// histogram log tag, the histograms of its intervals in order.
+type RunData struct {
+	Dir       string
+	Summary   *Summary
+	Intervals map[string][]*hdr.Histogram
+}
+
+// ReadRunDir reads summary.json and latency.hlog of a run directory.
+func ReadRunDir(dir string) (*RunData, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if s.Format != Format {
+		return nil, fmt.Errorf("%s: summary.json format %q, want %q", dir, s.Format, Format)
+	}
+	rd := &RunData{Dir: dir, Summary: &s, Intervals: map[string][]*hdr.Histogram{}}
+	f, err := os.Open(filepath.Join(dir, "latency.hlog"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := hdr.NewHistogramLogReader(f)
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
+		}
+		if h == nil {
+			break
+		}
+		rd.Intervals[h.Tag()] = append(rd.Intervals[h.Tag()], h)
+	}
+	return rd, nil
+}
+
+// OpComparison compares one operation of one stage between two sides.
+type OpComparison struct {
+	Stage     string `json:"stage"`
+	Scenario  string `json:"scenario"`
+	Operation string `json:"operation"`
+	Kind      string `json:"kind"`
+	// Percentile and Mean are in ms over each side's whole stage; the
+	// verdict comes from the per-interval percentiles (the samples).
+	BasePct  float64            `json:"base_pct_ms"`
+	CandPct  float64            `json:"cand_pct_ms"`
+	BaseMean float64            `json:"base_mean_ms"`
+	CandMean float64            `json:"cand_mean_ms"`
+	Change   float64            `json:"change"`
+	Test     analyze.Comparison `json:"test"`
+}
+
+// RunComparison is BASE against CANDIDATE.
+type RunComparison struct {
+	Percentile float64        `json:"percentile"`
+	Base       []string       `json:"base"`
+	Candidate  []string       `json:"candidate"`
+	Ops        []OpComparison `json:"operations"`
+	Sentences  []string       `json:"summary"`
+}
+
+// CompareRuns compares candidate runs with baseline runs: per stage (by
+// name) and operation, the chosen percentile and the mean, with a verdict
+// from a Mann-Whitney test over the per-interval values of that percentile,
+// pooled across each side's runs.
+func CompareRuns(base, cand []*RunData, pct, alpha, minChange float64) (*RunComparison, error) {
+	if len(base) == 0 || len(cand) == 0 {
+		return nil, errors.New("compare needs at least one run on each side")
+	}
+	rc := &RunComparison{Percentile: pct}
+	for _, r := range base {
+		rc.Base = append(rc.Base, r.Dir)
+	}
+	for _, r := range cand {
+		rc.Candidate = append(rc.Candidate, r.Dir)
+	}
+	for _, ph := range base[0].Summary.Stages {
+		for _, op := range ph.Operations {
+			c := OpComparison{Stage: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind)}
+			bs, bp, bm, okB := side(base, ph.Name, op.Scenario, op.Name, pct)
+			cs, cp, cm, okC := side(cand, ph.Name, op.Scenario, op.Name, pct)
+			if !okB || !okC {
+				continue
+			}
+			c.BasePct, c.CandPct, c.BaseMean, c.CandMean = bp, cp, bm, cm
+			if bp > 0 {
+				c.Change = (cp - bp) / bp
+			}
+			c.Test = analyze.Compare(bs, cs, alpha, minChange, true)
+			rc.Ops = append(rc.Ops, c)
+		}
+	}
+	if len(rc.Ops) == 0 {
+		return nil, errors.New("the runs have no stage and operation in common")
+	}
+	rc.Sentences = sentences(rc)
+	return rc, nil
+}
+
+// side gathers, over a side's runs, the per-interval percentile samples of
+// an operation in a stage and its whole-stage percentile and mean (merged).
+func side(runs []*RunData, stage, scenario, name string, pct float64) (samples []float64, p, mean float64, ok bool) {
+	var all *hdr.Histogram
+	for _, r := range runs {
+		for _, ph := range r.Summary.Stages {
+			if ph.Name != stage {
+				continue
+			}
+			for _, op := range ph.Operations {
+				if op.Scenario != scenario || op.Name != name {
+					continue
+				}
+				ok = true
+				tag := Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: scenario, Name: name})
+				for _, h := range r.Intervals[tag] {
+					if h.TotalCount() == 0 {
+						continue
+					}
+					samples = append(samples, float64(h.ValueAtPercentile(pct))/1e3)
+					if all == nil {
+						all = hdr.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+					}
+					all.Merge(h)
+				}
+			}
+		}
+	}
+	if all != nil && all.TotalCount() > 0 {
+		p, mean = float64(all.ValueAtPercentile(pct))/1e3, all.Mean()/1e3
+	}
+	return samples, p, mean, ok
+}
+
+// sentences says, per operation, how it changed across the stages, in the
+// words of the seed reports: "check-out is 9% to 28% slower across
+// users=5 to users=20".
+func sentences(rc *RunComparison) []string {
+	type agg struct {
+		worse, better []OpComparison
+		n             int
+	}
+	var order []string
+	byOp := map[string]*agg{}
+	for _, c := range rc.Ops {
+		key := c.Operation
+		a := byOp[key]
+		if a == nil {
+			a = &agg{}
+			byOp[key] = a
+			order = append(order, key)
+		}
+		a.n++
+		switch c.Test.Verdict {
+		case analyze.Worse:
+			a.worse = append(a.worse, c)
+		case analyze.Better:
+			a.better = append(a.better, c)
+		}
+	}
+	var out []string
+	for _, name := range order {
+		a := byOp[name]
+		say := func(cs []OpComparison, word string) {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			var stages []string
+			for _, c := range cs {
+				ch := math.Abs(c.Change) * 100
+				lo, hi = math.Min(lo, ch), math.Max(hi, ch)
+				stages = append(stages, c.Stage)
+			}
+			amount := fmt.Sprintf("%.0f%%", lo)
+			if math.Round(lo) != math.Round(hi) {
+				amount = fmt.Sprintf("%.0f%% to %.0f%%", lo, hi)
+			}
+			where := ""
+			if len(stages) > 1 {
+				where = " across " + stages[0] + " to " + stages[len(stages)-1]
+			} else if stages[0] != "all" {
+				where = " at " + stages[0]
+			}
+			out = append(out, fmt.Sprintf("%s is %s %s at p%g%s (%d of %d stages).", name, amount, word, rc.Percentile, where, len(cs), a.n))
+		}
+		if len(a.worse) > 0 {
+			say(a.worse, "slower")
+		}
+		if len(a.better) > 0 {
+			say(a.better, "faster")
+		}
+		if len(a.worse) == 0 && len(a.better) == 0 {
+			out = append(out, fmt.Sprintf("%s: no significant change at p%g.", name, rc.Percentile))
+		}
+	}
+	return out
+}
+
+// WriteComparison prints the comparison as a table and its sentences.
+func WriteComparison(w io.Writer, rc *RunComparison) error {
+	fmt.Fprintf(w, "base: %s\ncandidate: %s\n\n", strings.Join(rc.Base, ", "), strings.Join(rc.Candidate, ", "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := fmt.Sprintf("p%g", rc.Percentile)
+	fmt.Fprintf(tw, "stage\toperation\tbase %s\tcand %s\tchange\tbase mean\tcand mean\tp-value\tn\tverdict\n", p, p)
+	ops := append([]OpComparison(nil), rc.Ops...)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Operation < ops[j].Operation })
+	for _, c := range ops {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\t%.3g\t%d+%d\t%s\n", c.Stage, c.Operation, Ms(c.BasePct), Ms(c.CandPct),
+			100*c.Change, Ms(c.BaseMean), Ms(c.CandMean), c.Test.P, c.Test.N1, c.Test.N2, c.Test.Verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nverdicts: Mann-Whitney U over each interval's %s, alpha %.2g; a change is called only when it is unlikely to be chance and at least %.0f%%.\n", p, rc.Ops[0].Test.Alpha, 100*rc.Ops[0].Test.MinChange)
+	for _, s := range rc.Sentences {
+		fmt.Fprintln(w, s)
+	}
+	return nil
+}
