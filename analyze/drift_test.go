@@ -1,0 +1,102 @@
+package analyze
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func noisy(r *rand.Rand, n int, level func(i int) float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = level(i) * math.Exp(0.1*r.NormFloat64())
+	}
+	return out
+}
+
+// A level shift planted at a known interval is found there.
+func TestChangePointPlanted(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	// p95 of 1.9 s for 125 intervals, then 4.6 s: 001's longevity shape.
+	s := noisy(r, 300, func(i int) float64 {
+		if i < 125 {
+			return 1900
+		}
+		return 4600
+	})
+	cps := ChangePoints(s, 0.01, 5)
+	if len(cps) != 1 || cps[0].Index < 123 || cps[0].Index > 127 {
+		t.Fatalf("change points %+v, want one at 125", cps)
+	}
+	if math.Abs(cps[0].Before-1900)/1900 > 0.05 || math.Abs(cps[0].After-4600)/4600 > 0.05 {
+		t.Errorf("levels %.0f -> %.0f, want 1900 -> 4600", cps[0].Before, cps[0].After)
+	}
+	// Two shifts: up, then back down.
+	s2 := noisy(r, 200, func(i int) float64 {
+		if i >= 60 && i < 140 {
+			return 200
+		}
+		return 100
+	})
+	cps = ChangePoints(s2, 0.01, 5)
+	if len(cps) != 2 || math.Abs(float64(cps[0].Index-60)) > 2 || math.Abs(float64(cps[1].Index-140)) > 2 {
+		t.Errorf("two shifts: %+v", cps)
+	}
+}
+
+// A stationary series rarely gives a change point.
+func TestChangePointFalseAlarms(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	alarms := 0
+	for k := 0; k < 50; k++ {
+		if len(ChangePoints(noisy(r, 120, func(int) float64 { return 100 }), 0.01, 5)) > 0 {
+			alarms++
+		}
+	}
+	if alarms > 3 {
+		t.Errorf("%d of 50 stationary series had a change point", alarms)
+	}
+}
+
+func TestMannKendall(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	// Drift of 2 ms per interval on a 100 ms level with 10% noise.
+	up := noisy(r, 100, func(i int) float64 { return 100 + 2*float64(i) })
+	tr := MannKendall(up)
+	if tr.P > 1e-6 || math.Abs(tr.Slope-2) > 0.3 {
+		t.Errorf("drift: %+v", tr)
+	}
+	flat := MannKendall(noisy(r, 100, func(int) float64 { return 100 }))
+	if flat.P < 0.01 {
+		t.Errorf("flat series: %+v", flat)
+	}
+	// Exact values for a tiny series: 1 2 3 4 5 has S = 10, var = 50/3*... p from the normal approximation.
+	tr = MannKendall([]float64{1, 2, 3, 4, 5})
+	wantZ := (10 - 1) / math.Sqrt(5*4*15/18.0)
+	if tr.S != 10 || tr.Slope != 1 || math.Abs(tr.P-math.Erfc(wantZ/math.Sqrt2)) > 1e-12 {
+		t.Errorf("1..5: %+v", tr)
+	}
+}
+
+func BenchmarkChangePoints24h(b *testing.B) {
+	// A 24 h run at 10 s intervals: 8,640 values, one shift after 2 h.
+	r := rand.New(rand.NewPCG(1, 1))
+	s := noisy(r, 8640, func(i int) float64 {
+		if i < 720 {
+			return 1900
+		}
+		return 4600
+	})
+	for i := 0; i < b.N; i++ {
+		ChangePoints(s, 0.01, 5)
+	}
+}
+
+func TestMannKendallLongSeries(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	s := noisy(r, 8640, func(i int) float64 { return 1000 + 0.05*float64(i) })
+	tr := MannKendall(s)
+	if tr.P > 1e-6 || math.Abs(tr.Slope-0.05)/0.05 > 0.2 {
+		t.Errorf("long drift: %+v", tr)
+	}
+}
