@@ -116,11 +116,11 @@ const maxTrendPoints = 1000
 type Trend struct {
 	// Slope is the median of the slopes between all pairs of points, per
 	// index step (multiply by steps per hour for a rate per hour).
-	Slope float64
+	Slope float64 `json:"slope_per_step"`
 	// P is the two-sided p-value of "no monotonic trend".
-	P float64
+	P float64 `json:"p"`
 	// S is the Mann-Kendall statistic: concordant minus discordant pairs.
-	S float64
+	S float64 `json:"s"`
 }
 
 // MannKendall tests a series for a monotonic trend (drift) without

@@ -114,6 +114,9 @@ func TestTableGolden(t *testing.T) {
 // exactly the histograms recorded.
 func TestRunDirLogRoundTrip(t *testing.T) {
 	dir := t.TempDir()
+	// A start that is not a whole second: readers must still place
+	// intervals at the right milliseconds.
+	t0 := t0.Add(437 * time.Millisecond)
 	rd, err := CreateRunDir(dir, t0, []byte("name: x\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -196,5 +199,17 @@ func TestProgressLines(t *testing.T) {
 	p.Tick(ph, tick)
 	if !strings.Contains(b.String(), "[vus=2] flow") || !strings.Contains(b.String(), "requests 101") {
 		t.Errorf("plain line: %q", b.String())
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		1200 * time.Millisecond:     "1.2 s",
+		250 * time.Second:           "4 m 10 s",
+		2*time.Hour + 5*time.Minute: "2 h 05 m",
+	} {
+		if got := elapsed(d); got != want {
+			t.Errorf("elapsed(%v) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -42,13 +42,16 @@ func CreateRunDir(dir string, start time.Time, planSource []byte) (*RunDir, erro
 	}
 	rd := &RunDir{Path: dir, f: f, bw: bufio.NewWriter(f), base: start}
 	rd.hlog = hdr.NewHistogramLogWriter(rd.bw)
-	rd.hlog.SetBaseTime(start.UnixMilli())
+	// The log's header holds whole seconds: offsets must be from a whole
+	// second too, or readers place every interval up to 1 s off.
+	baseMs := start.UnixMilli() / 1000 * 1000
+	rd.hlog.SetBaseTime(baseMs)
 	for _, err := range []error{
 		rd.hlog.OutputComment("perflab interval histograms: latency of successful operations in microseconds (the Interval_Max column is in seconds)"),
 		rd.hlog.OutputComment("tags are STAGE/SCENARIO/OPERATION with characters other than letters, digits and ._-/ replaced by _"),
 		rd.hlog.OutputLogFormatVersion(),
-		rd.hlog.OutputStartTime(start.UnixMilli()),
-		rd.hlog.OutputBaseTime(start.UnixMilli()),
+		rd.hlog.OutputStartTime(baseMs),
+		rd.hlog.OutputBaseTime(baseMs),
 		rd.hlog.OutputLegend(),
 	} {
 		if err != nil {

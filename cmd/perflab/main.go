@@ -41,6 +41,7 @@ func init() {
 		{"run", "run a plan: perflab run PLAN.yaml [--set name=value]... [--out DIR]", cmdRun},
 		{"validate", "check a plan without sending anything: perflab validate PLAN.yaml", cmdValidate},
 		{"compare", "compare runs with a statistical verdict: perflab compare BASE_DIR CANDIDATE_DIR", cmdCompare},
+		{"drift", "how a long run changed over time: windows, trend, change points: perflab drift RUN_DIR", cmdDrift},
 		{"demo", "start the built-in simulator and run the bundled demo plan against it", cmdDemo},
 		{"sim", "serve HTTP stubs from a YAML file: perflab sim STUBS.yaml", cmdSim},
 		{"version", "print perflab's version", func(std *stdio, _ []string) int { fmt.Fprintln(std.out, "perflab", version); return exitOK }},

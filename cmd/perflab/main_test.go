@@ -249,3 +249,48 @@ func TestCompareReleases(t *testing.T) {
 		t.Errorf("json: exit %d, %d operations", code, len(rc.Ops))
 	}
 }
+
+// A longevity run whose service degrades after a while: drift names the
+// moment and the levels, and the windows show before and after.
+func TestDriftFindsTheDegradation(t *testing.T) {
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(start) > 1200*time.Millisecond {
+			time.Sleep(6 * time.Millisecond)
+		} else {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	out := os.Getenv("DRIFT_OUT")
+	if out == "" {
+		out = t.TempDir()
+	}
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: soak, vus: 2, duration: 3s, flow: [{name: checkout, url: /c}]}]\n")
+	if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
+		t.Fatal(errs)
+	}
+	m, _ := filepath.Glob(filepath.Join(out, "*"))
+	code, text, errs := runCLI(t, "drift", m[0], "--window", "first:1s", "--window", "last:1s", "--window", "all")
+	if code != exitOK {
+		t.Fatalf("drift: %s", errs)
+	}
+	// The service slowed 1.2 s after the server started; the run started
+	// a little later.
+	re := regexp.MustCompile(`change: p95 rose from (2\.\d+) ms to (6\.\d+) ms after (\d\.\d) s`)
+	mm := re.FindStringSubmatch(text)
+	if mm == nil || mm[3] < "0.8" || mm[3] > "1.6" {
+		t.Errorf("no change point near 1.2 s:\n%s", text)
+	}
+	if !strings.Contains(text, "drifts +") {
+		t.Errorf("no upward trend:\n%s", text)
+	}
+	var ds []report.OpDrift
+	_, js, _ := runCLI(t, "drift", "--json", "--window", "first:1s", "--window", "last:1s", m[0])
+	if err := json.Unmarshal([]byte(js), &ds); err != nil || len(ds) != 1 || len(ds[0].Windows) != 2 {
+		t.Fatalf("json: %v %s", err, js)
+	}
+	if first, last := ds[0].Windows[0].Stats.Mean, ds[0].Windows[1].Stats.Mean; first > 3 || last < 6 {
+		t.Errorf("window means %.2f then %.2f ms, want about 2 then 6", first, last)
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+
+	"github.com/perflab/perflab/report"
+)
+
+// windowFlags collects repeated --window flags.
+type windowFlags []report.Window
+
+func (w *windowFlags) String() string { return "" }
+func (w *windowFlags) Set(s string) error {
+	win, err := report.ParseWindow(s)
+	if err != nil {
+		return err
+	}
+	*w = append(*w, win)
+	return nil
+}
+
+func cmdDrift(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("drift", flag.ContinueOnError)
+	var windows windowFlags
+	fs.Var(&windows, "window", "a window of each stage: first:2h, last:12h or all (repeatable; default all)")
+	pct := fs.Float64("percentile", 95, "the percentile followed over time")
+	asJSON := fs.Bool("json", false, "print the analysis as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab drift RUN_DIR [--window first:2h --window last:12h]...\n\nShows how a long run behaved over time: figures per window, a trend test of each\ninterval's percentile, and the points where it changed level.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	if len(windows) == 0 {
+		windows = windowFlags{{}}
+	}
+	rd, err := report.ReadRunDir(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	ds := report.Drift(rd, *pct, windows)
+	if *asJSON {
+		enc := json.NewEncoder(std.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(ds); err != nil {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if err := report.WriteDrift(std.out, ds, *pct); err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	return exitOK
+}

@@ -1,0 +1,177 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/analyze"
+	"github.com/perflab/perflab/metrics"
+)
+
+// Window selects the intervals of a stage: the first or last Length of it,
+// or all of it when Length is 0.
+type Window struct {
+	Last   bool
+	Length time.Duration
+}
+
+// ParseWindow reads "first:2h", "last:12h" or "all".
+func ParseWindow(s string) (Window, error) {
+	if s == "all" {
+		return Window{}, nil
+	}
+	where, d, ok := strings.Cut(s, ":")
+	length, err := time.ParseDuration(d)
+	if !ok || err != nil || length <= 0 || where != "first" && where != "last" {
+		return Window{}, fmt.Errorf("window %q: want first:DURATION, last:DURATION or all (first:2h, last:12h)", s)
+	}
+	return Window{Last: where == "last", Length: length}, nil
+}
+
+func (w Window) String() string {
+	switch {
+	case w.Length == 0:
+		return "all"
+	case w.Last:
+		return "last " + w.Length.String()
+	}
+	return "first " + w.Length.String()
+}
+
+// WindowStats is an operation's figures over one window.
+type WindowStats struct {
+	Window string        `json:"window"`
+	Stats  WindowLatency `json:"latency_ms"`
+	Count  int64         `json:"count"`
+}
+
+// WindowLatency is a few figures of a merged histogram, in ms.
+type WindowLatency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// OpDrift is how one operation behaved over a stage's time.
+type OpDrift struct {
+	Stage        string        `json:"stage"`
+	Operation    string        `json:"operation"`
+	Windows      []WindowStats `json:"windows"`
+	Trend        analyze.Trend `json:"trend"`
+	SlopePerHour float64       `json:"slope_ms_per_hour"`
+	Changes      []string      `json:"changes"`
+}
+
+// Drift analyses each step and transaction of each stage of a run over
+// time: figures per window, a trend test of the per-interval percentile,
+// and the points where it changed level.
+func Drift(rd *RunData, pct float64, windows []Window) []OpDrift {
+	var out []OpDrift
+	for _, ph := range rd.Summary.Stages {
+		for _, op := range ph.Operations {
+			if op.Kind == metrics.KindScenario {
+				continue
+			}
+			hs := rd.Intervals[Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: op.Scenario, Name: op.Name})]
+			if len(hs) == 0 {
+				continue
+			}
+			d := OpDrift{Stage: ph.Name, Operation: op.Name}
+			start := ph.Start.UnixMilli()
+			end := ph.End.UnixMilli()
+			for _, w := range windows {
+				merged := hdr.New(hs[0].LowestTrackableValue(), hs[0].HighestTrackableValue(), int(hs[0].SignificantFigures()))
+				for _, h := range hs {
+					in := w.Length == 0 ||
+						!w.Last && h.StartTimeMs()-start < w.Length.Milliseconds() ||
+						w.Last && h.EndTimeMs() > end-w.Length.Milliseconds()
+					if in {
+						merged.Merge(h)
+					}
+				}
+				d.Windows = append(d.Windows, WindowStats{Window: w.String(), Count: merged.TotalCount(), Stats: WindowLatency{
+					Mean: merged.Mean() / 1e3, P50: float64(merged.ValueAtPercentile(50)) / 1e3, P95: float64(merged.ValueAtPercentile(95)) / 1e3,
+					P99: float64(merged.ValueAtPercentile(99)) / 1e3, Max: float64(merged.Max()) / 1e3,
+				}})
+			}
+			series := make([]float64, 0, len(hs))
+			offsets := make([]time.Duration, 0, len(hs))
+			var step time.Duration
+			for _, h := range hs {
+				if h.TotalCount() == 0 {
+					continue
+				}
+				series = append(series, float64(h.ValueAtPercentile(pct))/1e3)
+				offsets = append(offsets, time.Duration(h.StartTimeMs()-start)*time.Millisecond)
+				step = time.Duration(h.EndTimeMs()-h.StartTimeMs()) * time.Millisecond
+			}
+			d.Trend = analyze.MannKendall(series)
+			if step > 0 {
+				d.SlopePerHour = d.Trend.Slope * float64(time.Hour) / float64(step)
+			}
+			for _, cp := range analyze.ChangePoints(series, 0.01, 5) {
+				verb := "rose"
+				if cp.After < cp.Before {
+					verb = "fell"
+				}
+				d.Changes = append(d.Changes, fmt.Sprintf("p%g %s from %s to %s after %s", pct, verb, human(cp.Before), human(cp.After), elapsed(offsets[cp.Index])))
+			}
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// elapsed formats a time into a run as the seed reports do: "2 h 05 m",
+// "4 m 10 s", "1.2 s".
+func elapsed(d time.Duration) string {
+	switch {
+	case d >= time.Hour:
+		m := int64(d.Round(time.Minute) / time.Minute)
+		return fmt.Sprintf("%d h %02d m", m/60, m%60)
+	case d >= time.Minute:
+		s := int64(d.Round(time.Second) / time.Second)
+		return fmt.Sprintf("%d m %02d s", s/60, s%60)
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// human formats milliseconds as the seed reports do: ms below a second, s above.
+func human(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.1f s", ms/1000)
+	}
+	return Ms(ms) + " ms"
+}
+
+// WriteDrift prints the windows, trends and change points.
+func WriteDrift(w io.Writer, ds []OpDrift, pct float64) error {
+	for _, d := range ds {
+		fmt.Fprintf(w, "\n%s  %s\n", d.Stage, d.Operation)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "window\tcount\tmean\tp50\tp95\tp99\tmax\t")
+		for _, ws := range d.Windows {
+			s := ws.Stats
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", ws.Window, ws.Count, Ms(s.Mean), Ms(s.P50), Ms(s.P95), Ms(s.P99), Ms(s.Max))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		trend := "no significant trend"
+		if d.Trend.P < 0.01 {
+			trend = fmt.Sprintf("drifts %+.3g ms per hour", d.SlopePerHour)
+		}
+		fmt.Fprintf(w, "p%g over time: %s (Mann-Kendall p %.3g)\n", pct, trend, d.Trend.P)
+		for _, c := range d.Changes {
+			fmt.Fprintln(w, "change: "+c)
+		}
+	}
+	return nil
+}
