@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/perflab/perflab/report"
 )
@@ -15,8 +14,9 @@ func cmdCompare(std *stdio, args []string) int {
 	alpha := fs.Float64("alpha", 0.05, "significance level of the verdicts")
 	minChange := fs.Float64("min-change", 0.05, "smallest change (a fraction of the baseline) called better or worse")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")
+	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab compare BASE_RUN_DIR[,DIR...] CANDIDATE_RUN_DIR[,DIR...] [flags]\n\nCompares runs stage by stage and operation by operation: a percentile and the mean,\nwith a verdict (better, worse, no significant change) from a Mann-Whitney U test over\nthe runs' interval values. Several runs per side are pooled.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: perflab compare BASE CANDIDATE [flags]\n\nBASE and CANDIDATE are run directories, stored run ids, or label selectors such as\nrelease=Goldenrod (every stored run with that label); several, comma-separated, are pooled.\n\nCompares runs stage by stage and operation by operation: a percentile and the mean,\nwith a verdict (better, worse, no significant change) from a Mann-Whitney U test over\nthe runs' interval values.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -26,17 +26,7 @@ func cmdCompare(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	read := func(list string) ([]*report.RunData, error) {
-		var out []*report.RunData
-		for _, dir := range strings.Split(list, ",") {
-			rd, err := report.ReadRunDir(dir)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, rd)
-		}
-		return out, nil
-	}
+	read := func(arg string) ([]*report.RunData, error) { return loadRuns(arg, *path) }
 	base, err := read(fs.Arg(0))
 	if err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)

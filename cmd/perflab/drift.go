@@ -27,8 +27,9 @@ func cmdDrift(std *stdio, args []string) int {
 	fs.Var(&windows, "window", "a window of each stage: first:2h, last:12h or all (repeatable; default all)")
 	pct := fs.Float64("percentile", 95, "the percentile followed over time")
 	asJSON := fs.Bool("json", false, "print the analysis as JSON")
+	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab drift RUN_DIR [--window first:2h --window last:12h]...\n\nShows how a long run behaved over time: figures per window, a trend test of each\ninterval's percentile, and the points where it changed level.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: perflab drift RUN_DIR|RUN_ID [--window first:2h --window last:12h]...\n\nShows how a long run behaved over time: figures per window, a trend test of each\ninterval's percentile, and the points where it changed level.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -41,12 +42,15 @@ func cmdDrift(std *stdio, args []string) int {
 	if len(windows) == 0 {
 		windows = windowFlags{{}}
 	}
-	rd, err := report.ReadRunDir(fs.Arg(0))
-	if err != nil {
+	rds, err := loadRuns(fs.Arg(0), *path)
+	if err != nil || len(rds) != 1 {
+		if err == nil {
+			err = fmt.Errorf("drift looks at one run; %s names %d", fs.Arg(0), len(rds))
+		}
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
-	ds := report.Drift(rd, *pct, windows)
+	ds := report.Drift(rds[0], *pct, windows)
 	if *asJSON {
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")

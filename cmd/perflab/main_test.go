@@ -294,3 +294,48 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 		t.Errorf("window means %.2f then %.2f ms, want about 2 then 6", first, last)
 	}
 }
+
+// Runs are recorded in the history with labels; runs lists them, show
+// prints one, and compare selects releases by label.
+func TestHistoryAndLabelCompare(t *testing.T) {
+	var slow atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow.Load() {
+			time.Sleep(6 * time.Millisecond)
+		} else {
+			time.Sleep(3 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "name: circulation\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: circ, vus: 2, duration: 1s, flow: [{name: check-out, url: /co}]}]\n")
+	for _, rel := range []string{"Goldenrod", "Honeysuckle"} {
+		if rel == "Honeysuckle" {
+			slow.Store(true)
+		}
+		if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet", "--label", "release="+rel, "--label", "env=ci"); code != exitOK {
+			t.Fatal(errs)
+		}
+	}
+	db := filepath.Join(out, "perflab.db")
+	code, list, errs := runCLI(t, "runs", "--store", db, "--label", "env=ci")
+	if code != exitOK || strings.Count(list, "completed") != 2 || !strings.Contains(list, "release=Honeysuckle") {
+		t.Fatalf("runs: %d %s %s", code, list, errs)
+	}
+	code, list, _ = runCLI(t, "runs", "--store", db, "--label", "release=Goldenrod", "--json")
+	var runs []struct{ ID string }
+	if code != exitOK || json.Unmarshal([]byte(list), &runs) != nil || len(runs) != 1 {
+		t.Fatalf("runs --json: %s", list)
+	}
+	code, shown, _ := runCLI(t, "show", "--store", db, runs[0].ID)
+	if code != exitOK || !strings.Contains(shown, "check-out") || !strings.Contains(shown, "summary = ") {
+		t.Errorf("show: %s", shown)
+	}
+	code, cmp, errs := runCLI(t, "compare", "--store", db, "release=Goldenrod", "release=Honeysuckle")
+	if code != exitOK || !regexp.MustCompile(`check-out is \d+% slower at p75`).MatchString(cmp) {
+		t.Errorf("compare by label: %d %s\n%s", code, errs, cmp)
+	}
+	if code, _, errs := runCLI(t, "compare", "--store", db, "release=Nope", "release=Honeysuckle"); code == exitOK || !strings.Contains(errs, "no stored run has the label release=Nope") {
+		t.Errorf("unknown label: %d %s", code, errs)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -21,6 +22,7 @@ import (
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/store"
 )
 
 // setFlags collects repeated --set name=value flags.
@@ -38,6 +40,8 @@ func (s *setFlags) Set(v string) error {
 
 type runFlags struct {
 	set        setFlags
+	labels     setFlags
+	store      string
 	out        string
 	quiet      bool
 	progress   string
@@ -50,6 +54,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line every 10s), none")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
+	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
+	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), or off")
 }
 
 func cmdRun(std *stdio, args []string) int {
@@ -124,7 +130,9 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	runID := start.Format("20060102-150405") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
+	// Milliseconds keep run ids unique in the history even for runs started
+	// in the same second.
+	runID := start.Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
 	dir := filepath.Join(f.out, runID)
 	rd, err := report.CreateRunDir(dir, start, p.Source)
 	if err != nil {
@@ -163,10 +171,29 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 			mode = "live"
 		}
 	}
+	st := openStore(f, stderr)
+	if st != nil {
+		defer st.Close()
+		labels := map[string]string{}
+		for _, l := range f.labels {
+			labels[l.Name] = l.Value
+		}
+		if err := st.Begin(runID, p.Name, p.Source, start, labels); err != nil {
+			fmt.Fprintf(stderr, "perflab: store: %v; the run is not recorded in the history\n", err)
+			st.Close()
+			st = nil
+		}
+	}
 	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, p.Interval.D)}
 	opts := engine.Options{
 		RunID: runID,
-		Sink:  rd.Sink,
+		Sink: func(ph *metrics.Phase) metrics.Sink {
+			sinks := []metrics.Sink{rd.Sink(ph)}
+			if st != nil {
+				sinks = append(sinks, storeSink{st, runID, ph})
+			}
+			return multiSink(sinks)
+		},
 		OnEvent: func(msg string) {
 			prog.Done()
 			fmt.Fprintln(stderr, msg)
@@ -188,6 +215,15 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 	if err := rd.Finish(sum); err != nil {
 		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
 		return exitRunFailed, dir
+	}
+	if st != nil {
+		var b bytes.Buffer
+		if err := sum.WriteJSON(&b); err == nil {
+			err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), run.Stages)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: store: %v\n", err)
+		}
 	}
 	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
 	switch {
@@ -247,4 +283,43 @@ func describe(w io.Writer, p *plan.Plan) {
 		}
 		fmt.Fprintf(w, "  stage %d %s: %s\n", st.Index, st.Name(), strings.Join(parts, "; "))
 	}
+}
+
+// openStore opens the run history named by --store (default beside the run
+// directories); nil when it is off or cannot be opened, which is said once.
+func openStore(f runFlags, stderr io.Writer) *store.Store {
+	path := f.store
+	if path == "off" {
+		return nil
+	}
+	if path == "" {
+		path = store.DefaultPath(f.out)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab: %v; the run is not recorded in the history\n", err)
+		return nil
+	}
+	return st
+}
+
+// storeSink writes a stage's intervals to the run history.
+type storeSink struct {
+	st    *store.Store
+	runID string
+	ph    *metrics.Phase
+}
+
+func (s storeSink) Interval(iv *metrics.Interval) error { return s.st.Interval(s.runID, s.ph, iv) }
+
+// multiSink hands each interval to several sinks.
+type multiSink []metrics.Sink
+
+func (m multiSink) Interval(iv *metrics.Interval) error {
+	for _, s := range m {
+		if err := s.Interval(iv); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/store"
+)
+
+func storeFlag(fs *flag.FlagSet) *string {
+	return fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file")
+}
+
+func cmdRuns(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
+	path := storeFlag(fs)
+	var labels setFlags
+	fs.Var(&labels, "label", "only runs with this label, as release=Honeysuckle (repeatable)")
+	planName := fs.String("plan", "", "only runs of this plan")
+	limit := fs.Int("n", 50, "at most this many runs, newest first")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab runs [--label k=v]... [--plan NAME] [--store FILE]\n\nLists the runs in the history, newest first.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	st, err := openExisting(*path)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	defer st.Close()
+	f := store.Filter{Labels: map[string]string{}, Plan: *planName, Limit: *limit}
+	for _, l := range labels {
+		f.Labels[l.Name] = l.Value
+	}
+	runs, err := st.Runs(f)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(std.out)
+		enc.SetIndent("", "  ")
+		enc.Encode(runs)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(std.out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tPLAN\tSTATUS\tSTART\tDURATION\tLABELS")
+	for _, r := range runs {
+		dur := "-"
+		if !r.End.IsZero() {
+			dur = r.End.Sub(r.Start).Round(100 * 1e6).String()
+		}
+		var ls []string
+		for k, v := range r.Labels {
+			ls = append(ls, k+"="+v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Plan, r.Status, r.Start.Format("2006-01-02 15:04:05"), dur, strings.Join(sortStrings(ls), " "))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func cmdShow(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	path := storeFlag(fs)
+	asJSON := fs.Bool("json", false, "print the run's summary.json")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab show RUN [--store FILE] [--json]\n\nPrints a stored run's tables (or its summary.json).")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	st, err := openExisting(*path)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	defer st.Close()
+	b, err := st.Summary(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	if *asJSON {
+		std.out.Write(b)
+		return exitOK
+	}
+	var s report.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.Status, s.Start.Format("2006-01-02 15:04:05"))
+	if err := report.WriteTable(std.out, &s); err != nil {
+		return exitUsage
+	}
+	return exitOK
+}
+
+// openExisting opens a store that must already exist.
+func openExisting(path string) (*store.Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no run history at %s (runs are recorded there by perflab run; --store names another)", path)
+	}
+	return store.Open(path)
+}
+
+// loadRuns resolves the runs named by an argument of compare or drift: run
+// directories (comma-separated), or with a history, run ids or a label
+// selector such as release=Goldenrod (every run with that label).
+func loadRuns(arg, storePath string) ([]*report.RunData, error) {
+	var out []*report.RunData
+	var st *store.Store
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	for _, item := range strings.Split(arg, ",") {
+		if fi, err := os.Stat(item); err == nil && fi.IsDir() {
+			rd, err := report.ReadRunDir(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rd)
+			continue
+		}
+		if st == nil {
+			var err error
+			if st, err = openExisting(storePath); err != nil {
+				return nil, fmt.Errorf("%s is not a run directory, and %w", item, err)
+			}
+		}
+		ids := []string{item}
+		if k, v, ok := strings.Cut(item, "="); ok {
+			runs, err := st.Runs(store.Filter{Labels: map[string]string{k: v}})
+			if err != nil {
+				return nil, err
+			}
+			if len(runs) == 0 {
+				return nil, fmt.Errorf("no stored run has the label %s", item)
+			}
+			ids = ids[:0]
+			for _, r := range runs {
+				if r.Status != "running" {
+					ids = append(ids, r.ID)
+				}
+			}
+		}
+		for _, id := range ids {
+			rd, err := report.FromStore(st, id)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rd)
+		}
+	}
+	return out, nil
+}
+
+func sortStrings(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}

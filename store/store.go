@@ -1,0 +1,322 @@
+package store
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", pure Go
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// Store is a run history in a SQLite file.
+type Store struct {
+	db *sql.DB
+}
+
+// migrations are applied in order; each runs once, recorded in
+// schema_version. Never edit a released one: add the next.
+var migrations = []string{
+	`CREATE TABLE runs (
+		id TEXT PRIMARY KEY,
+		plan TEXT NOT NULL,
+		plan_hash TEXT NOT NULL,
+		plan_source TEXT NOT NULL,
+		status TEXT NOT NULL,
+		error TEXT NOT NULL DEFAULT '',
+		start_ms INTEGER NOT NULL,
+		end_ms INTEGER NOT NULL DEFAULT 0,
+		labels TEXT NOT NULL DEFAULT '{}',
+		summary TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE labels (
+		run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		key TEXT NOT NULL,
+		value TEXT NOT NULL,
+		PRIMARY KEY (run_id, key)
+	);
+	CREATE INDEX labels_kv ON labels(key, value);
+	CREATE TABLE histograms (
+		run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+		phase INTEGER NOT NULL,          -- stage index from 1
+		phase_name TEXT NOT NULL,
+		scenario TEXT NOT NULL,
+		operation TEXT NOT NULL,
+		kind TEXT NOT NULL,
+		interval INTEGER NOT NULL,       -- -1 for the whole stage
+		start_ms INTEGER NOT NULL,
+		end_ms INTEGER NOT NULL,
+		count INTEGER NOT NULL,
+		errors INTEGER NOT NULL,
+		hist TEXT NOT NULL,              -- HdrHistogram V2 compressed, base64; latency of successes in µs
+		PRIMARY KEY (run_id, phase, scenario, operation, interval)
+	);`,
+}
+
+// DefaultPath is the store used when none is named: beside the run directories.
+func DefaultPath(out string) string { return filepath.Join(out, "perflab.db") }
+
+// Open opens (creating if needed) the SQLite store at path and brings its
+// schema up to date.
+func Open(path string) (*Store, error) {
+	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
+		return nil, errors.New("a PostgreSQL store is not supported yet: use a SQLite file path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // SQLite: one writer; keeps transactions simple
+	s := &Store{db: db}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate() error {
+	if _, err := s.db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	var v int
+	if err := s.db.QueryRow(`SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+		return err
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this perflab knows (%d)", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		tx, err := s.db.Begin()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.Exec(`INSERT INTO schema_version (version) VALUES (?)`, i+1); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run is a stored run.
+type Run struct {
+	ID       string            `json:"id"`
+	Plan     string            `json:"plan"`
+	PlanHash string            `json:"plan_hash"`
+	Status   string            `json:"status"`
+	Error    string            `json:"error,omitempty"`
+	Start    time.Time         `json:"start"`
+	End      time.Time         `json:"end"`
+	Labels   map[string]string `json:"labels"`
+}
+
+// PlanHash identifies a plan's text.
+func PlanHash(src []byte) string {
+	h := sha256.Sum256(src)
+	return hex.EncodeToString(h[:8])
+}
+
+// Begin records a run that is starting.
+func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, labels map[string]string) error {
+	lj, _ := json.Marshal(labels)
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`INSERT INTO runs (id, plan, plan_hash, plan_source, status, start_ms, labels) VALUES (?, ?, ?, ?, 'running', ?, ?)`,
+		id, plan, PlanHash(planSource), string(planSource), start.UnixMilli(), string(lj)); err != nil {
+		return err
+	}
+	for k, v := range labels {
+		if _, err := tx.Exec(`INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)`, id, k, v); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Interval stores one interval of a stage: a histogram per operation that
+// ran in it. Each interval is its own transaction, so a crash loses at most
+// the interval being written.
+func (s *Store) Interval(runID string, ph *metrics.Phase, iv *metrics.Interval) error {
+	return s.histograms(runID, ph, iv.Index, iv.Start, iv.End, iv.Ops)
+}
+
+func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, end time.Time, ops []*metrics.Stats) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.Prepare(`INSERT OR REPLACE INTO histograms (run_id, phase, phase_name, scenario, operation, kind, interval, start_ms, end_ms, count, errors, hist)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, st := range ops {
+		if st.Count == 0 || i >= len(ph.Ops) {
+			continue
+		}
+		enc, err := st.Hist.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return err
+		}
+		op := ph.Ops[i]
+		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
+			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Finish records how a run ended, its summary.json and each stage's totals.
+func (s *Store) Finish(runID, status, runErr string, end time.Time, summary []byte, stages []*metrics.Phase) error {
+	for _, ph := range stages {
+		if err := s.histograms(runID, ph, -1, ph.Start, ph.End, ph.Totals); err != nil {
+			return err
+		}
+	}
+	_, err := s.db.Exec(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ? WHERE id = ?`,
+		status, runErr, end.UnixMilli(), string(summary), runID)
+	return err
+}
+
+// Filter selects runs: all labels must match; Plan, if set, must too.
+type Filter struct {
+	Labels map[string]string
+	Plan   string
+	Limit  int
+}
+
+// Runs lists runs, newest first.
+func (s *Store) Runs(f Filter) ([]Run, error) {
+	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels FROM runs r WHERE 1 = 1`
+	var args []any
+	if f.Plan != "" {
+		q += ` AND plan = ?`
+		args = append(args, f.Plan)
+	}
+	keys := make([]string, 0, len(f.Labels))
+	for k := range f.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q += ` AND EXISTS (SELECT 1 FROM labels l WHERE l.run_id = r.id AND l.key = ? AND l.value = ?)`
+		args = append(args, k, f.Labels[k])
+	}
+	q += ` ORDER BY start_ms DESC, id DESC`
+	if f.Limit > 0 {
+		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
+	}
+	rows, err := s.db.Query(q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var r Run
+		var start, end int64
+		var labels string
+		if err := rows.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels); err != nil {
+			return nil, err
+		}
+		r.Start = time.UnixMilli(start)
+		if end > 0 {
+			r.End = time.UnixMilli(end)
+		}
+		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ErrNotFound means no run has the given id.
+var ErrNotFound = errors.New("no such run")
+
+// Summary returns a finished run's summary.json.
+func (s *Store) Summary(runID string) ([]byte, error) {
+	var sum string
+	err := s.db.QueryRow(`SELECT summary FROM runs WHERE id = ?`, runID).Scan(&sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if sum == "" {
+		return nil, fmt.Errorf("run %s has no summary (it did not finish)", runID)
+	}
+	return []byte(sum), nil
+}
+
+// Histogram is one stored histogram.
+type Histogram struct {
+	Phase      int
+	Scenario   string
+	Operation  string
+	Interval   int // -1: the whole stage
+	Start, End time.Time
+	Count      int64
+	Errors     int64
+	Hist       *hdr.Histogram
+}
+
+// Histograms returns a run's histograms in stage, operation and interval order.
+func (s *Store) Histograms(runID string) ([]Histogram, error) {
+	rows, err := s.db.Query(`SELECT phase, scenario, operation, interval, start_ms, end_ms, count, errors, hist
+		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, interval`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Histogram
+	for rows.Next() {
+		var h Histogram
+		var start, end int64
+		var enc string
+		if err := rows.Scan(&h.Phase, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &enc); err != nil {
+			return nil, err
+		}
+		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
+		if h.Hist, err = hdr.Decode([]byte(enc)); err != nil {
+			return nil, fmt.Errorf("run %s: histogram of %s: %w", runID, h.Operation, err)
+		}
+		h.Hist.SetStartTimeMs(start)
+		h.Hist.SetEndTimeMs(end)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.UnixMilli(1_700_000_000_000)
+	ph := &metrics.Phase{Index: 1, Name: "users=5", Start: t0, End: t0.Add(20 * time.Second),
+		Ops: []metrics.Op{{Name: "check-out", Kind: metrics.KindTransaction, Scenario: "circ"}, {Name: "idle", Kind: metrics.KindStep, Scenario: "circ"}}}
+	for _, run := range []struct {
+		id, release string
+	}{{"r1", "Goldenrod"}, {"r2", "Honeysuckle"}} {
+		if err := st.Begin(run.id, "checkin-checkout", []byte("name: x\n"), t0, map[string]string{"release": run.release, "env": "lab"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want []*metrics.Stats
+	for i := 0; i < 2; i++ {
+		iv := &metrics.Interval{Index: i, Start: t0.Add(time.Duration(i) * 10 * time.Second), End: t0.Add(time.Duration(i+1) * 10 * time.Second),
+			Ops: []*metrics.Stats{metrics.NewStats(), metrics.NewStats()}}
+		for v := 1; v <= 100*(i+1); v++ {
+			iv.Ops[0].Add(time.Duration(v)*time.Millisecond, 0, metrics.OK, 0)
+		}
+		iv.Ops[0].Add(time.Second, 0, metrics.Timeout, 0)
+		want = append(want, iv.Ops[0])
+		if err := st.Interval("r1", ph, iv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ph.Totals = []*metrics.Stats{metrics.NewStats(), metrics.NewStats()}
+	for _, s := range want {
+		ph.Totals[0].Merge(s)
+	}
+	if err := st.Finish("r1", "completed", "", ph.End, []byte(`{"format":"x"}`), []*metrics.Phase{ph}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	// Reopened: the schema is not migrated twice and the data is there.
+	st, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	hs, err := st.Histograms("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hs) != 3 { // the idle op has no data: only check-out's 2 intervals and its total
+		t.Fatalf("%d histograms, want 3", len(hs))
+	}
+	if hs[0].Interval != -1 || !hs[0].Hist.Equals(ph.Totals[0].Hist) || hs[0].Count != 302 || hs[0].Errors != 2 {
+		t.Errorf("total: interval %d, count %d, errors %d, equal %v", hs[0].Interval, hs[0].Count, hs[0].Errors, hs[0].Hist.Equals(ph.Totals[0].Hist))
+	}
+	for i, h := range hs[1:] {
+		if h.Interval != i || !h.Hist.Equals(want[i].Hist) || !h.Start.Equal(t0.Add(time.Duration(i)*10*time.Second)) {
+			t.Errorf("interval %d: stored histogram differs", i)
+		}
+	}
+	runs, err := st.Runs(Filter{Labels: map[string]string{"release": "Honeysuckle"}})
+	if err != nil || len(runs) != 1 || runs[0].ID != "r2" || runs[0].Labels["env"] != "lab" || runs[0].Status != "running" {
+		t.Errorf("label filter: %+v, %v", runs, err)
+	}
+	if runs, _ := st.Runs(Filter{Plan: "checkin-checkout"}); len(runs) != 2 {
+		t.Errorf("plan filter: %d runs", len(runs))
+	}
+	if b, err := st.Summary("r1"); err != nil || string(b) != `{"format":"x"}` {
+		t.Errorf("summary %q, %v", b, err)
+	}
+	if _, err := st.Summary("nope"); err == nil {
+		t.Error("unknown run found")
+	}
+	if _, err := st.Summary("r2"); err == nil {
+		t.Error("an unfinished run has no summary")
+	}
+}
