@@ -68,6 +68,7 @@ var (
 	typJSONCheck = reflect.TypeOf([]*JSONCheck{})
 	typJSONDoc   = reflect.TypeOf(&JSONDoc{})
 	typPos       = reflect.TypeOf(Pos{})
+	typThreshold = reflect.TypeOf(&Threshold{})
 )
 
 func kindName(n *yaml.Node) string {
@@ -125,6 +126,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			return
 		}
 		v.Set(reflect.ValueOf(Duration{Pos: posOf(n), D: dur}))
+		return
+	case typThreshold:
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, "want a threshold such as \"p95 < 500ms\", got %s", kindName(n))
+			return
+		}
+		t, err := ParseThreshold(n.Value)
+		if err != nil {
+			d.errorAt(n, "%v", err)
+			return
+		}
+		t.Pos = posOf(n)
+		v.Set(reflect.ValueOf(t))
 		return
 	case typThink:
 		if t := d.think(n); t != nil {

@@ -29,6 +29,9 @@ type Plan struct {
 	Setup     []*Step     `yaml:"setup"`
 	Teardown  []*Step     `yaml:"teardown"`
 	Scenarios []*Scenario `yaml:"scenarios"`
+	// Thresholds are checked at the end of the run; a failed one gives exit
+	// code 4.
+	Thresholds []*Threshold `yaml:"thresholds"`
 
 	// Dimensions are the swept values, in order; filled by Load.
 	Dimensions []Dimension `yaml:"-"`

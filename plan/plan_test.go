@@ -2,6 +2,7 @@ package plan
 
 import (
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -152,4 +153,33 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error of type %T: %v", err, err)
 		}
 	})
+}
+
+func TestParseThreshold(t *testing.T) {
+	cases := []struct {
+		in      string
+		op, met string
+		cmp     string
+		value   float64
+		holdsAt float64
+		failsAt float64
+	}{
+		{"p95 < 500ms", "", "p95", "<", 500, 499.9, 500},
+		{"check-out: p75 <= 2s", "check-out", "p75", "<=", 2000, 2000, 2000.1},
+		{"errors < 0.1%", "", "errors", "<", 0.001, 0.0009, 0.001},
+		{"total: rps > 800", "total", "rps", ">", 800, 800.5, 800},
+		{"GET /a b: max >= 1.5s", "GET /a b", "max", ">=", 1500, 1500, 1499},
+	}
+	for _, c := range cases {
+		th, err := ParseThreshold(c.in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if th.Operation != c.op || th.Metric != c.met || th.Op != c.cmp || math.Abs(th.Value-c.value) > 1e-9 {
+			t.Errorf("%s: %+v", c.in, th)
+		}
+		if !th.Holds(c.holdsAt) || th.Holds(c.failsAt) {
+			t.Errorf("%s: holds at %v: %v, at %v: %v", c.in, c.holdsAt, th.Holds(c.holdsAt), c.failsAt, th.Holds(c.failsAt))
+		}
+	}
 }

@@ -129,6 +129,7 @@ func (v *validator) validate() {
 		v.scenario(sc)
 	}
 	v.phase("teardown", p.Teardown, false)
+	v.thresholds()
 	stages := int64(1)
 	for _, d := range p.Dimensions {
 		stages *= int64(len(d.Values))
@@ -729,4 +730,31 @@ func inStage(st Stage, n *Num) string {
 		return ""
 	}
 	return " (stage " + st.Name() + ")"
+}
+
+// thresholds checks that named operations exist.
+func (v *validator) thresholds() {
+	names := map[string]bool{"total": true}
+	var list []string
+	var walk func(steps []*Step)
+	walk = func(steps []*Step) {
+		for _, st := range steps {
+			if st.IsPause() {
+				continue
+			}
+			names[st.Label()] = true
+			list = append(list, st.Label())
+			walk(st.Steps)
+		}
+	}
+	for _, sc := range v.p.Scenarios {
+		names[sc.Name] = true
+		list = append(list, sc.Name)
+		walk(sc.Flow)
+	}
+	for _, t := range v.p.Thresholds {
+		if t.Operation != "" && !names[t.Operation] {
+			v.at(t.Pos, "threshold %q: no step, transaction or scenario is named %q%s", t.Source, t.Operation, suggest(t.Operation, list))
+		}
+	}
 }

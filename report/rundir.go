@@ -116,6 +116,11 @@ func (rd *RunDir) Finish(s *Summary) error {
 	return writeFile(filepath.Join(rd.Path, "summary.txt"), func(w io.Writer) error { return WriteTable(w, s) })
 }
 
+// WriteFile writes a further file into the run directory.
+func (rd *RunDir) WriteFile(name string, write func(io.Writer) error) error {
+	return writeFile(filepath.Join(rd.Path, name), write)
+}
+
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {

@@ -40,6 +40,8 @@ type Summary struct {
 	Total     Total             `json:"total"`
 	// Scaling is present when the stages sweep the number of VUs.
 	Scaling *Scaling `json:"scaling,omitempty"`
+	// Thresholds are the plan's thresholds checked in every stage.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 }
 
 // Scaling is throughput against parallelism over a sweep of VU counts:

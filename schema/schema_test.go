@@ -329,6 +329,7 @@ var (
 	typExtracts  = reflect.TypeOf([]*plan.Extract{})
 	typJSONCheck = reflect.TypeOf([]*plan.JSONCheck{})
 	typJSONDoc   = reflect.TypeOf(&plan.JSONDoc{})
+	typThreshold = reflect.TypeOf([]*plan.Threshold{})
 )
 
 // thinkKeys are the keys of the {min, max} form of a think time, which the
@@ -392,6 +393,11 @@ func (w *planWalker) field(t reflect.Type, s map[string]any, path string) {
 	switch t {
 	case typText, typNum, typDuration, typJSONDoc:
 		w.leaf(s, path)
+		return
+	case typThreshold: // a list of expressions
+		if items := w.sub(s, "items"); items != nil {
+			w.leaf(items, path+"[]")
+		}
 		return
 	case typThink:
 		diffKeys(w.t, path, thinkKeys, keys(w.props(s)))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -337,5 +338,42 @@ func TestHistoryAndLabelCompare(t *testing.T) {
 	}
 	if code, _, errs := runCLI(t, "compare", "--store", db, "release=Nope", "release=Honeysuckle"); code == exitOK || !strings.Contains(errs, "no stored run has the label release=Nope") {
 		t.Errorf("unknown label: %d %s", code, errs)
+	}
+}
+
+// Failed thresholds give exit code 4, a table line and a JUnit file.
+func TestThresholdsExitCode(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		if r.URL.Path == "/bad" {
+			w.WriteHeader(500)
+		}
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\nthresholds: [\"p95 < 1s\", \"good: p50 < 1ms\", \"bad: errors < 1%\", \"total: rps > 1\"]\nscenarios: [{name: s, vus: 1, iterations: 10, flow: [{name: good, url: /good}, {name: bad, url: /bad}]}]\n")
+	code, stdout, _ := runCLI(t, "run", plan, "--out", out, "--quiet")
+	if code != exitThresholds {
+		t.Fatalf("exit %d, want %d\n%s", code, exitThresholds, stdout)
+	}
+	if !strings.Contains(stdout, "thresholds: 2 passed, 3 failed") {
+		t.Errorf("threshold lines:\n%s", stdout)
+	}
+	s := readSummary(t, out)
+	failed := map[string]bool{}
+	for _, r := range s.Thresholds {
+		if !r.Pass {
+			failed[r.Threshold+" "+r.Operation] = true
+		}
+	}
+	// p95 < 1s holds for good but bad has no successful request to measure.
+	want := map[string]bool{"good: p50 < 1ms good": true, "bad: errors < 1% bad": true, "p95 < 1s bad": true}
+	if !reflect.DeepEqual(failed, want) {
+		t.Errorf("failed %v, want %v", failed, want)
+	}
+	m, _ := filepath.Glob(filepath.Join(out, "*", "junit.xml"))
+	b, _ := os.ReadFile(m[0])
+	if !strings.Contains(string(b), `<testsuite name="perflab thresholds" tests="5" failures="3">`) {
+		t.Errorf("junit.xml:\n%s", b)
 	}
 }

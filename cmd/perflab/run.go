@@ -209,8 +209,15 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Value})
 	}
 	sum := report.Summarize(run, report.HostFacts())
+	sum.Thresholds = report.CheckThresholds(p.Thresholds, sum)
 	if err := report.WriteTable(stdout, sum); err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
+	}
+	report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
+	if len(sum.Thresholds) > 0 {
+		if err := rd.WriteFile("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) }); err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+		}
 	}
 	if err := rd.Finish(sum); err != nil {
 		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
@@ -235,6 +242,9 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		return exitRunFailed, dir
 	case run.Status == metrics.StatusInterrupted:
 		return exitInterrupted, dir
+	case report.Failed(sum.Thresholds) > 0:
+		fmt.Fprintf(stderr, "perflab: %d threshold(s) failed\n", report.Failed(sum.Thresholds))
+		return exitThresholds, dir
 	}
 	return exitOK, dir
 }

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+)
+
+// ThresholdResult is one threshold checked against one operation of one stage.
+type ThresholdResult struct {
+	Threshold string  `json:"threshold"`
+	Stage     string  `json:"stage"`
+	Operation string  `json:"operation"`
+	Actual    float64 `json:"actual"`
+	Pass      bool    `json:"pass"`
+	Note      string  `json:"note,omitempty"`
+}
+
+// CheckThresholds checks every threshold in every stage of a summary.
+func CheckThresholds(ts []*plan.Threshold, s *Summary) []ThresholdResult {
+	var out []ThresholdResult
+	for _, ph := range s.Stages {
+		for _, t := range ts {
+			if t.Operation == "total" {
+				var count, errs int64
+				var rps float64
+				for _, op := range ph.Operations {
+					if op.Kind == metrics.KindStep {
+						count += op.Count
+						errs += op.Errors.Total
+						rps += op.RPS
+					}
+				}
+				actual := rps
+				if t.Metric == "errors" {
+					actual = ratio(errs, count)
+				}
+				out = append(out, ThresholdResult{Threshold: t.Source, Stage: ph.Name, Operation: "total", Actual: actual, Pass: t.Holds(actual)})
+				continue
+			}
+			for _, op := range ph.Operations {
+				if t.Operation == "" && op.Kind == metrics.KindScenario || t.Operation != "" && op.Name != t.Operation {
+					continue
+				}
+				out = append(out, checkOp(t, ph.Name, op))
+			}
+		}
+	}
+	return out
+}
+
+func checkOp(t *plan.Threshold, stage string, op Operation) ThresholdResult {
+	r := ThresholdResult{Threshold: t.Source, Stage: stage, Operation: op.Name}
+	l := op.Latency
+	switch t.Metric {
+	case "errors":
+		r.Actual = ratio(op.Errors.Total, op.Count)
+	case "rps":
+		r.Actual = op.RPS
+	default:
+		if op.Count-op.Errors.Total == 0 {
+			r.Note = "no successful operation to measure"
+			return r
+		}
+		r.Actual = map[string]float64{"p50": l.P50, "p75": l.P75, "p90": l.P90, "p95": l.P95, "p99": l.P99, "p999": l.P999,
+			"mean": l.Mean, "min": l.Min, "max": l.Max}[t.Metric]
+	}
+	r.Pass = t.Holds(r.Actual)
+	return r
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// Failed counts the failed results.
+func Failed(rs []ThresholdResult) int {
+	n := 0
+	for _, r := range rs {
+		if !r.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// FormatActual shows a threshold's actual value in its metric's unit.
+func FormatActual(r ThresholdResult, metric string) string {
+	switch metric {
+	case "errors":
+		return fmt.Sprintf("%.3f%%", 100*r.Actual)
+	case "rps":
+		return fmt.Sprintf("%.1f/s", r.Actual)
+	}
+	return Ms(r.Actual) + " ms"
+}
+
+// WriteThresholds prints each result, failed ones first.
+func WriteThresholds(w io.Writer, ts []*plan.Threshold, rs []ThresholdResult) {
+	if len(rs) == 0 {
+		return
+	}
+	metric := map[string]string{}
+	for _, t := range ts {
+		metric[t.Source] = t.Metric
+	}
+	fmt.Fprintf(w, "\nthresholds: %d passed, %d failed\n", len(rs)-Failed(rs), Failed(rs))
+	for _, pass := range []bool{false, true} {
+		for _, r := range rs {
+			if r.Pass != pass {
+				continue
+			}
+			mark := "FAIL"
+			if pass {
+				mark = "ok  "
+			}
+			note := FormatActual(r, metric[r.Threshold])
+			if r.Note != "" {
+				note = r.Note
+			}
+			fmt.Fprintf(w, "  %s %-24s %-20s %-14s %s\n", mark, r.Threshold, r.Operation, r.Stage, note)
+		}
+	}
+}
+
+// WriteJUnit writes the results as JUnit XML, one test case per threshold
+// and operation, for CI systems to show.
+func WriteJUnit(w io.Writer, ts []*plan.Threshold, rs []ThresholdResult) error {
+	type failure struct {
+		Message string `xml:"message,attr"`
+	}
+	type testcase struct {
+		Class   string   `xml:"classname,attr"`
+		Name    string   `xml:"name,attr"`
+		Failure *failure `xml:"failure,omitempty"`
+	}
+	type suite struct {
+		XMLName  xml.Name   `xml:"testsuite"`
+		Name     string     `xml:"name,attr"`
+		Tests    int        `xml:"tests,attr"`
+		Failures int        `xml:"failures,attr"`
+		Cases    []testcase `xml:"testcase"`
+	}
+	metric := map[string]string{}
+	for _, t := range ts {
+		metric[t.Source] = t.Metric
+	}
+	s := suite{Name: "perflab thresholds", Tests: len(rs), Failures: Failed(rs)}
+	for _, r := range rs {
+		name := r.Operation + ": " + r.Threshold
+		if strings.HasPrefix(r.Threshold, r.Operation+":") {
+			name = r.Threshold
+		}
+		c := testcase{Class: r.Stage, Name: name}
+		if !r.Pass {
+			msg := "actual " + FormatActual(r, metric[r.Threshold])
+			if r.Note != "" {
+				msg = r.Note
+			}
+			c.Failure = &failure{Message: msg}
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
