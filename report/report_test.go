@@ -213,3 +213,20 @@ func TestElapsed(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkdownAndCSVGolden(t *testing.T) {
+	s := Summarize(fixture(), host)
+	var md, cs bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.md", md.Bytes())
+	if err := WriteCSV(&cs, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "operations.csv", cs.Bytes())
+	// 000's figures: CREATE ANCHOR 1..100 ms: ops/s min 10 (1000/100), max 1000, avg 1000/50.5.
+	if !strings.Contains(md.String(), "| CREATE ANCHOR | 102 | 2 | 1.000 | 100.000 | 50.500 | 10.000 | 1000.000 | 19.802 |") {
+		t.Errorf("000 table row:\n%s", md.String())
+	}
+}

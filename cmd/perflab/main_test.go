@@ -73,6 +73,16 @@ func TestDemoCountsMatchTheSimulator(t *testing.T) {
 	if !strings.Contains(stdout, "summary = 240 in ") || !strings.Contains(stdout, "Err: 0 (0.00%)") {
 		t.Errorf("summary line:\n%s", stdout)
 	}
+	// The run's Markdown report has the 000 table for both thread counts.
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-cps-basic-demo"))
+	code, md, _ := runCLI(t, "report", dirs[0])
+	if code != exitOK || !strings.Contains(md, "### threads=10") || !regexp.MustCompile(`\| CREATE NODE \| 50 \| 0 \|`).MatchString(md) {
+		t.Errorf("report:\n%s", md)
+	}
+	code, csvText, _ := runCLI(t, "report", "--format", "csv", dirs[0])
+	if code != exitOK || strings.Count(csvText, "\n") != 1+2*5 {
+		t.Errorf("csv: %d lines\n%s", strings.Count(csvText, "\n"), csvText)
+	}
 }
 
 func TestValidate(t *testing.T) {
