@@ -230,3 +230,28 @@ func TestMarkdownAndCSVGolden(t *testing.T) {
 		t.Errorf("000 table row:\n%s", md.String())
 	}
 }
+
+// User data in the HTML report is escaped, in tables and in charts.
+func TestHTMLEscapesUserData(t *testing.T) {
+	run := fixture()
+	run.PlanName = `<script>alert(1)</script>`
+	run.Stages[0].Ops[0].Name = `<img src=x onerror=alert(2)>`
+	s := Summarize(run, host)
+	rd := &RunData{Summary: s, Intervals: map[string][]*hdr.Histogram{}}
+	h := metrics.NewHistogram()
+	h.RecordValue(1500)
+	h.SetStartTimeMs(t0.UnixMilli())
+	h.SetEndTimeMs(t0.UnixMilli() + 1000)
+	rd.Intervals[Tag("s1", run.Stages[0].Ops[0])] = []*hdr.Histogram{h}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, rd); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "<script>") || strings.Contains(out, "<img") {
+		t.Fatal("user data reached the page unescaped")
+	}
+	if !strings.Contains(out, "&lt;img src=x onerror=alert(2)&gt;") || strings.Count(out, "<svg") < 3 {
+		t.Errorf("escaped names or charts missing")
+	}
+}

@@ -11,11 +11,11 @@ import (
 
 func cmdReport(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	format := fs.String("format", "md", "md (Markdown tables for a wiki) or csv (every operation of every stage)")
+	format := fs.String("format", "md", "md (Markdown tables for a wiki), html (a self-contained page with charts) or csv (every operation of every stage)")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab report RUN_DIR|RUN_ID [--format md|csv] [-o FILE]\n\nWrites a run's tables in the seed reports' shapes.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab report RUN_DIR|RUN_ID [--format md|html|csv] [-o FILE]\n\nWrites a run's tables in the seed reports' shapes.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -33,14 +33,16 @@ func cmdReport(std *stdio, args []string) int {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
-	var write func(io.Writer, *report.Summary) error
+	var write func(io.Writer, *report.RunData) error
 	switch *format {
 	case "md":
-		write = report.WriteMarkdown
+		write = func(w io.Writer, rd *report.RunData) error { return report.WriteMarkdown(w, rd.Summary) }
 	case "csv":
-		write = report.WriteCSV
+		write = func(w io.Writer, rd *report.RunData) error { return report.WriteCSV(w, rd.Summary) }
+	case "html":
+		write = report.WriteHTML
 	default:
-		fmt.Fprintf(std.err, "perflab: --format %q: want md or csv\n", *format)
+		fmt.Fprintf(std.err, "perflab: --format %q: want md, html or csv\n", *format)
 		return exitUsage
 	}
 	w := std.out
@@ -53,7 +55,7 @@ func cmdReport(std *stdio, args []string) int {
 		defer f.Close()
 		w = f
 	}
-	if err := write(w, rds[0].Summary); err != nil {
+	if err := write(w, rds[0]); err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
