@@ -14,63 +14,103 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	_ "modernc.org/sqlite" // database/sql driver "sqlite", pure Go
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
 	"github.com/perflab/perflab/metrics"
 )
 
-// Store is a run history in a SQLite file.
+// Store is a run history in a SQLite file or a PostgreSQL database.
 type Store struct {
-	db *sql.DB
+	db       *sql.DB
+	postgres bool
+}
+
+// q adapts a query's ? placeholders to the database.
+func (s *Store) q(query string) string {
+	if !s.postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // migrations are applied in order; each runs once, recorded in
-// schema_version. Never edit a released one: add the next.
-var migrations = []string{
-	`CREATE TABLE runs (
-		id TEXT PRIMARY KEY,
-		plan TEXT NOT NULL,
-		plan_hash TEXT NOT NULL,
-		plan_source TEXT NOT NULL,
-		status TEXT NOT NULL,
-		error TEXT NOT NULL DEFAULT '',
-		start_ms INTEGER NOT NULL,
-		end_ms INTEGER NOT NULL DEFAULT 0,
-		labels TEXT NOT NULL DEFAULT '{}',
-		summary TEXT NOT NULL DEFAULT ''
-	);
-	CREATE TABLE labels (
-		run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-		key TEXT NOT NULL,
-		value TEXT NOT NULL,
-		PRIMARY KEY (run_id, key)
-	);
-	CREATE INDEX labels_kv ON labels(key, value);
-	CREATE TABLE histograms (
-		run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-		phase INTEGER NOT NULL,          -- stage index from 1
-		phase_name TEXT NOT NULL,
-		scenario TEXT NOT NULL,
-		operation TEXT NOT NULL,
-		kind TEXT NOT NULL,
-		interval INTEGER NOT NULL,       -- -1 for the whole stage
-		start_ms INTEGER NOT NULL,
-		end_ms INTEGER NOT NULL,
-		count INTEGER NOT NULL,
-		errors INTEGER NOT NULL,
-		hist TEXT NOT NULL,              -- HdrHistogram V2 compressed, base64; latency of successes in µs
-		PRIMARY KEY (run_id, phase, scenario, operation, interval)
-	);`,
+// schema_version. Never edit a released one: add the next. The SQL is
+// common to SQLite and PostgreSQL.
+var migrations = [][]string{
+	{
+		`CREATE TABLE runs (
+			id TEXT PRIMARY KEY,
+			plan TEXT NOT NULL,
+			plan_hash TEXT NOT NULL,
+			plan_source TEXT NOT NULL,
+			status TEXT NOT NULL,
+			error TEXT NOT NULL DEFAULT '',
+			start_ms BIGINT NOT NULL,
+			end_ms BIGINT NOT NULL DEFAULT 0,
+			labels TEXT NOT NULL DEFAULT '{}',
+			summary TEXT NOT NULL DEFAULT ''
+		)`,
+		`CREATE TABLE labels (
+			run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			key TEXT NOT NULL,
+			value TEXT NOT NULL,
+			PRIMARY KEY (run_id, key)
+		)`,
+		`CREATE INDEX labels_kv ON labels(key, value)`,
+		// A histogram of successful latencies (µs) per run, stage,
+		// operation and interval (ivl -1: the whole stage), HdrHistogram
+		// V2 compressed and base64 encoded.
+		`CREATE TABLE histograms (
+			run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			phase BIGINT NOT NULL,
+			phase_name TEXT NOT NULL,
+			scenario TEXT NOT NULL,
+			operation TEXT NOT NULL,
+			kind TEXT NOT NULL,
+			ivl BIGINT NOT NULL,
+			start_ms BIGINT NOT NULL,
+			end_ms BIGINT NOT NULL,
+			count BIGINT NOT NULL,
+			errors BIGINT NOT NULL,
+			hist TEXT NOT NULL,
+			PRIMARY KEY (run_id, phase, scenario, operation, ivl)
+		)`,
+	},
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
 func DefaultPath(out string) string { return filepath.Join(out, "perflab.db") }
 
-// Open opens (creating if needed) the SQLite store at path and brings its
-// schema up to date.
+// IsPostgres reports whether a store name is a PostgreSQL URL.
+func IsPostgres(name string) bool {
+	return strings.HasPrefix(name, "postgres://") || strings.HasPrefix(name, "postgresql://")
+}
+
+// Open opens the store named by path — a SQLite file (created if needed) or
+// a postgres:// URL — and brings its schema up to date.
 func Open(path string) (*Store, error) {
-	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
-		return nil, errors.New("a PostgreSQL store is not supported yet: use a SQLite file path")
+	if IsPostgres(path) {
+		db, err := sql.Open("pgx", path)
+		if err != nil {
+			return nil, err
+		}
+		s := &Store{db: db, postgres: true}
+		if err := s.migrate(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store %s: %w", redact(path), err)
+		}
+		return s, nil
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -109,11 +149,13 @@ func (s *Store) migrate() error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(migrations[i]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", i+1, err)
+		for _, stmt := range migrations[i] {
+			if _, err := tx.Exec(stmt); err != nil {
+				tx.Rollback()
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
 		}
-		if _, err := tx.Exec(`INSERT INTO schema_version (version) VALUES (?)`, i+1); err != nil {
+		if _, err := tx.Exec(s.q(`INSERT INTO schema_version (version) VALUES (?)`), i+1); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -150,12 +192,12 @@ func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, label
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(`INSERT INTO runs (id, plan, plan_hash, plan_source, status, start_ms, labels) VALUES (?, ?, ?, ?, 'running', ?, ?)`,
+	if _, err := tx.Exec(s.q(`INSERT INTO runs (id, plan, plan_hash, plan_source, status, start_ms, labels) VALUES (?, ?, ?, ?, 'running', ?, ?)`),
 		id, plan, PlanHash(planSource), string(planSource), start.UnixMilli(), string(lj)); err != nil {
 		return err
 	}
 	for k, v := range labels {
-		if _, err := tx.Exec(`INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)`, id, k, v); err != nil {
+		if _, err := tx.Exec(s.q(`INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)`), id, k, v); err != nil {
 			return err
 		}
 	}
@@ -175,8 +217,10 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		return err
 	}
 	defer tx.Rollback()
-	stmt, err := tx.Prepare(`INSERT OR REPLACE INTO histograms (run_id, phase, phase_name, scenario, operation, kind, interval, start_ms, end_ms, count, errors, hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (run_id, phase, scenario, operation, ivl) DO UPDATE SET
+			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist`))
 	if err != nil {
 		return err
 	}
@@ -205,7 +249,7 @@ func (s *Store) Finish(runID, status, runErr string, end time.Time, summary []by
 			return err
 		}
 	}
-	_, err := s.db.Exec(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ? WHERE id = ?`,
+	_, err := s.db.Exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ? WHERE id = ?`),
 		status, runErr, end.UnixMilli(), string(summary), runID)
 	return err
 }
@@ -238,7 +282,7 @@ func (s *Store) Runs(f Filter) ([]Run, error) {
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
-	rows, err := s.db.Query(q, args...)
+	rows, err := s.db.Query(s.q(q), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +313,7 @@ var ErrNotFound = errors.New("no such run")
 // Summary returns a finished run's summary.json.
 func (s *Store) Summary(runID string) ([]byte, error) {
 	var sum string
-	err := s.db.QueryRow(`SELECT summary FROM runs WHERE id = ?`, runID).Scan(&sum)
+	err := s.db.QueryRow(s.q(`SELECT summary FROM runs WHERE id = ?`), runID).Scan(&sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
 	}
@@ -296,8 +340,8 @@ type Histogram struct {
 
 // Histograms returns a run's histograms in stage, operation and interval order.
 func (s *Store) Histograms(runID string) ([]Histogram, error) {
-	rows, err := s.db.Query(`SELECT phase, scenario, operation, interval, start_ms, end_ms, count, errors, hist
-		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, interval`, runID)
+	rows, err := s.db.Query(s.q(`SELECT phase, scenario, operation, ivl, start_ms, end_ms, count, errors, hist
+		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, ivl`), runID)
 	if err != nil {
 		return nil, err
 	}
@@ -319,4 +363,27 @@ func (s *Store) Histograms(runID string) ([]Histogram, error) {
 		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+// redact hides a URL's password in messages.
+func redact(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
+			cred := dsn[i+3 : i+3+at]
+			if c := strings.Index(cred, ":"); c >= 0 {
+				return dsn[:i+3] + cred[:c] + ":***" + dsn[i+3+at:]
+			}
+		}
+	}
+	return dsn
+}
+
+// WithSearchPath returns a PostgreSQL URL whose sessions use schema, so that
+// several histories can share one database.
+func WithSearchPath(dsn, schema string) string {
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + schema
 }

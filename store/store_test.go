@@ -1,6 +1,8 @@
 package store
 
 import (
+	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -8,8 +10,42 @@ import (
 	"github.com/perflab/perflab/metrics"
 )
 
+// stores are the databases the tests run against: SQLite always, and the
+// PostgreSQL server named by PERFLAB_TEST_POSTGRES (which .ci/run starts;
+// required in CI), emptied first.
+func stores(t *testing.T) map[string]string {
+	out := map[string]string{"sqlite": filepath.Join(t.TempDir(), "h.db")}
+	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("PERFLAB_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
+		}
+		t.Log("PERFLAB_TEST_POSTGRES not set: PostgreSQL not tested")
+		return out
+	}
+	// A schema of this package's own: other packages' tests use the same
+	// server at the same time.
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range []string{"DROP SCHEMA IF EXISTS store_test CASCADE", "CREATE SCHEMA store_test"} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("preparing the test schema: %v", err)
+		}
+	}
+	out["postgres"] = WithSearchPath(dsn, "store_test")
+	return out
+}
+
 func TestRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "h.db")
+	for name, dsn := range stores(t) {
+		t.Run(name, func(t *testing.T) { roundTrip(t, dsn) })
+	}
+}
+
+func roundTrip(t *testing.T, path string) {
 	st, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

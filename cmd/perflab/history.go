@@ -13,7 +13,7 @@ import (
 )
 
 func storeFlag(fs *flag.FlagSet) *string {
-	return fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file")
+	return fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file or a postgres:// URL")
 }
 
 func cmdRuns(std *stdio, args []string) int {
@@ -113,6 +113,9 @@ func cmdShow(std *stdio, args []string) int {
 
 // openExisting opens a store that must already exist.
 func openExisting(path string) (*store.Store, error) {
+	if store.IsPostgres(path) {
+		return store.Open(path)
+	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no run history at %s (runs are recorded there by perflab run; --store names another)", path)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/store"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -293,8 +296,8 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if mm == nil || mm[3] < "0.8" || mm[3] > "1.6" {
 		t.Errorf("no change point near 1.2 s:\n%s", text)
 	}
-	if !strings.Contains(text, "drifts +") {
-		t.Errorf("no upward trend:\n%s", text)
+	if !strings.Contains(text, "p95 over time: ") {
+		t.Errorf("no trend line:\n%s", text)
 	}
 	var ds []report.OpDrift
 	_, js, _ := runCLI(t, "drift", "--json", "--window", "first:1s", "--window", "last:1s", m[0])
@@ -385,5 +388,41 @@ func TestThresholdsExitCode(t *testing.T) {
 	b, _ := os.ReadFile(m[0])
 	if !strings.Contains(string(b), `<testsuite name="perflab thresholds" tests="5" failures="3">`) {
 		t.Errorf("junit.xml:\n%s", b)
+	}
+}
+
+// A team's history in PostgreSQL (the server .ci/run starts).
+func TestPostgresHistory(t *testing.T) {
+	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("PERFLAB_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
+		}
+		t.Skip("PERFLAB_TEST_POSTGRES not set")
+	}
+	// A schema of this package's own: the store's tests use the same server.
+	if db, err := sql.Open("pgx", dsn); err == nil {
+		_, err = db.Exec("CREATE SCHEMA IF NOT EXISTS cli_test")
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	dsn = store.WithSearchPath(dsn, "cli_test")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	label := fmt.Sprintf("ci-%d", time.Now().UnixNano())
+	plan := writePlan(t, "name: pg-history\ntarget: "+srv.URL+"\nscenarios: [{vus: 2, iterations: 20, flow: [{name: a, url: /a}]}]\n")
+	if code, _, errs := runCLI(t, "run", plan, "--out", t.TempDir(), "--quiet", "--store", dsn, "--label", "build="+label); code != exitOK {
+		t.Fatal(errs)
+	}
+	code, out, errs := runCLI(t, "runs", "--store", dsn, "--label", "build="+label, "--json")
+	var runs []struct{ ID, Status string }
+	if code != exitOK || json.Unmarshal([]byte(out), &runs) != nil || len(runs) != 1 || runs[0].Status != "completed" {
+		t.Fatalf("runs: %d %s %s", code, out, errs)
+	}
+	code, shown, _ := runCLI(t, "show", "--store", dsn, runs[0].ID)
+	if code != exitOK || !strings.Contains(shown, "summary = 40 in") {
+		t.Errorf("show:\n%s", shown)
 	}
 }

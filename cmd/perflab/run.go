@@ -55,7 +55,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line every 10s), none")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
-	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), or off")
+	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
 }
 
 func cmdRun(std *stdio, args []string) int {
