@@ -18,12 +18,12 @@ import (
 	"github.com/perflab/perflab/metrics"
 )
 
-// RunData is a run read back from its directory: its summary and, per
-// histogram log tag, the histograms of its intervals in order.
+// RunData is a run read back from its directory or the history: its
+// summary and, per histogram log tag, its intervals in order.
 type RunData struct {
 	Dir       string
 	Summary   *Summary
-	Intervals map[string][]*hdr.Histogram
+	Intervals map[string][]*IntervalData
 }
 
 // ReadRunDir reads summary.json and latency.hlog of a run directory.
@@ -39,24 +39,16 @@ func ReadRunDir(dir string) (*RunData, error) {
 	if s.Format != Format {
 		return nil, fmt.Errorf("%s: summary.json format %q, want %q", dir, s.Format, Format)
 	}
-	rd := &RunData{Dir: dir, Summary: &s, Intervals: map[string][]*hdr.Histogram{}}
 	f, err := os.Open(filepath.Join(dir, "latency.hlog"))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := hdr.NewHistogramLogReader(f)
-	for {
-		h, err := r.NextIntervalHistogram()
-		if err != nil {
-			return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
-		}
-		if h == nil {
-			break
-		}
-		rd.Intervals[h.Tag()] = append(rd.Intervals[h.Tag()], h)
+	ivs, err := readHistogramLog(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
 	}
-	return rd, nil
+	return &RunData{Dir: dir, Summary: &s, Intervals: ivs}, nil
 }
 
 // OpComparison compares one operation of one stage between two sides.
@@ -137,15 +129,16 @@ func side(runs []*RunData, stage, scenario, name string, pct float64) (samples [
 				}
 				ok = true
 				tag := Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: scenario, Name: name})
-				for _, h := range r.Intervals[tag] {
-					if h.TotalCount() == 0 {
+				for _, d := range r.Intervals[tag] {
+					h, err := d.Histogram()
+					if err != nil || h.TotalCount() == 0 {
 						continue
 					}
 					samples = append(samples, float64(h.ValueAtPercentile(pct))/1e3)
 					if all == nil {
-						all = hdr.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+						all = metrics.NewHistogram()
 					}
-					all.Merge(h)
+					h.MergeInto(all)
 				}
 			}
 		}

@@ -86,31 +86,45 @@ func Drift(rd *RunData, pct float64, windows []Window) []OpDrift {
 			d := OpDrift{Stage: ph.Name, Operation: op.Name}
 			start := ph.Start.UnixMilli()
 			end := ph.End.UnixMilli()
-			for _, w := range windows {
-				merged := hdr.New(hs[0].LowestTrackableValue(), hs[0].HighestTrackableValue(), int(hs[0].SignificantFigures()))
-				for _, h := range hs {
-					in := w.Length == 0 ||
-						!w.Last && h.StartTimeMs()-start < w.Length.Milliseconds() ||
-						w.Last && h.EndTimeMs() > end-w.Length.Milliseconds()
-					if in {
-						merged.Merge(h)
-					}
-				}
-				d.Windows = append(d.Windows, WindowStats{Window: w.String(), Count: merged.TotalCount(), Stats: WindowLatency{
-					Mean: merged.Mean() / 1e3, P50: float64(merged.ValueAtPercentile(50)) / 1e3, P95: float64(merged.ValueAtPercentile(95)) / 1e3,
-					P99: float64(merged.ValueAtPercentile(99)) / 1e3, Max: float64(merged.Max()) / 1e3,
-				}})
-			}
+			// One pass, one interval decoded at a time: each window's
+			// merged histogram and the series of the percentile.
+			merged := make([]*hdr.Histogram, len(windows))
 			series := make([]float64, 0, len(hs))
 			offsets := make([]time.Duration, 0, len(hs))
 			var step time.Duration
-			for _, h := range hs {
+			for _, iv := range hs {
+				h, err := iv.Histogram()
+				if err != nil {
+					continue
+				}
+				for i, w := range windows {
+					in := w.Length == 0 ||
+						!w.Last && iv.StartMs-start < w.Length.Milliseconds() ||
+						w.Last && iv.EndMs > end-w.Length.Milliseconds()
+					if !in {
+						continue
+					}
+					if merged[i] == nil {
+						merged[i] = metrics.NewHistogram()
+					}
+					h.MergeInto(merged[i])
+				}
 				if h.TotalCount() == 0 {
 					continue
 				}
 				series = append(series, float64(h.ValueAtPercentile(pct))/1e3)
-				offsets = append(offsets, time.Duration(h.StartTimeMs()-start)*time.Millisecond)
-				step = time.Duration(h.EndTimeMs()-h.StartTimeMs()) * time.Millisecond
+				offsets = append(offsets, time.Duration(iv.StartMs-start)*time.Millisecond)
+				step = time.Duration(iv.EndMs-iv.StartMs) * time.Millisecond
+			}
+			for i, w := range windows {
+				m := merged[i]
+				if m == nil {
+					m = metrics.NewHistogram()
+				}
+				d.Windows = append(d.Windows, WindowStats{Window: w.String(), Count: m.TotalCount(), Stats: WindowLatency{
+					Mean: m.Mean() / 1e3, P50: float64(m.ValueAtPercentile(50)) / 1e3, P95: float64(m.ValueAtPercentile(95)) / 1e3,
+					P99: float64(m.ValueAtPercentile(99)) / 1e3, Max: float64(m.Max()) / 1e3,
+				}})
 			}
 			d.Trend = analyze.MannKendall(series)
 			if step > 0 {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/store"
 )
@@ -25,13 +23,13 @@ func FromStore(st *store.Store, id string) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &RunData{Dir: id, Summary: &s, Intervals: map[string][]*hdr.Histogram{}}
+	rd := &RunData{Dir: id, Summary: &s, Intervals: map[string][]*IntervalData{}}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue
 		}
 		tag := Tag(fmt.Sprintf("s%d", h.Phase), metrics.Op{Scenario: h.Scenario, Name: h.Operation})
-		rd.Intervals[tag] = append(rd.Intervals[tag], h.Hist)
+		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), h.Encoded))
 	}
 	return rd, nil
 }

@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -20,7 +22,16 @@ func WriteHTML(w io.Writer, rd *RunData) error {
 	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339)}
 	for _, ph := range s.Stages {
 		hs := htmlStage{P: ph}
-		var latency, rate, dist []Series
+		// Each operation's intervals are decoded on their own goroutine:
+		// a long run has thousands per operation.
+		type opSeries struct {
+			name            string
+			p95, rps, curve []XY
+			err             error
+		}
+		var jobs []*opSeries
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 		for _, op := range ph.Operations {
 			if op.Kind == metrics.KindScenario {
 				continue
@@ -29,26 +40,42 @@ func WriteHTML(w io.Writer, rd *RunData) error {
 			if len(ivs) == 0 {
 				continue
 			}
-			start := ph.Start.UnixMilli()
-			var p95, rps []XY
-			var merged *hdr.Histogram
-			for _, h := range ivs {
-				x := float64(h.StartTimeMs()-start) / 1000
-				secs := float64(h.EndTimeMs()-h.StartTimeMs()) / 1000
-				if secs > 0 {
-					rps = append(rps, XY{x, float64(h.TotalCount()) / secs})
+			j := &opSeries{name: op.Name}
+			jobs = append(jobs, j)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				start := ph.Start.UnixMilli()
+				merged := metrics.NewHistogram()
+				for _, iv := range ivs {
+					h, err := iv.Histogram()
+					if err != nil {
+						j.err = err
+						return
+					}
+					x := float64(iv.StartMs-start) / 1000
+					if secs := float64(iv.EndMs-iv.StartMs) / 1000; secs > 0 {
+						j.rps = append(j.rps, XY{x, float64(h.TotalCount()) / secs})
+					}
+					if h.TotalCount() > 0 {
+						j.p95 = append(j.p95, XY{x, float64(h.ValueAtPercentile(95)) / 1e3})
+					}
+					h.MergeInto(merged)
 				}
-				if h.TotalCount() > 0 {
-					p95 = append(p95, XY{x, float64(h.ValueAtPercentile(95)) / 1e3})
-				}
-				if merged == nil {
-					merged = hdr.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
-				}
-				merged.Merge(h)
+				j.curve = percentileCurve(merged)
+			}()
+		}
+		wg.Wait()
+		var latency, rate, dist []Series
+		for _, j := range jobs {
+			if j.err != nil {
+				return j.err
 			}
-			latency = append(latency, Series{Name: op.Name, Points: p95})
-			rate = append(rate, Series{Name: op.Name, Points: rps})
-			dist = append(dist, Series{Name: op.Name, Points: percentileCurve(merged)})
+			latency = append(latency, Series{Name: j.name, Points: j.p95})
+			rate = append(rate, Series{Name: j.name, Points: j.rps})
+			dist = append(dist, Series{Name: j.name, Points: j.curve})
 		}
 		nines := []XY{{X: 2}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}}
 		hs.Charts = []template.HTML{

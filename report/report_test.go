@@ -237,12 +237,11 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	run.PlanName = `<script>alert(1)</script>`
 	run.Stages[0].Ops[0].Name = `<img src=x onerror=alert(2)>`
 	s := Summarize(run, host)
-	rd := &RunData{Summary: s, Intervals: map[string][]*hdr.Histogram{}}
+	rd := &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}
 	h := metrics.NewHistogram()
 	h.RecordValue(1500)
-	h.SetStartTimeMs(t0.UnixMilli())
-	h.SetEndTimeMs(t0.UnixMilli() + 1000)
-	rd.Intervals[Tag("s1", run.Stages[0].Ops[0])] = []*hdr.Histogram{h}
+	enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	rd.Intervals[Tag("s1", run.Stages[0].Ops[0])] = []*IntervalData{NewIntervalData(t0.UnixMilli(), t0.UnixMilli()+1000, string(enc))}
 	var b bytes.Buffer
 	if err := WriteHTML(&b, rd); err != nil {
 		t.Fatal(err)

@@ -335,10 +335,24 @@ type Histogram struct {
 	Start, End time.Time
 	Count      int64
 	Errors     int64
-	Hist       *hdr.Histogram
+	// Encoded is the histogram as stored (V2 compressed, base64); Hist
+	// decodes it.
+	Encoded string
 }
 
-// Histograms returns a run's histograms in stage, operation and interval order.
+// Hist decodes the histogram.
+func (h Histogram) Hist() (*hdr.Histogram, error) {
+	d, err := hdr.Decode([]byte(h.Encoded))
+	if err != nil {
+		return nil, err
+	}
+	d.SetStartTimeMs(h.Start.UnixMilli())
+	d.SetEndTimeMs(h.End.UnixMilli())
+	return d, nil
+}
+
+// Histograms returns a run's histograms, still encoded, in stage, operation
+// and interval order.
 func (s *Store) Histograms(runID string) ([]Histogram, error) {
 	rows, err := s.db.Query(s.q(`SELECT phase, scenario, operation, ivl, start_ms, end_ms, count, errors, hist
 		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, ivl`), runID)
@@ -350,16 +364,10 @@ func (s *Store) Histograms(runID string) ([]Histogram, error) {
 	for rows.Next() {
 		var h Histogram
 		var start, end int64
-		var enc string
-		if err := rows.Scan(&h.Phase, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &enc); err != nil {
+		if err := rows.Scan(&h.Phase, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded); err != nil {
 			return nil, err
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
-		if h.Hist, err = hdr.Decode([]byte(enc)); err != nil {
-			return nil, fmt.Errorf("run %s: histogram of %s: %w", runID, h.Operation, err)
-		}
-		h.Hist.SetStartTimeMs(start)
-		h.Hist.SetEndTimeMs(end)
 		out = append(out, h)
 	}
 	return out, rows.Err()
