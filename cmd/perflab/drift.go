@@ -42,15 +42,12 @@ func cmdDrift(std *stdio, args []string) int {
 	if len(windows) == 0 {
 		windows = windowFlags{{}}
 	}
-	rds, err := loadRuns(fs.Arg(0), *path)
-	if err != nil || len(rds) != 1 {
-		if err == nil {
-			err = fmt.Errorf("drift looks at one run; %s names %d", fs.Arg(0), len(rds))
-		}
+	rd, err := loadOneRun(fs.Arg(0), *path)
+	if err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
-	ds := report.Drift(rds[0], *pct, windows)
+	ds := report.Drift(rd, *pct, windows)
 	if *asJSON {
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")

@@ -183,3 +183,15 @@ func sortStrings(s []string) []string {
 	}
 	return s
 }
+
+// loadOneRun resolves an argument that must name exactly one run.
+func loadOneRun(arg, storePath string) (*report.RunData, error) {
+	rds, err := loadRuns(arg, storePath)
+	if err != nil {
+		return nil, err
+	}
+	if len(rds) != 1 {
+		return nil, fmt.Errorf("%s names %d runs; give one", arg, len(rds))
+	}
+	return rds[0], nil
+}

@@ -25,11 +25,8 @@ func cmdReport(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	rds, err := loadRuns(fs.Arg(0), *path)
-	if err != nil || len(rds) != 1 {
-		if err == nil {
-			err = fmt.Errorf("report shows one run; %s names %d", fs.Arg(0), len(rds))
-		}
+	rd, err := loadOneRun(fs.Arg(0), *path)
+	if err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
@@ -55,7 +52,7 @@ func cmdReport(std *stdio, args []string) int {
 		defer f.Close()
 		w = f
 	}
-	if err := write(w, rds[0]); err != nil {
+	if err := write(w, rd); err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}
