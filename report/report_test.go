@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/json"
 	"flag"
 	"os"
@@ -252,5 +253,27 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	}
 	if !strings.Contains(out, "&lt;img src=x onerror=alert(2)&gt;") || strings.Count(out, "<svg") < 3 {
 		t.Errorf("escaped names or charts missing")
+	}
+}
+
+// A regression that begins at a known run is named there.
+func TestHistoryNamesTheRun(t *testing.T) {
+	var runs []*Summary
+	for i := 0; i < 12; i++ {
+		p95 := 100.0 + float64(i%3) // noise
+		if i >= 7 {
+			p95 = 150 + float64(i%3)
+		}
+		runs = append(runs, &Summary{RunID: fmt.Sprintf("run-%02d", i), Stages: []PhaseSummary{{Name: "users=5",
+			Operations: []Operation{{Name: "check-out", Kind: metrics.KindTransaction, Summary: metrics.Summary{Count: 10, Latency: metrics.LatencySummary{P95: p95}}}}}}})
+	}
+	hs := History(runs, 95, 3)
+	if len(hs) != 1 || len(hs[0].Changes) != 1 || !strings.Contains(hs[0].Changes[0], "from run run-07 on") || !strings.Contains(hs[0].Changes[0], "rose") {
+		t.Fatalf("history: %+v", hs)
+	}
+	var b bytes.Buffer
+	WriteHistory(&b, hs, 95)
+	if !strings.Contains(b.String(), "users=5  check-out: 12 runs") {
+		t.Errorf("%s", b.String())
 	}
 }

@@ -42,6 +42,7 @@ func init() {
 		{"validate", "check a plan without sending anything: perflab validate PLAN.yaml", cmdValidate},
 		{"runs", "list the run history: perflab runs [--label release=X] [--plan NAME]", cmdRuns},
 		{"show", "print a stored run: perflab show RUN_ID", cmdShow},
+		{"history", "an operation across a plan's stored runs, and where it changed: perflab history PLAN", cmdHistory},
 		{"report", "a run's tables as Markdown for a wiki, or CSV: perflab report RUN [--format md|csv]", cmdReport},
 		{"compare", "compare runs with a statistical verdict: perflab compare BASE_DIR CANDIDATE_DIR", cmdCompare},
 		{"drift", "how a long run changed over time: windows, trend, change points: perflab drift RUN_DIR", cmdDrift},

@@ -351,6 +351,10 @@ func TestHistoryAndLabelCompare(t *testing.T) {
 	if code != exitOK || !regexp.MustCompile(`check-out is \d+% slower at p75`).MatchString(cmp) {
 		t.Errorf("compare by label: %d %s\n%s", code, errs, cmp)
 	}
+	code, hist, errs := runCLI(t, "history", "--store", db, "circulation")
+	if code != exitOK || !strings.Contains(hist, "all  check-out: 2 runs, p95") {
+		t.Errorf("history: %d %s\n%s", code, errs, hist)
+	}
 	if code, _, errs := runCLI(t, "compare", "--store", db, "release=Nope", "release=Honeysuckle"); code == exitOK || !strings.Contains(errs, "no stored run has the label release=Nope") {
 		t.Errorf("unknown label: %d %s", code, errs)
 	}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+
+	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/store"
+)
+
+func cmdHistory(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("history", flag.ContinueOnError)
+	path := storeFlag(fs)
+	pct := fs.Float64("percentile", 95, "the percentile followed across runs: 50, 75, 90, 95, 99 or 99.9")
+	minRuns := fs.Int("min-runs", 3, "the fewest runs on each side of a change")
+	asJSON := fs.Bool("json", false, "print JSON")
+	var labels setFlags
+	fs.Var(&labels, "label", "only runs with this label (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab history PLAN_NAME [--percentile 95] [--label k=v]...\n\nFollows each operation of a plan across its stored runs, oldest first, and names\nthe run where each change of level began.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	st, err := openExisting(*path)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	defer st.Close()
+	f := store.Filter{Plan: fs.Arg(0), Labels: map[string]string{}}
+	for _, l := range labels {
+		f.Labels[l.Name] = l.Value
+	}
+	runs, err := st.Runs(f)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	var sums []*report.Summary
+	for i := len(runs) - 1; i >= 0; i-- { // oldest first
+		if runs[i].Status != "completed" {
+			continue
+		}
+		b, err := st.Summary(runs[i].ID)
+		if err != nil {
+			continue
+		}
+		var s report.Summary
+		if json.Unmarshal(b, &s) == nil {
+			sums = append(sums, &s)
+		}
+	}
+	if len(sums) == 0 {
+		fmt.Fprintf(std.err, "perflab: no completed run of plan %q in %s\n", fs.Arg(0), *path)
+		return exitUsage
+	}
+	hs := report.History(sums, *pct, *minRuns)
+	if *asJSON {
+		enc := json.NewEncoder(std.out)
+		enc.SetIndent("", "  ")
+		enc.Encode(hs)
+		return exitOK
+	}
+	report.WriteHistory(std.out, hs, *pct)
+	return exitOK
+}
