@@ -2,9 +2,9 @@ package report
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

@@ -395,3 +395,52 @@ func WithSearchPath(dsn, schema string) string {
 	}
 	return dsn + sep + "search_path=" + schema
 }
+
+// Encoded is a histogram as stored: for imports of runs written elsewhere.
+type Encoded struct {
+	Phase                          int
+	PhaseName, Scenario, Operation string
+	Kind                           string
+	Interval                       int // -1: the whole stage
+	StartMs, EndMs                 int64
+	Count, Errors                  int64
+	Hist                           string // V2 compressed, base64
+}
+
+// Import stores a finished run read from elsewhere (a run directory) in one
+// transaction.
+func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time, status string, labels map[string]string, summary []byte, hs []Encoded) error {
+	if err := s.Begin(id, plan, planSource, start, labels); err != nil {
+		return err
+	}
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, h := range hs {
+		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(s.q(`UPDATE runs SET status = ?, end_ms = ?, summary = ? WHERE id = ?`), status, end.UnixMilli(), string(summary), id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// PlanSource returns the text of the plan a run ran.
+func (s *Store) PlanSource(runID string) ([]byte, error) {
+	var src string
+	err := s.db.QueryRow(s.q(`SELECT plan_source FROM runs WHERE id = ?`), runID).Scan(&src)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
+	}
+	return []byte(src), err
+}

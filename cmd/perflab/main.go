@@ -42,6 +42,8 @@ func init() {
 		{"validate", "check a plan without sending anything: perflab validate PLAN.yaml", cmdValidate},
 		{"runs", "list the run history: perflab runs [--label release=X] [--plan NAME]", cmdRuns},
 		{"show", "print a stored run: perflab show RUN_ID", cmdShow},
+		{"import", "record run directories in the history: perflab import RUN_DIR... [--label k=v]", cmdImport},
+		{"export", "write a stored run as a run directory: perflab export RUN_ID DIR", cmdExport},
 		{"history", "an operation across a plan's stored runs, and where it changed: perflab history PLAN", cmdHistory},
 		{"report", "a run's tables as Markdown for a wiki, or CSV: perflab report RUN [--format md|csv]", cmdReport},
 		{"compare", "compare runs with a statistical verdict: perflab compare BASE_DIR CANDIDATE_DIR", cmdCompare},

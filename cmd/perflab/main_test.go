@@ -432,3 +432,51 @@ func TestPostgresHistory(t *testing.T) {
 		t.Errorf("show:\n%s", shown)
 	}
 }
+
+// A run directory imported into a history and exported again compares as
+// the same run: nothing is lost on the way.
+func TestImportExportRoundTrip(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(2 * time.Millisecond) }))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "name: moved\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{vus: 2, duration: 800ms, flow: [{name: a, url: /a}]}]\n")
+	if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet", "--store", "off"); code != exitOK {
+		t.Fatal(errs)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-moved"))
+	db := filepath.Join(t.TempDir(), "h.db")
+	code, msg, errs := runCLI(t, "import", "--store", db, "--label", "release=old", dirs[0])
+	if code != exitOK || !strings.Contains(msg, "imported") {
+		t.Fatalf("import: %s %s", msg, errs)
+	}
+	id := filepath.Base(dirs[0])
+	exported := filepath.Join(t.TempDir(), "again")
+	if code, _, errs := runCLI(t, "export", "--store", db, id, exported); code != exitOK {
+		t.Fatal(errs)
+	}
+	orig, err1 := report.ReadRunDir(dirs[0])
+	back, err2 := report.ReadRunDir(exported)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if len(orig.Intervals) != len(back.Intervals) {
+		t.Fatalf("%d tags, exported %d", len(orig.Intervals), len(back.Intervals))
+	}
+	for tag, ivs := range orig.Intervals {
+		got := back.Intervals[tag]
+		if len(got) != len(ivs) {
+			t.Fatalf("%s: %d intervals, exported %d", tag, len(ivs), len(got))
+		}
+		for i := range ivs {
+			a, _ := ivs[i].Histogram()
+			b, _ := got[i].Histogram()
+			if ivs[i].StartMs != got[i].StartMs || a.TotalCount() != b.TotalCount() || a.ValueAtPercentile(99) != b.ValueAtPercentile(99) {
+				t.Errorf("%s interval %d differs after import and export", tag, i)
+			}
+		}
+	}
+	// And the stored run is there by label.
+	if code, list, _ := runCLI(t, "runs", "--store", db, "--label", "release=old"); code != exitOK || !strings.Contains(list, id) {
+		t.Errorf("runs: %s", list)
+	}
+}

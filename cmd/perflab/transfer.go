@@ -1,0 +1,74 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/store"
+)
+
+func cmdImport(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	path := fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file or a postgres:// URL")
+	var labels setFlags
+	fs.Var(&labels, "label", "label the imported run, as release=Goldenrod (repeatable)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n\nRecords run directories (from another machine, or from before the history) in the history.")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	st, err := store.Open(*path)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	defer st.Close()
+	ls := map[string]string{}
+	for _, l := range labels {
+		ls[l.Name] = l.Value
+	}
+	for _, dir := range fs.Args() {
+		id, err := report.ImportRunDir(st, dir, ls)
+		if err != nil {
+			fmt.Fprintf(std.err, "perflab: %s: %v\n", dir, err)
+			return exitUsage
+		}
+		fmt.Fprintf(std.out, "imported %s as run %s\n", dir, id)
+	}
+	return exitOK
+}
+
+func cmdExport(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	path := storeFlag(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: perflab export RUN_ID DIR\n\nWrites a stored run as a run directory (summary.json, plan.yaml, latency.hlog).")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return exitUsage
+	}
+	st, err := openExisting(*path)
+	if err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	defer st.Close()
+	if err := report.ExportRunDir(st, fs.Arg(0), fs.Arg(1)); err != nil {
+		fmt.Fprintln(std.err, "perflab:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(std.out, "exported run %s to %s\n", fs.Arg(0), fs.Arg(1))
+	return exitOK
+}
