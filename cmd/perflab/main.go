@@ -18,7 +18,7 @@ const (
 	exitUsage       = 1 // bad command line or internal error
 	exitInvalidPlan = 2 // the plan did not validate; nothing was sent
 	exitRunFailed   = 3 // the run could not complete (setup failed, output not writable, ...)
-	exitThresholds  = 4 // reserved: a threshold failed
+	exitThresholds  = 4 // a threshold failed
 	exitInterrupted = 130
 )
 
@@ -60,7 +60,7 @@ func usage(std *stdio) {
 		fmt.Fprintf(std.err, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(std.err, "  %-9s %s\n", "help", "help COMMAND shows a command's flags")
-	fmt.Fprintf(std.err, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed, 130 interrupted.\n")
+	fmt.Fprintf(std.err, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed, 130 interrupted.\nRUN arguments are run directories, run ids in the history, or label selectors such as release=Goldenrod.\n")
 }
 
 // parseFlags parses a command's flags, which may follow its arguments; -h
