@@ -37,10 +37,7 @@ func cmdRuns(std *stdio, args []string) int {
 		return exitUsage
 	}
 	defer st.Close()
-	f := store.Filter{Labels: map[string]string{}, Plan: *planName, Limit: *limit}
-	for _, l := range labels {
-		f.Labels[l.Name] = l.Value
-	}
+	f := store.Filter{Labels: labels.Map(), Plan: *planName, Limit: *limit}
 	runs, err := st.Runs(f)
 	if err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)

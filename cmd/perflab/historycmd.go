@@ -34,10 +34,7 @@ func cmdHistory(std *stdio, args []string) int {
 		return exitUsage
 	}
 	defer st.Close()
-	f := store.Filter{Plan: fs.Arg(0), Labels: map[string]string{}}
-	for _, l := range labels {
-		f.Labels[l.Name] = l.Value
-	}
+	f := store.Filter{Plan: fs.Arg(0), Labels: labels.Map()}
 	runs, err := st.Runs(f)
 	if err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)

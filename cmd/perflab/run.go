@@ -29,6 +29,15 @@ import (
 type setFlags []plan.Override
 
 func (s *setFlags) String() string { return "" }
+
+// Map returns the flags as a map of names to values (labels).
+func (s setFlags) Map() map[string]string {
+	m := make(map[string]string, len(s))
+	for _, o := range s {
+		m[o.Name] = o.Value
+	}
+	return m
+}
 func (s *setFlags) Set(v string) error {
 	o, err := plan.ParseOverride(v)
 	if err != nil {
@@ -174,11 +183,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 	st := openStore(f, stderr)
 	if st != nil {
 		defer st.Close()
-		labels := map[string]string{}
-		for _, l := range f.labels {
-			labels[l.Name] = l.Value
-		}
-		if err := st.Begin(runID, p.Name, p.Source, start, labels); err != nil {
+		if err := st.Begin(runID, p.Name, p.Source, start, f.labels.Map()); err != nil {
 			fmt.Fprintf(stderr, "perflab: store: %v; the run is not recorded in the history\n", err)
 			st.Close()
 			st = nil

@@ -30,12 +30,8 @@ func cmdImport(std *stdio, args []string) int {
 		return exitUsage
 	}
 	defer st.Close()
-	ls := map[string]string{}
-	for _, l := range labels {
-		ls[l.Name] = l.Value
-	}
 	for _, dir := range fs.Args() {
-		id, err := report.ImportRunDir(st, dir, ls)
+		id, err := report.ImportRunDir(st, dir, labels.Map())
 		if err != nil {
 			fmt.Fprintf(std.err, "perflab: %s: %v\n", dir, err)
 			return exitUsage
