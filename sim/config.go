@@ -4,141 +4,54 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
+	"io"
 	"net"
 	"os"
-	"regexp"
+	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/perflab/perflab/tmpl"
 )
 
-// Config is a simulator definition.
+// DefaultListen is the listen address when a Config gives none: a free
+// loopback port.
+const DefaultListen = "127.0.0.1:0"
+
+// Config is a simulator definition, usually read from YAML by Load or Parse.
 type Config struct {
-	// Listen is a loopback host:port (default 127.0.0.1:0, a free port).
-	Listen string   `yaml:"listen"`
+	// Listen is a loopback host:port; the default is DefaultListen.
+	Listen string   `yaml:"listen,omitempty"`
 	Routes []*Route `yaml:"routes"`
 }
 
 // Route is one stubbed endpoint.
 type Route struct {
-	Name    string            `yaml:"name"`
-	Method  string            `yaml:"method"`
-	Path    string            `yaml:"path"`
-	Status  int               `yaml:"status"`
-	Headers map[string]string `yaml:"headers"`
-	Body    string            `yaml:"body"`
-	Latency *Latency          `yaml:"latency"`
-	Errors  *Errors           `yaml:"errors"`
-
-	body     *tmpl.Template
-	readBody bool
+	// Name labels the route in Stats and logs; the default is "METHOD PATH".
+	Name string `yaml:"name,omitempty"`
+	// Method is any HTTP method; the default is GET (which also serves HEAD).
+	Method string `yaml:"method,omitempty"`
+	// Path is a net/http ServeMux path pattern: /items/{id}, /files/{rest...}.
+	Path string `yaml:"path"`
+	// Status is the response status; the default is 200.
+	Status  int               `yaml:"status,omitempty"`
+	Headers map[string]string `yaml:"headers,omitempty"`
+	// Body is a template; see the package documentation for its variables.
+	Body    string   `yaml:"body,omitempty"`
+	Latency *Latency `yaml:"latency,omitempty"`
+	Errors  *Errors  `yaml:"errors,omitempty"`
 }
 
 // Errors injects failures into a share of a route's responses.
 type Errors struct {
-	Ratio  float64 `yaml:"ratio"`
-	Status int     `yaml:"status"`
-	Body   string  `yaml:"body"`
+	// Ratio is the probability, in [0, 1], that a request fails.
+	Ratio float64 `yaml:"ratio"`
+	// Status is the failure's status; the default is 500.
+	Status int `yaml:"status,omitempty"`
+	// Body is the failure's body, sent as is.
+	Body string `yaml:"body,omitempty"`
 }
 
-// Latency is a distribution of response delays; exactly one field is set.
-type Latency struct {
-	Fixed     Dur        `yaml:"fixed"`
-	Uniform   *MinMax    `yaml:"uniform"`
-	Normal    *MeanSD    `yaml:"normal"`
-	LogNormal *Quantiles `yaml:"lognormal"`
-
-	mu, sigma float64 // lognormal parameters, in log-nanoseconds
-}
-
-// Dur is a duration written as "10ms".
-type Dur struct{ time.Duration }
-
-// UnmarshalYAML reads "10ms", "1.5s".
-func (d *Dur) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil || v < 0 {
-		return fmt.Errorf("line %d: want a duration such as 20ms, got %q", n.Line, n.Value)
-	}
-	d.Duration = v
-	return nil
-}
-
-// MinMax bounds a uniform distribution.
-type MinMax struct {
-	Min Dur `yaml:"min"`
-	Max Dur `yaml:"max"`
-}
-
-// MeanSD is a normal distribution, truncated at 0.
-type MeanSD struct {
-	Mean   Dur `yaml:"mean"`
-	StdDev Dur `yaml:"stddev"`
-}
-
-// Quantiles gives a lognormal distribution by its median and 99th percentile.
-type Quantiles struct {
-	P50 Dur `yaml:"p50"`
-	P99 Dur `yaml:"p99"`
-}
-
-// z99 is the standard normal's 99th percentile.
-const z99 = 2.3263478740408408
-
-// Sample draws one delay.
-func (l *Latency) Sample(r *rand.Rand) time.Duration {
-	if l == nil {
-		return 0
-	}
-	switch {
-	case l.Uniform != nil:
-		lo, hi := l.Uniform.Min.Duration, l.Uniform.Max.Duration
-		if hi <= lo {
-			return lo
-		}
-		return lo + time.Duration(r.Int64N(int64(hi-lo)+1))
-	case l.Normal != nil:
-		v := float64(l.Normal.Mean.Duration) + r.NormFloat64()*float64(l.Normal.StdDev.Duration)
-		return time.Duration(math.Max(v, 0))
-	case l.LogNormal != nil:
-		return time.Duration(math.Exp(l.mu + l.sigma*r.NormFloat64()))
-	}
-	return l.Fixed.Duration
-}
-
-func (l *Latency) check() error {
-	n := 0
-	if l.Fixed.Duration > 0 {
-		n++
-	}
-	for _, set := range []bool{l.Uniform != nil, l.Normal != nil, l.LogNormal != nil} {
-		if set {
-			n++
-		}
-	}
-	if n > 1 {
-		return errors.New("latency: give one of fixed, uniform, normal or lognormal")
-	}
-	switch {
-	case l.Uniform != nil && l.Uniform.Max.Duration < l.Uniform.Min.Duration:
-		return errors.New("latency: uniform max is less than min")
-	case l.LogNormal != nil:
-		p50, p99 := l.LogNormal.P50.Duration, l.LogNormal.P99.Duration
-		if p50 <= 0 || p99 <= p50 {
-			return errors.New("latency: lognormal needs 0 < p50 < p99")
-		}
-		l.mu = math.Log(float64(p50))
-		l.sigma = (math.Log(float64(p99)) - l.mu) / z99
-	}
-	return nil
-}
-
-// Load reads a simulator file.
+// Load reads and validates a simulator file. Errors start with the path.
 func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -147,109 +60,118 @@ func Load(path string) (*Config, error) {
 	return Parse(b, path)
 }
 
-var wildcard = regexp.MustCompile(`\{([A-Za-z0-9_]+)(\.\.\.)?\}`)
-
-// Parse decodes and checks a simulator definition; name prefixes errors.
+// Parse decodes and validates a simulator definition. Unknown fields are
+// errors. Errors start with name and, where known, the line.
 func Parse(data []byte, name string) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if te, ok := err.(*yaml.TypeError); ok { // "unmarshal errors:\n  line 3: ..."
+			msg = strings.Join(te.Errors, "; ")
+		}
+		return nil, fmt.Errorf("%s: %s", name, msg)
 	}
-	if err := c.check(); err != nil {
+	if err := c.validate(nodeLines(data)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &c, nil
 }
 
-func (c *Config) check() error {
+// Validate fills in defaults (listen address, route names, methods and
+// statuses, error statuses) and checks the configuration: a loopback listen
+// address, valid and non-conflicting patterns, bodies whose variables exist,
+// latencies and error ratios in range. New calls it.
+func (c *Config) Validate() error { return c.validate(yamlLines{}) }
+
+// yamlLines holds the YAML line of the listen value and of each route, for
+// errors; zero when unknown.
+type yamlLines struct {
+	listen int
+	routes []int
+}
+
+func (l yamlLines) route(i int) int {
+	if i < len(l.routes) {
+		return l.routes[i]
+	}
+	return 0
+}
+
+// nodeLines finds the lines of listen and of each route. Decode has already
+// reported syntax errors, so failures here just mean no line numbers.
+func nodeLines(data []byte) yamlLines {
+	var doc yaml.Node
+	var l yamlLines
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return l
+	}
+	m := doc.Content[0].Content
+	for i := 0; i+1 < len(m); i += 2 {
+		switch k, v := m[i].Value, m[i+1]; {
+		case k == "listen":
+			l.listen = v.Line
+		case k == "routes" && v.Kind == yaml.SequenceNode:
+			for _, r := range v.Content {
+				l.routes = append(l.routes, r.Line)
+			}
+		}
+	}
+	return l
+}
+
+func atLine(line int, err error) error {
+	if line > 0 {
+		return fmt.Errorf("line %d: %w", line, err)
+	}
+	return err
+}
+
+func (c *Config) validate(ln yamlLines) error {
 	if c.Listen == "" {
-		c.Listen = "127.0.0.1:0"
+		c.Listen = DefaultListen
 	}
 	if err := CheckLoopback(c.Listen); err != nil {
-		return err
+		return atLine(ln.listen, err)
 	}
 	if len(c.Routes) == 0 {
 		return errors.New("routes: none defined")
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]int, len(c.Routes))
 	for i, r := range c.Routes {
-		if r.Method == "" {
-			r.Method = "GET"
+		if r == nil {
+			return atLine(ln.route(i), fmt.Errorf("route %d is empty", i+1))
 		}
-		r.Method = strings.ToUpper(r.Method)
-		if !strings.HasPrefix(r.Path, "/") {
-			return fmt.Errorf("route %d: path %q must start with /", i+1, r.Path)
-		}
-		if r.Name == "" {
-			r.Name = r.Method + " " + r.Path
+		if _, err := compileRoute(r); err != nil {
+			return atLine(ln.route(i), err)
 		}
 		key := r.Method + " " + r.Path
-		if seen[key] {
-			return fmt.Errorf("route %s: %s is defined twice", r.Name, key)
+		if j, dup := seen[key]; dup {
+			return atLine(ln.route(i), fmt.Errorf("route %q: duplicate route: %s is also route %d (%q)", r.Name, key, j+1, c.Routes[j].Name))
 		}
-		seen[key] = true
-		if r.Status == 0 {
-			r.Status = 200
-		}
-		if r.Status < 100 || r.Status > 599 {
-			return fmt.Errorf("route %s: status %d is not an HTTP status", r.Name, r.Status)
-		}
-		t, err := tmpl.Parse(r.Body)
-		if err != nil {
-			return fmt.Errorf("route %s: body: %w", r.Name, err)
-		}
-		params := map[string]bool{}
-		for _, m := range wildcard.FindAllStringSubmatch(r.Path, -1) {
-			params[m[1]] = true
-		}
-		for _, ref := range t.Refs() {
-			switch {
-			case ref.Name == "body":
-				r.readBody = true
-			case ref.Name == "method" || ref.Name == "path" || ref.Name == "route" || ref.Name == "count",
-				strings.HasPrefix(ref.Name, "query."), strings.HasPrefix(ref.Name, "header."):
-			case strings.HasPrefix(ref.Name, "path."):
-				if !params[strings.TrimPrefix(ref.Name, "path.")] && !ref.HasFallback {
-					return fmt.Errorf("route %s: body uses ${%s} but the path has no {%s}", r.Name, ref.Name, strings.TrimPrefix(ref.Name, "path."))
-				}
-			default:
-				if !ref.HasFallback {
-					return fmt.Errorf("route %s: body uses undefined ${%s} (use path.NAME, query.NAME, header.NAME, method, path, body, route or count)", r.Name, ref.Name)
-				}
-			}
-		}
-		r.body = t
-		if r.Latency != nil {
-			if err := r.Latency.check(); err != nil {
-				return fmt.Errorf("route %s: %w", r.Name, err)
-			}
-		}
-		if e := r.Errors; e != nil {
-			if e.Ratio < 0 || e.Ratio > 1 {
-				return fmt.Errorf("route %s: errors.ratio %v is not between 0 and 1", r.Name, e.Ratio)
-			}
-			if e.Status == 0 {
-				e.Status = 500
-			}
-		}
+		seen[key] = i
+	}
+	if i, err := checkPatterns(c.Routes); err != nil {
+		return atLine(ln.route(i), err)
 	}
 	return nil
 }
 
-// CheckLoopback refuses any listen address that is not on this machine's
-// loopback interface.
+// CheckLoopback refuses a listen address that is not host:port with a
+// loopback host (127.0.0.0/8, ::1 or localhost).
 func CheckLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("listen %q: %v", addr, err)
+		return fmt.Errorf("listen %q: want host:port, such as 127.0.0.1:8080", addr)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("listen %q: port %q is not a number from 0 to 65535", addr, port)
 	}
 	if host == "localhost" {
 		return nil
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || !ip.IsLoopback() {
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("listen %q: the simulator serves on loopback only (127.0.0.1, ::1 or localhost)", addr)
 	}
 	return nil

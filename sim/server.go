@@ -2,206 +2,255 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"text/tabwriter"
 	"time"
-
-	"github.com/perflab/perflab/tmpl"
 )
 
-// Server serves a Config's routes.
+// DefaultGrace is how long Close lets requests in progress finish.
+const DefaultGrace = 5 * time.Second
+
+// Server serves a Config's routes. Create it with New, then Start it; or use
+// it as an http.Handler.
 type Server struct {
-	cfg    *Config
-	mux    *http.ServeMux
-	routes []*routeState
-	log    io.Writer
-	seed   uint64
-	seq    atomic.Uint64
-
-	srv       *http.Server
-	ln        net.Listener
-	wg        sync.WaitGroup
+	listen    string
+	routes    []*route
+	mux       *http.ServeMux
+	log       io.Writer
+	seed      uint64
+	seeded    bool
+	grace     time.Duration
 	unmatched atomic.Int64
+
+	mu       sync.Mutex
+	state    int // stateNew, stateStarted or stateClosed
+	ln       net.Listener
+	hs       *http.Server
+	done     chan struct{} // closed when the serving goroutine returns
+	serveErr error         // written by that goroutine before done closes
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
-type routeState struct {
-	*Route
-	requests atomic.Int64
-	injected atomic.Int64
-}
+const (
+	stateNew = iota
+	stateStarted
+	stateClosed
+)
 
 // RouteStats is what one route saw.
 type RouteStats struct {
 	Name, Method, Path string
-	Requests           int64
-	InjectedErrors     int64
+	// Requests counts every request the route matched, including failed
+	// and canceled ones.
+	Requests int64
+	// InjectedErrors counts the requests answered with the route's
+	// injected failure.
+	InjectedErrors int64
+	// Canceled counts the requests whose client went away during the
+	// simulated latency; they got no response.
+	Canceled int64
 }
 
 // Option configures a Server.
 type Option func(*Server)
 
-// WithSeed makes latencies and injected errors reproducible.
-func WithSeed(seed uint64) Option { return func(s *Server) { s.seed = seed } }
+// WithSeed makes latencies and injected errors reproducible: the n-th request
+// to a route draws the same delay and failure decision for the same seed,
+// whatever the concurrency. Without it the seed is random.
+func WithSeed(seed int64) Option {
+	return func(s *Server) { s.seed, s.seeded = uint64(seed), true }
+}
 
-// WithLog writes a startup line per route to w.
+// WithLog makes Start write the address and the routes to w, and the HTTP
+// server write its errors there (they are discarded otherwise).
 func WithLog(w io.Writer) Option { return func(s *Server) { s.log = w } }
 
-// New builds a server; it does not listen until Start.
-func New(cfg *Config, opts ...Option) (s *Server, err error) {
-	if err := cfg.check(); err != nil {
+// WithGrace sets how long Close waits for requests in progress before
+// closing their connections (default DefaultGrace).
+func WithGrace(d time.Duration) Option { return func(s *Server) { s.grace = d } }
+
+// New validates cfg (see Config.Validate) and builds a server for it; it
+// does not listen until Start. The server keeps no reference to cfg.
+func New(cfg *Config, opts ...Option) (*Server, error) {
+	if cfg == nil {
+		return nil, errors.New("sim: nil config")
+	}
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s = &Server{cfg: cfg, mux: http.NewServeMux(), seed: uint64(time.Now().UnixNano())}
+	s := &Server{listen: cfg.Listen, mux: http.NewServeMux(), grace: DefaultGrace}
 	for _, o := range opts {
 		o(s)
 	}
-	defer func() {
-		// ServeMux panics on conflicting patterns; report it as an error.
-		if p := recover(); p != nil {
-			s, err = nil, fmt.Errorf("routes conflict: %v", p)
-		}
-	}()
-	for _, r := range cfg.Routes {
-		rs := &routeState{Route: r}
-		s.routes = append(s.routes, rs)
-		s.mux.HandleFunc(r.Method+" "+r.Path, s.handler(rs))
+	if !s.seeded {
+		s.seed = rand.Uint64()
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.unmatched.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":"no simulated route for %s %s"}`, r.Method, strconv.Quote(r.URL.Path))
-	})
+	for _, r := range cfg.Routes {
+		rt, err := compileRoute(r)
+		if err != nil {
+			return nil, err
+		}
+		rt.seed = mix64(s.seed ^ fnv64(r.pattern()))
+		if err := register(s.mux, r.pattern(), rt); err != nil {
+			return nil, fmt.Errorf("route %q: %s", r.Name, explain(err))
+		}
+		s.routes = append(s.routes, rt)
+	}
+	if err := register(s.mux, "/", http.HandlerFunc(s.notFound)); err != nil {
+		return nil, fmt.Errorf("routes: %s", explain(err))
+	}
 	return s, nil
 }
 
-// rngPool hands each request a generator without a shared lock.
-func (s *Server) rng() *rand.Rand {
-	n := s.seq.Add(1)
-	return rand.New(rand.NewPCG(s.seed, n))
-}
-
-func (s *Server) handler(rs *routeState) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		count := rs.requests.Add(1)
-		rng := s.rng()
-		if d := rs.Latency.Sample(rng); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				t.Stop()
-				return
-			}
-		}
-		if e := rs.Errors; e != nil && e.Ratio > 0 && rng.Float64() < e.Ratio {
-			rs.injected.Add(1)
-			w.WriteHeader(e.Status)
-			io.WriteString(w, e.Body)
-			return
-		}
-		var reqBody string
-		if rs.readBody {
-			b, _ := io.ReadAll(r.Body)
-			reqBody = string(b)
-		}
-		for k, v := range rs.Headers {
-			w.Header().Set(k, v)
-		}
-		out, _ := rs.body.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
-			switch {
-			case name == "method":
-				return r.Method, true
-			case name == "path":
-				return r.URL.Path, true
-			case name == "body":
-				return reqBody, true
-			case name == "route":
-				return rs.Name, true
-			case name == "count":
-				return strconv.FormatInt(count, 10), true
-			case len(name) > 5 && name[:5] == "path.":
-				v := r.PathValue(name[5:])
-				return v, v != ""
-			case len(name) > 6 && name[:6] == "query.":
-				return r.URL.Query().Get(name[6:]), true
-			case len(name) > 7 && name[:7] == "header.":
-				return r.Header.Get(name[7:]), true
-			}
-			return "", false
-		}))
-		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-		w.WriteHeader(rs.Status)
-		io.WriteString(w, out)
-	}
-}
-
-// ServeHTTP serves a request directly, without a listener (for tests and
-// embedding).
+// ServeHTTP serves one request, as the listening server does; it lets tests
+// and embedders use the simulator without a listener.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
-// Start listens on the configured loopback address and serves in the
-// background until Close.
+// notFound answers requests that no route matches, including a route's
+// path with another method.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.unmatched.Add(1)
+	b, _ := json.Marshal(struct {
+		Error  string `json:"error"`
+		Method string `json:"method"`
+		Path   string `json:"path"`
+	}{"no simulated route matches", r.Method, r.URL.Path})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusNotFound)
+	w.Write(b)
+}
+
+// Start listens on the configured address and serves in a goroutine until
+// Close. A server starts at most once.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.state {
+	case stateStarted:
+		return errors.New("sim: server already started")
+	case stateClosed:
+		return errors.New("sim: server closed")
+	}
+	ln, err := net.Listen("tcp", s.listen)
 	if err != nil {
-		return err
+		return fmt.Errorf("sim: %w", err)
+	}
+	errLog := io.Discard
+	if s.log != nil {
+		errLog = s.log
 	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
-	if s.log != nil {
-		for _, r := range s.routes {
-			fmt.Fprintf(s.log, "sim: %-6s %s -> %d (%s)\n", r.Method, r.Path, r.Status, r.Name)
-		}
+	s.hs = &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.New(errLog, "sim: ", 0),
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && s.log != nil {
-			fmt.Fprintf(s.log, "sim: %v\n", err)
+	s.done = make(chan struct{})
+	s.state = stateStarted
+	if s.log != nil {
+		s.logRoutes()
+	}
+	go func(hs *http.Server) {
+		defer close(s.done)
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.serveErr = err
 		}
-	}()
+	}(s.hs)
 	return nil
 }
 
-// Addr is the address actually bound.
+func (s *Server) logRoutes() {
+	fmt.Fprintf(s.log, "sim: serving %d routes on http://%s\n", len(s.routes), s.ln.Addr())
+	tw := tabwriter.NewWriter(s.log, 0, 0, 2, ' ', 0)
+	for _, rt := range s.routes {
+		errs := ""
+		if rt.errRatio > 0 {
+			errs = fmt.Sprintf("errors %g%% -> %d", rt.errRatio*100, rt.errStatus)
+		}
+		fmt.Fprintf(tw, "sim:   %s\t%s\t%d\tlatency %s\t%s\t(%s)\n",
+			rt.method, rt.path, rt.status, rt.latency, errs, rt.name)
+	}
+	tw.Flush()
+}
+
+// Addr is the address the server listens on, with the port actually bound;
+// before Start it is the configured address.
 func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.ln == nil {
-		return s.cfg.Listen
+		return s.listen
 	}
 	return s.ln.Addr().String()
 }
 
-// URL is http://Addr.
+// URL is "http://" + Addr().
 func (s *Server) URL() string { return "http://" + s.Addr() }
 
-// Close stops serving, letting requests in progress finish for up to 5s.
+// Close stops the server gracefully: it stops accepting, lets requests in
+// progress finish for up to the grace period, then closes what remains, and
+// waits for the serving goroutine. It may be called more than once, and
+// before Start.
 func (s *Server) Close() error {
-	if s.srv == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	s.wg.Wait()
-	return err
+	s.closeOnce.Do(func() { s.closeErr = s.shutdown() })
+	return s.closeErr
 }
 
-// Stats reports each route's counts in configuration order.
+func (s *Server) shutdown() error {
+	s.mu.Lock()
+	was := s.state
+	s.state = stateClosed
+	s.mu.Unlock()
+	if was != stateStarted {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.grace)
+	defer cancel()
+	err := s.hs.Shutdown(ctx)
+	if err != nil {
+		s.hs.Close() // the grace period ran out: cut the remaining connections
+	}
+	<-s.done
+	if s.serveErr != nil {
+		return fmt.Errorf("sim: %w", s.serveErr)
+	}
+	if err != nil {
+		return fmt.Errorf("sim: closing: %w", err)
+	}
+	return nil
+}
+
+// Stats reports each route's counters, in configuration order. It may be
+// called at any time; each counter is read atomically.
 func (s *Server) Stats() []RouteStats {
 	out := make([]RouteStats, len(s.routes))
-	for i, r := range s.routes {
-		out[i] = RouteStats{Name: r.Name, Method: r.Method, Path: r.Path, Requests: r.requests.Load(), InjectedErrors: r.injected.Load()}
+	for i, rt := range s.routes {
+		out[i] = RouteStats{
+			Name:           rt.name,
+			Method:         rt.method,
+			Path:           rt.path,
+			Requests:       rt.requests.Load(),
+			InjectedErrors: rt.injected.Load(),
+			Canceled:       rt.canceled.Load(),
+		}
 	}
 	return out
 }
 
-// Unmatched is the number of requests no route matched.
+// Unmatched is the number of requests no route matched (answered 404).
 func (s *Server) Unmatched() int64 { return s.unmatched.Load() }

@@ -1,17 +1,25 @@
 package sim
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
+// start parses yml and serves it on a free 127.0.0.1 port until the test ends.
 func start(t *testing.T, yml string, opts ...Option) *Server {
 	t.Helper()
 	cfg, err := Parse([]byte(yml), "stubs.yaml")
@@ -29,176 +37,394 @@ func start(t *testing.T, yml string, opts ...Option) *Server {
 	return s
 }
 
-func get(t *testing.T, method, url, body string) (int, string, http.Header) {
+// client is a bounded client: its own connections, a timeout.
+func client(t *testing.T) *http.Client {
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+type response struct {
+	code   int
+	body   string
+	header http.Header
+}
+
+func do(t *testing.T, c *http.Client, method, url, body string, hdr ...string) response {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("X-Trace", "tr-1")
-	resp, err := http.DefaultClient.Do(req)
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{resp.StatusCode, string(b), resp.Header}
 }
 
-func TestRoutesTemplatesAndCounts(t *testing.T) {
+func TestRoutesParamsQueryAndTemplates(t *testing.T) {
 	s := start(t, `
 routes:
   - name: create anchor
     method: POST
-    path: /dataspaces/{ds}/anchors
+    path: /dataspaces/{dataspace}/anchors
     status: 201
-    headers: {Content-Type: application/json}
-    body: '{"ds":"${path.ds}","anchor":"${query.name}","trace":"${header.X-Trace}","n":${count},"echo":"${body}","m":"${method}"}'
+    headers: {Content-Type: application/json, x-sim: "yes"}
+    body: '{"ds":"${path.dataspace}","anchor":"${query.anchor-name}","trace":"${header.x-trace}","n":${count},"echo":"${body}","m":"${method}","p":"${path}","r":"${route}"}'
+  - path: /files/{dir}/{rest...}
+    body: '${path.dir}|${path.rest}|${query.v}|${query.limit:-10}|${query.none}|${header.X-None}|$${literal}'
   - path: /health
     body: UP
+  - path: /health/{$}
+    method: HEAD
 `)
-	code, body, hdr := get(t, "POST", s.URL()+"/dataspaces/d1/anchors?name=a-1", "hi")
-	if code != 201 || body != `{"ds":"d1","anchor":"a-1","trace":"tr-1","n":1,"echo":"hi","m":"POST"}` || hdr.Get("Content-Type") != "application/json" {
-		t.Fatalf("got %d %s %v", code, body, hdr)
+	c := client(t)
+
+	r := do(t, c, "POST", s.URL()+"/dataspaces/my-ds/anchors?anchor-name=a%201&anchor-name=second", "hi", "X-Trace", "tr-1")
+	want := `{"ds":"my-ds","anchor":"a 1","trace":"tr-1","n":1,"echo":"hi","m":"POST","p":"/dataspaces/my-ds/anchors","r":"create anchor"}`
+	if r.code != 201 || r.body != want {
+		t.Errorf("create anchor: %d %s\n want 201 %s", r.code, r.body, want)
 	}
-	for i := 0; i < 9; i++ {
-		get(t, "GET", s.URL()+"/health", "")
+	if r.header.Get("Content-Type") != "application/json" || r.header.Get("X-Sim") != "yes" || r.header.Get("Content-Length") != strconv.Itoa(len(want)) {
+		t.Errorf("headers %v", r.header)
 	}
-	if code, _, _ := get(t, "GET", s.URL()+"/nope", ""); code != 404 {
-		t.Errorf("unmatched: %d", code)
+	if r := do(t, c, "POST", s.URL()+"/dataspaces/x/anchors", ""); !strings.Contains(r.body, `"anchor":"","trace":"","n":2,`) {
+		t.Errorf("absent query and header: %s", r.body)
 	}
-	if code, _, _ := get(t, "GET", s.URL()+"/dataspaces/d1/anchors", ""); code != 405 && code != 404 {
-		t.Errorf("wrong method: %d", code)
+
+	// {rest...} spans segments; an absent query gives its fallback or "".
+	if r := do(t, c, "GET", s.URL()+"/files/etc/a/b.txt?v=%E2%82%AC&v=2", ""); r.code != 200 || r.body != "etc|a/b.txt|€|10|||${literal}" {
+		t.Errorf("files: %d %q", r.code, r.body)
+	}
+	if r := do(t, c, "GET", s.URL()+"/files/etc/x?limit=3", ""); r.body != "etc|x||3|||${literal}" {
+		t.Errorf("files with limit: %q", r.body)
+	}
+	// GET routes serve HEAD; a literal body gets its Content-Length.
+	if r := do(t, c, "GET", s.URL()+"/health", ""); r.code != 200 || r.body != "UP" || r.header.Get("Content-Length") != "2" {
+		t.Errorf("health: %d %q %v", r.code, r.body, r.header)
+	}
+	if r := do(t, c, "HEAD", s.URL()+"/health", ""); r.code != 200 || r.body != "" || r.header.Get("Content-Length") != "2" {
+		t.Errorf("HEAD health: %d %q %v", r.code, r.body, r.header)
+	}
+
+	// Unmatched: unknown path, known path with another method, a POST to
+	// the HEAD-only route; each a JSON 404.
+	for _, u := range []struct{ method, path string }{
+		{"GET", "/nope"}, {"DELETE", "/health"}, {"GET", "/dataspaces/x/anchors"}, {"POST", `/health/`}, {"GET", "/a%22b"},
+	} {
+		r := do(t, c, u.method, s.URL()+u.path, "")
+		var body struct{ Error, Method, Path string }
+		if err := json.Unmarshal([]byte(r.body), &body); err != nil || r.code != 404 || r.header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %d %q %v", u.method, u.path, r.code, r.body, err)
+			continue
+		}
+		if p, _ := url.PathUnescape(u.path); body.Method != u.method || body.Path != p || body.Error == "" {
+			t.Errorf("%s %s: 404 body %+v", u.method, u.path, body)
+		}
+	}
+	if got := s.Unmatched(); got != 5 {
+		t.Errorf("Unmatched() = %d, want 5", got)
 	}
 	st := s.Stats()
-	if st[0].Requests != 1 || st[1].Requests != 9 || st[1].Name != "GET /health" {
-		t.Errorf("stats %+v", st)
+	wantStats := []RouteStats{
+		{Name: "create anchor", Method: "POST", Path: "/dataspaces/{dataspace}/anchors", Requests: 2},
+		{Name: "GET /files/{dir}/{rest...}", Method: "GET", Path: "/files/{dir}/{rest...}", Requests: 2},
+		{Name: "GET /health", Method: "GET", Path: "/health", Requests: 2},
+		{Name: "HEAD /health/{$}", Method: "HEAD", Path: "/health/{$}", Requests: 0},
 	}
-	if s.Unmatched() < 1 {
-		t.Errorf("unmatched %d", s.Unmatched())
+	if !slices.Equal(st, wantStats) {
+		t.Errorf("Stats() =\n %+v\nwant\n %+v", st, wantStats)
 	}
 }
 
-func quantile(v []time.Duration, q float64) time.Duration {
-	slices.Sort(v)
-	return v[int(q*float64(len(v)-1))]
-}
-
-func TestLatencyDistributions(t *testing.T) {
-	cfg, err := Parse([]byte(`
+// N requests in parallel give exactly N on the route, and ${count} numbers
+// them 1..N with no gap or repeat.
+func TestCountsUnderConcurrency(t *testing.T) {
+	s := start(t, `
 routes:
-  - {path: /f, latency: {fixed: 20ms}}
-  - {path: /u, latency: {uniform: {min: 10ms, max: 30ms}}}
-  - {path: /n, latency: {normal: {mean: 50ms, stddev: 5ms}}}
-  - {path: /l, latency: {lognormal: {p50: 20ms, p99: 120ms}}}
-`), "x")
-	if err != nil {
-		t.Fatal(err)
+  - {path: '/items/{id}', body: '${count}'}
+  - {path: /other, method: PUT}
+`)
+	c := client(t)
+	const workers, perWorker = 8, 40
+	var mu sync.Mutex
+	var counts []int
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWorker {
+				r := do(t, c, "GET", fmt.Sprintf("%s/items/%d-%d", s.URL(), w, i), "")
+				n, err := strconv.Atoi(r.body)
+				if r.code != 200 || err != nil {
+					t.Errorf("%d %q", r.code, r.body)
+					return
+				}
+				mu.Lock()
+				counts = append(counts, n)
+				mu.Unlock()
+			}
+		}()
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	sample := func(l *Latency) []time.Duration {
-		v := make([]time.Duration, 20000)
-		for i := range v {
-			v[i] = l.Sample(r)
+	for range 7 {
+		do(t, c, "PUT", s.URL()+"/other", "x")
+	}
+	for range 3 {
+		do(t, c, "GET", s.URL()+"/other", "") // wrong method: unmatched
+	}
+	wg.Wait()
+	const n = workers * perWorker
+	slices.Sort(counts)
+	for i, got := range counts {
+		if got != i+1 {
+			t.Fatalf("counts sorted[%d] = %d: not a permutation of 1..%d", i, got, n)
 		}
-		return v
 	}
-	within := func(name string, got, want time.Duration, tol float64) {
-		if math.Abs(float64(got-want))/float64(want) > tol {
-			t.Errorf("%s = %v, want %v within %.0f%%", name, got, want, tol*100)
-		}
+	st := s.Stats()
+	if len(counts) != n || st[0].Requests != n || st[1].Requests != 7 || s.Unmatched() != 3 {
+		t.Errorf("got %d bodies, stats %+v, unmatched %d; want %d, %d, 7, 3", len(counts), st, s.Unmatched(), n, n)
 	}
-	f := sample(cfg.Routes[0].Latency)
-	if quantile(f, 0) != 20*time.Millisecond || quantile(f, 1) != 20*time.Millisecond {
-		t.Error("fixed latency varies")
-	}
-	u := sample(cfg.Routes[1].Latency)
-	if quantile(u, 0) < 10*time.Millisecond || quantile(u, 1) > 30*time.Millisecond {
-		t.Errorf("uniform out of bounds: %v..%v", quantile(u, 0), quantile(u, 1))
-	}
-	within("uniform p50", quantile(u, 0.5), 20*time.Millisecond, 0.03)
-	n := sample(cfg.Routes[2].Latency)
-	within("normal p50", quantile(n, 0.5), 50*time.Millisecond, 0.01)
-	within("normal p84", quantile(n, 0.8413), 55*time.Millisecond, 0.01)
-	l := sample(cfg.Routes[3].Latency)
-	within("lognormal p50", quantile(l, 0.5), 20*time.Millisecond, 0.03)
-	within("lognormal p99", quantile(l, 0.99), 120*time.Millisecond, 0.06)
 }
 
 func TestFixedLatencyOnTheWire(t *testing.T) {
-	s := start(t, "routes: [{path: /slow, latency: {fixed: 20ms}}]")
-	for i := 0; i < 5; i++ {
+	s := start(t, "routes: [{path: /slow, latency: {fixed: 20ms}}, {path: /fast}]")
+	c := client(t)
+	do(t, c, "GET", s.URL()+"/fast", "") // open the connection: time only the request
+	const slack = 250 * time.Millisecond // a loaded 2-core machine
+	for range 5 {
 		t0 := time.Now()
-		get(t, "GET", s.URL()+"/slow", "")
-		if d := time.Since(t0); d < 20*time.Millisecond || d > 200*time.Millisecond {
-			t.Errorf("request took %v", d)
+		r := do(t, c, "GET", s.URL()+"/slow", "")
+		d := time.Since(t0)
+		if r.code != 200 || d < 20*time.Millisecond || d >= 20*time.Millisecond+slack {
+			t.Errorf("%d after %v, want 200 after [20ms, %v)", r.code, d, 20*time.Millisecond+slack)
 		}
 	}
 }
 
 func TestInjectedErrors(t *testing.T) {
-	s := start(t, "routes: [{path: /e, errors: {ratio: 0.2, status: 503, body: down}}]", WithSeed(42))
-	const n = 2000
-	seen := 0
-	for i := 0; i < n; i++ {
-		code, body, _ := get(t, "GET", s.URL()+"/e", "")
-		if code == 503 {
-			seen++
-			if body != "down" {
-				t.Fatalf("error body %q", body)
-			}
-		}
-	}
-	st := s.Stats()[0]
-	if int64(seen) != st.InjectedErrors || st.Requests != n {
-		t.Errorf("client saw %d errors, sim injected %d of %d", seen, st.InjectedErrors, st.Requests)
-	}
-	// Binomial(2000, 0.2): mean 400, sd 17.9; allow 5 sigma.
-	if seen < 310 || seen > 490 {
-		t.Errorf("%d errors in %d is not a 20%% ratio", seen, n)
-	}
-}
-
-func TestConfigErrors(t *testing.T) {
-	cases := []struct{ yml, want string }{
-		{"routes: [{path: /a, latncy: {fixed: 1ms}}]", "field latncy not found"},
-		{"routes: [{path: /a, latency: {fixed: soon}}]", "want a duration"},
-		{"routes: [{path: /a, latency: {lognormal: {p50: 20ms, p99: 10ms}}}]", "0 < p50 < p99"},
-		{"routes: [{path: /a, latency: {fixed: 1ms, uniform: {min: 1ms, max: 2ms}}}]", "one of fixed"},
-		{"listen: 10.0.0.1:80\nroutes: [{path: /a}]", "loopback only"},
-		{"listen: 0.0.0.0:80\nroutes: [{path: /a}]", "loopback only"},
-		{"routes: [{path: /a}, {path: /a}]", "defined twice"},
-		{"routes: [{path: /a, errors: {ratio: 2}}]", "not between 0 and 1"},
-		{"routes: [{path: '/a/{id}', body: '${path.name}'}]", "path has no {name}"},
-		{"routes: [{path: /a, body: '${what}'}]", "undefined ${what}"},
-		{"routes: [{path: a}]", "must start with /"},
-		{"routes: []", "none defined"},
-	}
-	for _, c := range cases {
-		_, err := Parse([]byte(c.yml), "stubs.yaml")
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "stubs.yaml: ") {
-			t.Errorf("%s\n  got %v, want %q", c.yml, err, c.want)
-		}
-	}
-	// Conflicting patterns are an error, not a panic.
-	cfg, err := Parse([]byte("routes: [{path: '/a/{x}'}, {path: '/a/{y}'}]"), "s")
-	if err == nil {
-		_, err = New(cfg)
-	}
-	if err == nil || !strings.Contains(err.Error(), "conflict") {
-		t.Errorf("conflicting routes: %v", err)
-	}
-}
-
-func Example() {
-	cfg, _ := Parse([]byte(`
+	s := start(t, `
 routes:
-  - path: /devices/{id}
-    body: '{"device":"${path.id}"}'
+  - path: /e
+    body: fine
+    latency: {uniform: {min: 0s, max: 100us}}
+    errors: {ratio: 0.2, status: 503, body: down}
+`, WithSeed(42))
+	c := client(t)
+	const n, p, workers = 2000, 0.2, 4
+	var mu sync.Mutex
+	seen, ok := 0, 0
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n / workers {
+				r := do(t, c, "GET", s.URL()+"/e", "")
+				mu.Lock()
+				switch {
+				case r.code == 503 && r.body == "down":
+					seen++
+				case r.code == 200 && r.body == "fine":
+					ok++
+				default:
+					t.Errorf("unexpected %d %q", r.code, r.body)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	st := s.Stats()[0]
+	if st.Requests != n || seen+ok != n || int64(seen) != st.InjectedErrors {
+		t.Errorf("client saw %d failures and %d successes; sim counted %d injected of %d", seen, ok, st.InjectedErrors, st.Requests)
+	}
+	// Binomial(2000, 0.2): mean 400, sd 17.9; 5 sigma is ±89.
+	mean, sd := n*p, math.Sqrt(n*p*(1-p))
+	if math.Abs(float64(seen)-mean) > 5*sd {
+		t.Errorf("%d failures in %d requests: outside %.0f ± %.0f", seen, n, mean, 5*sd)
+	}
+	t.Logf("%d injected failures in %d requests (expected %.0f ± %.1f)", seen, n, mean, sd)
+}
+
+func TestInjectedErrorsExtremes(t *testing.T) {
+	s := start(t, `
+routes:
+  - {path: /never, errors: {ratio: 0}}
+  - {path: /always, errors: {ratio: 1}}
+`)
+	c := client(t)
+	for range 50 {
+		if r := do(t, c, "GET", s.URL()+"/never", ""); r.code != 200 {
+			t.Fatalf("ratio 0 failed: %d", r.code)
+		}
+		if r := do(t, c, "GET", s.URL()+"/always", ""); r.code != 500 || r.body != "" {
+			t.Fatalf("ratio 1 gave %d %q", r.code, r.body)
+		}
+	}
+	if st := s.Stats(); st[0].InjectedErrors != 0 || st[1].InjectedErrors != 50 || st[1].Requests != 50 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// A client that gives up during the latency frees the handler at once.
+func TestCancellationEndsTheSleep(t *testing.T) {
+	s := start(t, "routes: [{path: /stuck, latency: {fixed: 30s}}]")
+	c := client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL()+"/stuck", nil)
+	if _, err := c.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want a client timeout, got %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Stats()[0].Canceled != 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	t0 := time.Now()
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+	if st := s.Stats()[0]; st.Canceled != 1 || st.Requests != 1 || time.Since(t0) > 2*time.Second {
+		t.Errorf("stats %+v; Close took %v", st, time.Since(t0))
+	}
+}
+
+// Close lets a request in progress finish, then refuses new connections.
+func TestCloseIsGraceful(t *testing.T) {
+	s := start(t, "routes: [{path: /slow, latency: {fixed: 300ms}, body: done}]")
+	c := client(t)
+	got := make(chan response, 1)
+	go func() { got <- do(t, c, "GET", s.URL()+"/slow", "") }()
+	for s.Stats()[0].Requests == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	t0 := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waited := time.Since(t0)
+	if r := <-got; r.code != 200 || r.body != "done" {
+		t.Errorf("in-flight request got %d %q", r.code, r.body)
+	}
+	if waited < 100*time.Millisecond {
+		t.Errorf("Close returned after %v, before the request finished", waited)
+	}
+	if _, err := net.DialTimeout("tcp", s.Addr(), time.Second); err == nil {
+		t.Error("still accepting after Close")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.Start(); err == nil {
+		t.Error("Start after Close succeeded")
+	}
+}
+
+// When the grace period runs out, Close cuts what remains.
+func TestCloseGraceExpires(t *testing.T) {
+	s := start(t, "routes: [{path: /stuck, latency: {fixed: 30s}}]", WithGrace(50*time.Millisecond))
+	c := client(t)
+	failed := make(chan error, 1)
+	go func() {
+		resp, err := c.Get(s.URL() + "/stuck")
+		if err == nil {
+			resp.Body.Close()
+		}
+		failed <- err
+	}()
+	for s.Stats()[0].Requests == 0 {
+		time.Sleep(2 * time.Millisecond)
+	}
+	t0 := time.Now()
+	err := s.Close()
+	if err == nil || !strings.Contains(err.Error(), "deadline exceeded") || time.Since(t0) > 2*time.Second {
+		t.Errorf("Close: %v after %v", err, time.Since(t0))
+	}
+	select {
+	case err := <-failed:
+		if err == nil {
+			t.Error("the cut request succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the cut request is still waiting")
+	}
+}
+
+func TestStartAddrAndLog(t *testing.T) {
+	var log bytes.Buffer
+	cfg, err := Parse([]byte(`
+routes:
+  - name: health
+    path: /health
+  - method: POST
+    path: /things/{id}
+    status: 201
+    latency: {lognormal: {p50: 2ms, p99: 12ms}}
+    errors: {ratio: 0.01, status: 503}
 `), "stubs.yaml")
-	srv, _ := New(cfg)
-	srv.Start()
-	defer srv.Close()
-	resp, _ := http.Get(srv.URL() + "/devices/C201-7-1A-1A1")
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	fmt.Println(resp.StatusCode, string(b), srv.Stats()[0].Requests)
-	// Output: 200 {"device":"C201-7-1A-1A1"} 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, WithLog(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr() != "127.0.0.1:0" || s.Close() != nil {
+		t.Errorf("before Start: Addr %q", s.Addr())
+	}
+	s, _ = New(cfg, WithLog(&log))
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	host, port, _ := net.SplitHostPort(s.Addr())
+	if host != "127.0.0.1" || port == "0" || s.URL() != "http://"+s.Addr() {
+		t.Errorf("Addr %q URL %q", s.Addr(), s.URL())
+	}
+	if err := s.Start(); err == nil || !strings.Contains(err.Error(), "already started") {
+		t.Errorf("second Start: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n")
+	want := []string{
+		"sim: serving 2 routes on " + s.URL(),
+		"sim: GET /health 200 latency none (health)",
+		"sim: POST /things/{id} 201 latency lognormal p50=2ms p99=12ms errors 1% -> 503 (POST /things/{id})",
+	}
+	for i := range lines {
+		lines[i] = strings.Join(strings.Fields(lines[i]), " ") // ignore the column padding
+	}
+	if !slices.Equal(lines, want) {
+		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+
+	// The same port again: Start reports the listen error.
+	cfg.Listen = s.Addr()
+	busy, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := busy.Start(); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		t.Errorf("busy port: %v", err)
+	}
+}
+
+func TestRequestBodyLimit(t *testing.T) {
+	s := start(t, "routes: [{method: POST, path: /echo, body: '${body}'}]")
+	c := client(t)
+	if r := do(t, c, "POST", s.URL()+"/echo", strings.Repeat("a", MaxRequestBody)); r.code != 200 || len(r.body) != MaxRequestBody {
+		t.Errorf("1 MiB body: %d, %d bytes", r.code, len(r.body))
+	}
+	if r := do(t, c, "POST", s.URL()+"/echo", strings.Repeat("a", MaxRequestBody+1)); r.code != 413 {
+		t.Errorf("1 MiB + 1 body: %d", r.code)
+	}
 }

@@ -189,13 +189,14 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 			st = nil
 		}
 	}
+	storeFailed := false
 	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, p.Interval.D)}
 	opts := engine.Options{
 		RunID: runID,
 		Sink: func(ph *metrics.Phase) metrics.Sink {
 			sinks := []metrics.Sink{rd.Sink(ph)}
 			if st != nil {
-				sinks = append(sinks, storeSink{st, runID, ph})
+				sinks = append(sinks, storeSink{st, runID, ph, &storeFailed, stderr})
 			}
 			return multiSink(sinks)
 		},
@@ -228,7 +229,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
 		return exitRunFailed, dir
 	}
-	if st != nil {
+	if st != nil && !storeFailed {
 		var b bytes.Buffer
 		if err := sum.WriteJSON(&b); err == nil {
 			err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), run.Stages)
@@ -318,14 +319,27 @@ func openStore(f runFlags, stderr io.Writer) *store.Store {
 	return st
 }
 
-// storeSink writes a stage's intervals to the run history.
+// storeSink writes a stage's intervals to the run history. The run
+// directory is the record that must not fail: a history that cannot be
+// written is reported once and the load goes on.
 type storeSink struct {
-	st    *store.Store
-	runID string
-	ph    *metrics.Phase
+	st     *store.Store
+	runID  string
+	ph     *metrics.Phase
+	failed *bool
+	stderr io.Writer
 }
 
-func (s storeSink) Interval(iv *metrics.Interval) error { return s.st.Interval(s.runID, s.ph, iv) }
+func (s storeSink) Interval(iv *metrics.Interval) error {
+	if *s.failed {
+		return nil
+	}
+	if err := s.st.Interval(s.runID, s.ph, iv); err != nil {
+		*s.failed = true
+		fmt.Fprintf(s.stderr, "perflab: store: %v; the run goes on, recorded in its directory only\n", err)
+	}
+	return nil
+}
 
 // multiSink hands each interval to several sinks.
 type multiSink []metrics.Sink
