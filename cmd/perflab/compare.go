@@ -29,18 +29,15 @@ func cmdCompare(std *stdio, args []string) int {
 	read := func(arg string) ([]*report.RunData, error) { return loadRuns(arg, *path) }
 	base, err := read(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	cand, err := read(fs.Arg(1))
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	rc, err := report.CompareRuns(base, cand, *pct, *alpha, *minChange)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(std.out)

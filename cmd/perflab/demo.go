@@ -26,14 +26,12 @@ func cmdDemo(std *stdio, args []string) int {
 	}
 	cfg, err := sim.Parse(demo.Stubs(), "examples/demo/stubs.yaml")
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	cfg.Listen = "127.0.0.1:0"
 	srv, err := sim.New(cfg)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	if err := srv.Start(); err != nil {
 		fmt.Fprintln(std.err, "perflab: starting the simulator:", err)
@@ -44,14 +42,12 @@ func cmdDemo(std *stdio, args []string) int {
 
 	tmp, err := os.MkdirTemp("", "perflab-demo-")
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	defer os.RemoveAll(tmp)
 	path, err := demo.WriteTo(tmp)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	set := append(setFlags{{Name: "base", Value: srv.URL()}}, f.set...)
 	p, err := plan.Load(path, plan.Options{Set: set})

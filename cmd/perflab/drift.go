@@ -44,8 +44,7 @@ func cmdDrift(std *stdio, args []string) int {
 	}
 	rd, err := loadOneRun(fs.Arg(0), *path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	ds := report.Drift(rd, *pct, windows)
 	if *asJSON {

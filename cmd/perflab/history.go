@@ -33,15 +33,13 @@ func cmdRuns(std *stdio, args []string) int {
 	}
 	st, err := openExisting(*path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	defer st.Close()
 	f := store.Filter{Labels: labels.Map(), Plan: *planName, Limit: *limit}
 	runs, err := st.Runs(f)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(std.out)
@@ -83,14 +81,12 @@ func cmdShow(std *stdio, args []string) int {
 	}
 	st, err := openExisting(*path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	defer st.Close()
 	b, err := st.Summary(fs.Arg(0))
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	if *asJSON {
 		std.out.Write(b)

@@ -30,15 +30,13 @@ func cmdHistory(std *stdio, args []string) int {
 	}
 	st, err := openExisting(*path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	defer st.Close()
 	f := store.Filter{Plan: fs.Arg(0), Labels: labels.Map()}
 	runs, err := st.Runs(f)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	var sums []*report.Summary
 	for i := len(runs) - 1; i >= 0; i-- { // oldest first

@@ -63,6 +63,12 @@ func usage(std *stdio) {
 	fmt.Fprintf(std.err, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed, 130 interrupted.\nRUN arguments are run directories, run ids in the history, or label selectors such as release=Goldenrod.\n")
 }
 
+// fail reports an error of a command's input and returns the usage exit code.
+func fail(std *stdio, err error) int {
+	fmt.Fprintln(std.err, "perflab:", err)
+	return exitUsage
+}
+
 // parseFlags parses a command's flags, which may follow its arguments; -h
 // prints the command's help and exits 0.
 func parseFlags(std *stdio, fs *flag.FlagSet, args []string) (int, bool) {

@@ -27,8 +27,7 @@ func cmdReport(std *stdio, args []string) int {
 	}
 	rd, err := loadOneRun(fs.Arg(0), *path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	var write func(io.Writer, *report.RunData) error
 	switch *format {
@@ -46,8 +45,7 @@ func cmdReport(std *stdio, args []string) int {
 	if *out != "" {
 		f, err := os.Create(*out)
 		if err != nil {
-			fmt.Fprintln(std.err, "perflab:", err)
-			return exitUsage
+			return fail(std, err)
 		}
 		defer f.Close()
 		w = f

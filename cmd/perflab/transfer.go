@@ -26,8 +26,7 @@ func cmdImport(std *stdio, args []string) int {
 	}
 	st, err := store.Open(*path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	defer st.Close()
 	for _, dir := range fs.Args() {
@@ -57,8 +56,7 @@ func cmdExport(std *stdio, args []string) int {
 	}
 	st, err := openExisting(*path)
 	if err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
+		return fail(std, err)
 	}
 	defer st.Close()
 	if err := report.ExportRunDir(st, fs.Arg(0), fs.Arg(1)); err != nil {
