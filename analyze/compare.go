@@ -25,6 +25,11 @@ type Comparison struct {
 	CandMedian float64 `json:"candidate_median"`
 	// Change is (candidate - baseline) / baseline of the medians.
 	Change float64 `json:"change"`
+	// Shift is the Hodges-Lehmann estimate of the change (candidate minus
+	// baseline, in the samples' unit) with its 95% confidence interval:
+	// the shifts the Mann-Whitney test would not reject (ShiftCI).
+	Shift   float64    `json:"shift"`
+	ShiftCI [2]float64 `json:"shift_ci"`
 	// P is the Mann-Whitney two-sided p-value.
 	P         float64 `json:"p"`
 	Alpha     float64 `json:"alpha"`
@@ -56,6 +61,7 @@ func Compare(base, cand []float64, alpha, minChange float64, lowerIsBetter bool)
 		c.Verdict = TooFewToSay
 		return c
 	}
+	c.Shift, c.ShiftCI[0], c.ShiftCI[1] = ShiftCI(base, cand, 0.95)
 	c.P = MannWhitney(base, cand).P
 	switch {
 	case c.P >= alpha || c.CandMedian == c.BaseMedian || math.Abs(c.Change) < minChange:

@@ -45,6 +45,7 @@ GEN_CPU=0; SRV_CPU=$(( NCPU > 1 ? 1 : 0 ))
 
 # nginx serving a 2-byte body, one worker on its own CPU, no logging.
 NGX=$(mktemp -d)
+chmod 755 "$NGX"   # nginx's workers run as www-data: a 0700 directory gives 403s
 mkdir -p "$NGX/html" "$NGX/logs"
 printf 'ok' > "$NGX/html/index.html"
 cat > "$NGX/nginx.conf" <<CONF
@@ -80,11 +81,6 @@ ROWS=()
 row() { # name requests cpu_seconds rss_kb
   ROWS+=("$1|$2|$3|$4")
 }
-echo "== wrk: 1 thread, $CONNS connections, ${SECS}s" >&2
-read -r WRK_CPU WRK_RSS < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
-WRK_REQ=$(awk '/requests in/ {print $1}' "$OUT/cmd.out")
-row "wrk -t1 -c$CONNS" "$WRK_REQ" "$WRK_CPU" "$WRK_RSS"
-
 if [[ " $PEERS " == *" hey "* && -x "$GOBIN/hey" ]]; then
   echo "== hey: $CONNS workers, ${SECS}s" >&2
   read -r C R < <(GOMAXPROCS=1 cputime "$GOBIN/hey" -z "${SECS}s" -c "$CONNS" "$URL")
@@ -113,10 +109,26 @@ scenarios:
     flow:
       - {name: GET /, url: /}
 PLAN
-echo "== perflab: $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
-read -r PL_CPU PL_RSS < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$OUT/plan.yaml" --out "$OUT/runs" --quiet)
-PL_REQ=$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}')
-row "perflab $CONNS VUs" "$PL_REQ" "$PL_CPU" "$PL_RSS"
+# wrk and perflab alternate for ROUNDS rounds, so that both see the same
+# machine (a shared VM drifts by 10-20% over minutes); the table shows the
+# median round of each.
+ROUNDS=${ROUNDS:-3}
+WRK_RUNS=(); PL_RUNS=()
+for round in $(seq "$ROUNDS"); do
+  echo "== round $round/$ROUNDS: wrk, 1 thread, $CONNS connections, ${SECS}s" >&2
+  read -r C R < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
+  if grep -q "Non-2xx" "$OUT/cmd.out"; then echo "bench: wrk saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
+  WRK_RUNS+=("$(awk '/requests in/ {print $1}' "$OUT/cmd.out") $C $R")
+  echo "== round $round/$ROUNDS: perflab, $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
+  read -r C R < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$OUT/plan.yaml" --out "$OUT/runs" --store off --quiet)
+  if ! grep -q "Err: 0 " "$OUT/cmd.out"; then echo "bench: perflab saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
+  PL_RUNS+=("$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}') $C $R")
+done
+# median "requests cpu rss" of a list of runs, by CPU per request
+median() { printf '%s\n' "$@" | awk '{printf "%.6f %s\n", $2/$1, $0}' | sort -n | awk '{a[NR]=$0} END {split(a[int((NR+1)/2)], f, " "); print f[2], f[3], f[4]}'; }
+read -r WRK_REQ WRK_CPU WRK_RSS < <(median "${WRK_RUNS[@]}")
+read -r PL_REQ PL_CPU PL_RSS < <(median "${PL_RUNS[@]}")
+ROWS=("wrk -t1 -c$CONNS (median of $ROUNDS)|$WRK_REQ|$WRK_CPU|$WRK_RSS" "${ROWS[@]}" "perflab $CONNS VUs (median of $ROUNDS)|$PL_REQ|$PL_CPU|$PL_RSS")
 
 cat > "$OUT/idle.yaml" <<PLAN
 name: bench-10k-idle
@@ -145,6 +157,10 @@ for r in "${ROWS[@]}"; do
 done
 printf '%-28s %12s %12s %14s %12.1f\n' "perflab 10,000 idle VUs" "$IDLE_REQ" "-" "-" "$(awk -v k="$IDLE_RSS" 'BEGIN{print k/1024}')"
 echo
+for i in "${!WRK_RUNS[@]}"; do
+  read -r wr wc _ <<< "${WRK_RUNS[$i]}"; read -r pr pc _ <<< "${PL_RUNS[$i]}"
+  echo "round $((i + 1)): wrk $(us "$wc" "$wr") us/req, perflab $(us "$pc" "$pr") us/req: $(awk -v a="$(us "$pc" "$pr")" -v b="$(us "$wc" "$wr")" 'BEGIN { printf "%.2fx", a / b }')"
+done
 PL_US=$(us "$PL_CPU" "$PL_REQ")
 awk -v a="$PL_US" -v b="$WRK_US" 'BEGIN { printf "perflab / wrk CPU per request: %.2fx\n", a / b }'
 awk -v k="$IDLE_RSS" 'BEGIN { printf "10,000 VUs holding 10,000 connections in think time: %.0f MB peak RSS\n", k / 1024 }'

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"strconv"
 	"strings"
@@ -27,6 +28,15 @@ type Options struct {
 	OnTick func(ph *metrics.Phase, t *metrics.Tick)
 	// OnEvent receives one-line notes: stage started, setup failed, ...
 	OnEvent func(msg string)
+	// Requests receives requests.csv, the requests of the steps marked
+	// correlate (nil: none is written).
+	Requests io.Writer
+	// Steps bind step names to functions run in-process instead of the
+	// steps' requests (embedded mode); a plan's call steps need one each.
+	Steps map[string]StepFunc
+	// OnStage, if set, is called as each stage's load starts and as it
+	// ends, such as to sample the monitors at the stage's edges.
+	OnStage func(ph *metrics.Phase, end bool)
 	// Tick is how often progress is refreshed (default 1s).
 	Tick time.Duration
 	// Grace is how long an interrupted run waits for requests in flight
@@ -60,7 +70,12 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*metrics.Run, error) 
 	if opts.OnEvent == nil {
 		opts.OnEvent = func(string) {}
 	}
-	r := &runner{p: p, opts: opts, client: newClient(p)}
+	r := &runner{p: p, opts: opts, client: newClient(p), requests: newRequestLog(opts.Requests)}
+	defer func() {
+		if err := r.requests.flush(); err != nil {
+			opts.OnEvent("requests.csv: " + err.Error())
+		}
+	}()
 	defer r.client.CloseIdleConnections()
 	return r.run(ctx)
 }
@@ -84,9 +99,14 @@ func newClient(p *plan.Plan) *phttp.Client {
 		roots = x509.NewCertPool()
 		roots.AppendCertsFromPEM(p.HTTP.CAs)
 	}
+	var st *phttp.ServerTime
+	if p.HTTP.ServerTime != nil {
+		st = &phttp.ServerTime{Header: p.HTTP.ServerTime.Header, Metric: p.HTTP.ServerTime.Metric}
+	}
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
 		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
+		ServerTime: st,
 	})
 }
 
@@ -94,6 +114,9 @@ type runner struct {
 	p      *plan.Plan
 	opts   Options
 	client *phttp.Client
+	msg    *messaging
+	// requests is requests.csv, for the steps marked correlate.
+	requests *requestLog
 	// setupVars are values extracted by setup, visible to stages and teardown.
 	setupVars map[string]string
 }
@@ -110,6 +133,15 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	r.setupVars = map[string]string{}
 	var runErr error
 	stages := p.Stages()
+	if len(p.Buses) > 0 || len(p.Simulators) > 0 {
+		m, err := startMessaging(ctx, p, r.opts.Seed)
+		if err != nil {
+			run.End, run.Status, run.Error = time.Now(), metrics.StatusFailed, err.Error()
+			return run, err
+		}
+		r.msg = m
+		defer func() { run.Simulators = m.close() }()
+	}
 
 	// Teardown must run even when the load is interrupted: it gets a context
 	// of its own.
@@ -190,7 +222,13 @@ func (r *runner) baseVars(st plan.Stage) map[string]string {
 // stage runs all scenarios of one stage at the same time.
 func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metrics.Phase, error) {
 	base := r.baseVars(st)
-	scens, lay, err := compileStage(r.p, base)
+	scens, lay, err := compileStage(r.p, r.msg, r.opts.Steps, base)
+	if err == nil {
+		var closeAwaiters func()
+		if closeAwaiters, err = openAwaiters(ctx, scens); err == nil {
+			defer closeAwaiters()
+		}
+	}
 	ph := &metrics.Phase{Index: st.Index, Name: st.Name(), Start: time.Now()}
 	for _, d := range st.Values {
 		ph.Values = append(ph.Values, metrics.KV{Name: d.Name, Value: d.Values[0]})
@@ -247,6 +285,10 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		}
 	}()
 	ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: ph.Start, wg: &wg}
+	if r.opts.OnStage != nil {
+		r.opts.OnStage(ph, false)
+		defer r.opts.OnStage(ph, true)
+	}
 	for _, s := range scens {
 		// A scenario with a length ends at its deadline, think time and
 		// iterations in progress included; requests in flight complete.
@@ -299,6 +341,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	type item struct {
 		st  *plan.Step
 		req *phttp.Request
+		fn  StepFunc
 		op  int
 	}
 	var items []item
@@ -307,12 +350,21 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			items = append(items, item{st: s})
 			continue
 		}
+		if f := bound(r.opts.Steps, s); f != nil || s.Call != "" {
+			if f == nil {
+				err := fmt.Errorf("%s step %s calls %s, which the program running the plan does not bind", name, s.Name, s.Call)
+				ph.Error = err.Error()
+				return ph, err
+			}
+			items = append(items, item{st: s, fn: f, op: lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
+			continue
+		}
 		req, err := phttp.Compile(r.p.Target, r.p.Headers, s, r.p.HTTP.Timeout.D)
 		if err != nil {
 			ph.Error = err.Error()
 			return ph, err
 		}
-		items = append(items, item{s, req, lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
+		items = append(items, item{st: s, req: req, op: lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
 	}
 	ph.Ops = lay.ops
 	ph.Totals = make([]*metrics.Stats, len(lay.ops))
@@ -325,7 +377,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	w := &worker{vars: v, client: r.client}
 	var scr phttp.Scratch
 	for _, it := range items {
-		if it.req == nil {
+		if it.req == nil && it.fn == nil {
 			if !w.think(ctx, it.st.Think) {
 				return ph, ctx.Err()
 			}
@@ -359,7 +411,12 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			if rows != nil {
 				v.item, v.itemDS = rows[i], ds
 			}
-			res := w.client.Do(it.req, v, &scr)
+			var res phttp.Result
+			if it.fn != nil {
+				res = call(ctx, it.fn, v)
+			} else {
+				res = w.client.Do(it.req, v, &scr)
+			}
 			ph.Totals[it.op].Add(res.Latency, res.Latency, res.Err, res.Bytes)
 			if res.Err != metrics.OK {
 				err := fmt.Errorf("%s step %q (repeat %d of %d): %s: %s", name, it.st.Name, i+1, count, res.Err, res.Detail)

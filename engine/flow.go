@@ -6,6 +6,7 @@ import (
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	phttp "github.com/perflab/perflab/protocol/http"
+	"github.com/perflab/perflab/tmpl"
 )
 
 // node is a compiled flow element.
@@ -15,6 +16,12 @@ type node struct {
 	think    *plan.Think
 	children []*node // transaction steps
 	pause    bool
+	msg      *msgStep // a publish or await step
+	fn       StepFunc // a step bound to a Go function (embedded mode)
+	// correlate is the id under which the step's requests go to
+	// requests.csv (Options.Requests); nil for most steps.
+	correlate *tmpl.Template
+	name      string
 }
 
 // scenario is a compiled scenario for one stage.
@@ -44,10 +51,13 @@ func (l *layout) id(op metrics.Op) int {
 	return len(l.ops) - 1
 }
 
-func compileSteps(p *plan.Plan, l *layout, scen string, steps []*plan.Step, tx string, defThink *plan.Think) ([]*node, error) {
+func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout, scen string, steps []*plan.Step, tx string, defThink *plan.Think) ([]*node, error) {
 	var out []*node
 	for _, st := range steps {
-		n := &node{think: st.Think}
+		n := &node{think: st.Think, name: st.Label()}
+		if st.Correlate != nil {
+			n.correlate = st.Correlate.T
+		}
 		if n.think == nil && !st.IsPause() {
 			n.think = defThink
 		}
@@ -56,7 +66,7 @@ func compileSteps(p *plan.Plan, l *layout, scen string, steps []*plan.Step, tx s
 			n.pause = true
 		case st.IsTransaction():
 			n.op = l.id(metrics.Op{Name: st.Transaction, Kind: metrics.KindTransaction, Scenario: scen})
-			kids, err := compileSteps(p, l, scen, st.Steps, st.Transaction, defThink)
+			kids, err := compileSteps(p, m, fns, l, scen, st.Steps, st.Transaction, defThink)
 			if err != nil {
 				return nil, err
 			}
@@ -67,6 +77,18 @@ func compileSteps(p *plan.Plan, l *layout, scen string, steps []*plan.Step, tx s
 			if n.think == nil {
 				n.think = defThink
 			}
+		case fns[st.Name] != nil || st.Call != "":
+			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+			if n.fn = bound(fns, st); n.fn == nil {
+				return nil, fmt.Errorf("step %s calls %s, which the program running the plan does not bind (call steps run from Go: package perflab)", st.Name, st.Call)
+			}
+		case st.IsMessage():
+			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+			ms, err := compileMessage(m, st)
+			if err != nil {
+				return nil, err
+			}
+			n.msg = ms
 		default:
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
@@ -81,11 +103,11 @@ func compileSteps(p *plan.Plan, l *layout, scen string, steps []*plan.Step, tx s
 }
 
 // compileStage resolves every scenario's load for a stage's variables.
-func compileStage(p *plan.Plan, vars map[string]string) ([]*scenario, *layout, error) {
+func compileStage(p *plan.Plan, m *messaging, fns map[string]StepFunc, vars map[string]string) ([]*scenario, *layout, error) {
 	l := &layout{}
 	var out []*scenario
 	for _, sc := range p.Scenarios {
-		nodes, err := compileSteps(p, l, sc.Name, sc.Flow, "", sc.Think)
+		nodes, err := compileSteps(p, m, fns, l, sc.Name, sc.Flow, "", sc.Think)
 		if err != nil {
 			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
@@ -97,4 +119,13 @@ func compileStage(p *plan.Plan, vars map[string]string) ([]*scenario, *layout, e
 		out = append(out, s)
 	}
 	return out, l, nil
+}
+
+// bound is the function a step runs in-process: the one bound to its name,
+// else to the function it calls.
+func bound(fns map[string]StepFunc, st *plan.Step) StepFunc {
+	if f := fns[st.Name]; f != nil {
+		return f
+	}
+	return fns[st.Call]
 }

@@ -44,16 +44,18 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 	return stop
 }
 
-// request sends one request and returns its result and its latency: from
-// the iteration's due time for the first request of an open model's
-// iteration, from the send otherwise. The result's Latency is the service
-// time.
-func (w *worker) request(req *phttp.Request) (phttp.Result, time.Duration) {
+// request sends one request; the result's Latency is its service time.
+func (w *worker) request(req *phttp.Request) phttp.Result {
 	if w.inflight != nil {
 		w.inflight.Add(1)
 		defer w.inflight.Add(-1)
 	}
-	res := w.client.Do(req, w.vars, &w.scr)
+	return w.client.Do(req, w.vars, &w.scr)
+}
+
+// latency is an operation's latency: from the iteration's due time for the
+// first operation of an open model's iteration, else its service time.
+func (w *worker) latency(res phttp.Result) time.Duration {
 	lat := res.Latency
 	if !w.due.IsZero() {
 		if !res.Start.IsZero() {
@@ -61,7 +63,21 @@ func (w *worker) request(req *phttp.Request) (phttp.Result, time.Duration) {
 		}
 		w.due = time.Time{}
 	}
-	return res, lat
+	return lat
+}
+
+// pause waits a think time; before the first operation of an open model's
+// iteration it moves that operation's due time, as the wait is the plan's,
+// not the system's. It returns false when the load ended meanwhile.
+func (w *worker) pause(ctx context.Context, t *plan.Think) bool {
+	t0 := time.Now()
+	if !w.think(ctx, t) {
+		return false
+	}
+	if !w.due.IsZero() {
+		w.due = w.due.Add(time.Since(t0))
+	}
+	return true
 }
 
 // steps runs a list of nodes; it returns the first error kind met, whether
@@ -77,9 +93,10 @@ func (w *worker) steps(ctx context.Context, nodes []*node) (first metrics.ErrKin
 		case n.children != nil:
 			ek, stop = w.transaction(ctx, n)
 		default:
-			res, lat := w.request(n.req)
-			ek = res.Err
-			w.rec.Record(w.shard, n.op, lat, res.Latency, ek, res.Bytes)
+			var ended bool
+			if _, _, ek, ended = w.leaf(ctx, n); ended {
+				return first, true, false
+			}
 		}
 		if ek != metrics.OK && first == metrics.OK {
 			first = ek
@@ -95,14 +112,8 @@ func (w *worker) steps(ctx context.Context, nodes []*node) (first metrics.ErrKin
 				return first, true, false
 			}
 		}
-		if n.think != nil {
-			t0 := time.Now()
-			if !w.think(ctx, n.think) {
-				return first, true, false
-			}
-			if !w.due.IsZero() { // a pause before the first request moves its due time
-				w.due = w.due.Add(time.Since(t0))
-			}
+		if n.think != nil && !w.pause(ctx, n.think) {
+			return first, true, false
 		}
 	}
 	return first, false, true
@@ -113,18 +124,29 @@ func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, boo
 	first := metrics.OK
 	var elapsed, svc time.Duration
 	stop := false
+	began := time.Now()
 	for i, c := range n.children {
 		if ctx.Err() != nil {
 			stop = true
 			break
 		}
-		res, lat := w.request(c.req)
+		if c.pause {
+			if !w.pause(ctx, c.think) {
+				stop = true
+				break
+			}
+			continue
+		}
+		lat, s, ek, ended := w.leaf(ctx, c)
+		if ended {
+			stop = true
+			break
+		}
 		elapsed += lat
-		svc += res.Latency
-		w.rec.Record(w.shard, c.op, lat, res.Latency, res.Err, res.Bytes)
-		if res.Err != metrics.OK {
+		svc += s
+		if ek != metrics.OK {
 			if first == metrics.OK {
-				first = res.Err
+				first = ek
 			}
 			if w.s.onError == "next_iteration" || w.s.onError == "stop_vu" {
 				stop = w.s.onError == "stop_vu"
@@ -138,6 +160,7 @@ func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, boo
 	}
 	if !stop || first != metrics.OK && ctx.Err() == nil {
 		w.rec.Record(w.shard, n.op, elapsed, svc, first, 0)
+		w.correlate(n, began, time.Now(), first)
 	}
 	return first, stop
 }
@@ -167,4 +190,44 @@ func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
 		w.timer.Stop()
 		return false
 	}
+}
+
+// leaf runs one request or message step and records it. lat is from the
+// iteration's due time for an open model's first operation, svc from the
+// send. ended is true when the load ended during an await: not a result,
+// nothing recorded.
+func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek metrics.ErrKind, ended bool) {
+	var res phttp.Result
+	switch {
+	case n.fn != nil:
+		res = call(ctx, n.fn, w.vars)
+	case n.msg != nil:
+		res = n.msg.do(ctx, w.vars)
+		if res.Err != metrics.OK && ctx.Err() != nil {
+			return 0, 0, res.Err, true
+		}
+	default:
+		res = w.request(n.req)
+	}
+	lat = w.latency(res)
+	w.rec.Record(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
+	if res.HasServer && res.Err == metrics.OK {
+		w.rec.RecordServer(w.shard, n.op, res.Server, res.Latency)
+	}
+	if !res.Start.IsZero() {
+		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
+	}
+	return lat, res.Latency, res.Err, false
+}
+
+// correlate writes a request of a step marked correlate to requests.csv.
+func (w *worker) correlate(n *node, start, end time.Time, ek metrics.ErrKind) {
+	if n.correlate == nil || w.r == nil || w.r.requests == nil {
+		return
+	}
+	id, err := n.correlate.Expand(w.vars)
+	if err != nil {
+		id = "" // an id the step could not extract: the request is still listed
+	}
+	w.r.requests.add(n.name, id, start, end, ek == metrics.OK)
 }

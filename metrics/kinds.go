@@ -49,6 +49,8 @@ const (
 	// Read is a failure to read the response other than a reset or a
 	// timeout: the server closed the connection early, a malformed response.
 	Read
+	// Publish is a message the bus did not accept.
+	Publish
 	numErrKinds
 )
 
@@ -59,7 +61,17 @@ var errKindNames = [...]string{
 	OK: "ok", HTTP1xx: "http_1xx", HTTP2xx: "http_2xx", HTTP3xx: "http_3xx", HTTP4xx: "http_4xx", HTTP5xx: "http_5xx",
 	Timeout: "timeout", ConnRefused: "connection_refused", ConnReset: "connection_reset", DNS: "dns", TLS: "tls",
 	CheckFailed: "check_failed", ExtractFailed: "extract_failed", Other: "other",
-	Connect: "connect", Write: "write", Read: "read",
+	Connect: "connect", Write: "write", Read: "read", Publish: "publish",
+}
+
+// ParseErrKind reads an error kind's name ("timeout", "http_5xx", ...).
+func ParseErrKind(name string) (ErrKind, bool) {
+	for k, n := range errKindNames {
+		if n == name && k != int(OK) {
+			return ErrKind(k), true
+		}
+	}
+	return OK, false
 }
 
 func (k ErrKind) String() string {
@@ -84,4 +96,49 @@ func StatusKind(code int) ErrKind {
 		return HTTP5xx
 	}
 	return Other
+}
+
+// Key identifies an operation's statistics within a scenario: its name and
+// kind. A step of the same name in several transactions (one API called
+// from several places) has one key: its histograms are kept together.
+type Key struct {
+	Scenario, Name string
+	Kind           Kind
+}
+
+// KeyOf is op's key.
+func KeyOf(op Op) Key { return Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind} }
+
+// MergeByKey merges statistics indexed like ops into one per key, in the
+// order the keys first appear. A key with a single member keeps its
+// statistics as they are; others get new, merged ones.
+func MergeByKey(ops []Op, stats []*Stats) ([]Op, []*Stats) {
+	var keys []Key
+	members := map[Key][]int{}
+	first := map[Key]Op{}
+	for i, st := range stats {
+		if i >= len(ops) || st == nil {
+			continue
+		}
+		k := KeyOf(ops[i])
+		if _, ok := members[k]; !ok {
+			keys = append(keys, k)
+			first[k] = ops[i]
+		}
+		members[k] = append(members[k], i)
+	}
+	outOps, out := make([]Op, len(keys)), make([]*Stats, len(keys))
+	for j, k := range keys {
+		outOps[j] = first[k]
+		m := members[k]
+		if len(m) == 1 {
+			out[j] = stats[m[0]]
+			continue
+		}
+		out[j] = NewStats()
+		for _, i := range m {
+			out[j].Merge(stats[i])
+		}
+	}
+	return outOps, out
 }

@@ -225,3 +225,31 @@ func TestIntervalNotAMultipleOfTick(t *testing.T) {
 		}
 	}
 }
+
+// Steps of one name in several transactions merge into one; a scenario of
+// the same name keeps its own.
+func TestMergeByKey(t *testing.T) {
+	ops := []Op{
+		{Name: "loans", Kind: KindStep, Scenario: "s", Transaction: "check-out"},
+		{Name: "s", Kind: KindStep, Scenario: "s"},
+		{Name: "loans", Kind: KindStep, Scenario: "s", Transaction: "check-in"},
+		{Name: "s", Kind: KindScenario, Scenario: "s"},
+	}
+	stats := make([]*Stats, len(ops))
+	for i := range stats {
+		stats[i] = NewStats()
+		for range i + 1 {
+			stats[i].Add(time.Duration(i+1)*time.Millisecond, 0, OK, 0)
+		}
+	}
+	keys, merged := MergeByKey(ops, stats)
+	if len(keys) != 3 || keys[0].Name != "loans" || keys[1] != ops[1] || keys[2] != ops[3] {
+		t.Fatalf("keys %+v", keys)
+	}
+	if merged[0].Count != 1+3 || merged[0].Hist.TotalCount() != 4 || merged[1] != stats[1] || merged[2] != stats[3] {
+		t.Errorf("merged counts %d, %v, %v", merged[0].Count, merged[1] == stats[1], merged[2] == stats[3])
+	}
+	if stats[0].Count != 1 {
+		t.Errorf("the first member was changed: %d", stats[0].Count)
+	}
+}

@@ -59,6 +59,15 @@ func (r *Recorder) Record(shardIdx, op int, lat, svc time.Duration, ek ErrKind, 
 	sh.mu.Unlock()
 }
 
+// RecordServer adds the server's own time for a successful operation op
+// whose service time was svc.
+func (r *Recorder) RecordServer(shardIdx, op int, srv, svc time.Duration) {
+	sh := &r.shards[shardIdx%len(r.shards)]
+	sh.mu.Lock()
+	sh.stats[op].AddServer(srv, svc)
+	sh.mu.Unlock()
+}
+
 // Drop counts an iteration of operation op that could not start.
 func (r *Recorder) Drop(shardIdx, op int) {
 	sh := &r.shards[shardIdx%len(r.shards)]

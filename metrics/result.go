@@ -92,4 +92,29 @@ type Run struct {
 	Setup     []*Phase // one, or one per stage when setup depends on a swept value
 	Stages    []*Phase
 	Teardown  []*Phase
+	// Simulators are the plan's simulators and what each saw.
+	Simulators []SimulatorStats
+}
+
+// SimulatorStats is what a simulator saw during a run: per route for HTTP
+// stubs, message counts for a responder.
+type SimulatorStats struct {
+	Name      string           `json:"name"`
+	Kind      string           `json:"kind"` // http or responder
+	Routes    []SimulatorRoute `json:"routes,omitempty"`
+	Unmatched int64            `json:"unmatched,omitempty"` // http: requests no route matched
+	Received  int64            `json:"received,omitempty"`  // responder: messages consumed
+	Matched   int64            `json:"matched,omitempty"`   // of those, the ones its conditions matched
+	Replied   int64            `json:"replied,omitempty"`
+	Errors    int64            `json:"errors,omitempty"`   // replies the bus did not accept
+	Canceled  int64            `json:"canceled,omitempty"` // replies not sent when it stopped
+	LastError string           `json:"last_error,omitempty"`
+}
+
+// SimulatorRoute is what one HTTP stub route saw.
+type SimulatorRoute struct {
+	Name           string `json:"name"`
+	Requests       int64  `json:"requests"`
+	InjectedErrors int64  `json:"injected_errors"`
+	Canceled       int64  `json:"canceled"`
 }

@@ -40,6 +40,12 @@ type Stats struct {
 	// Dropped counts iterations an open model could not start because every
 	// VU was busy (on the scenario operation).
 	Dropped int64
+	// Server holds the time the server reported it spent on successful
+	// responses that said (nil until one did), and Overhead the rest of
+	// their service time: network, queues, the client.
+	Server   *hdr.Histogram
+	ServerOK Moments
+	Overhead Moments
 }
 
 // Moments keeps an exact count, sum, minimum and maximum of durations.
@@ -112,6 +118,18 @@ func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	}
 }
 
+// AddServer records the time the server reported for a successful
+// operation whose service time was svc.
+func (s *Stats) AddServer(srv, svc time.Duration) {
+	if s.Server == nil {
+		s.Server = NewHistogram()
+	}
+	ns := max(int64(srv), 0)
+	s.ServerOK.add(ns)
+	record(s.Server, ns)
+	s.Overhead.add(max(int64(svc)-ns, 0))
+}
+
 // record adds ns to h in microseconds; true when it had to be clamped.
 func record(h *hdr.Histogram, ns int64) bool {
 	us := (ns + 500) / 1000
@@ -148,18 +166,29 @@ func (s *Stats) Merge(o *Stats) {
 		s.Svc.Merge(o.Svc)
 		s.SvcOK.Merge(o.SvcOK)
 	}
+	if o.ServerOK.N > 0 {
+		if s.Server == nil {
+			s.Server = NewHistogram()
+		}
+		s.Server.Merge(o.Server)
+		s.ServerOK.Merge(o.ServerOK)
+		s.Overhead.Merge(o.Overhead)
+	}
 }
 
 // Reset empties s, keeping its histograms' memory.
 func (s *Stats) Reset() {
-	h, svc := s.Hist, s.Svc
+	h, svc, srv := s.Hist, s.Svc, s.Server
 	if s.OK.N > 0 {
 		h.Reset()
 	}
 	if s.SvcOK.N > 0 {
 		svc.Reset()
 	}
-	*s = Stats{Hist: h, Svc: svc}
+	if s.ServerOK.N > 0 {
+		srv.Reset()
+	}
+	*s = Stats{Hist: h, Svc: svc, Server: srv}
 }
 
 // ErrorCount is the number of failed operations.
@@ -171,18 +200,23 @@ var Percentiles = []float64{50, 75, 90, 95, 99, 99.9}
 // Summary is the figures of one operation over a span of time, in
 // milliseconds where they are durations.
 type Summary struct {
-	Count        int64            `json:"count"`
-	Errors       ErrorSummary     `json:"errors"`
-	SuccessRatio float64          `json:"success_ratio"`
-	Latency      LatencySummary   `json:"latency_ms"`
-	ServiceTime  *LatencySummary  `json:"service_time_ms,omitempty"`
-	Dropped      int64            `json:"dropped,omitempty"`
-	Failed       *FailedSummary   `json:"failed_latency_ms,omitempty"`
-	RPS          float64          `json:"rps"`
-	OpRate       OpRate           `json:"single_op_rate"`
-	Bytes        int64            `json:"bytes_received"`
-	Clamped      int64            `json:"clamped,omitempty"`
-	Extra        map[string]int64 `json:"-"`
+	Count        int64           `json:"count"`
+	Errors       ErrorSummary    `json:"errors"`
+	SuccessRatio float64         `json:"success_ratio"`
+	Latency      LatencySummary  `json:"latency_ms"`
+	ServiceTime  *LatencySummary `json:"service_time_ms,omitempty"`
+	// ServerTime is what the server reported it spent (http.server_time),
+	// and Overhead the rest of the same responses' service time.
+	ServerTime      *LatencySummary  `json:"server_time_ms,omitempty"`
+	Overhead        *FailedSummary   `json:"overhead_ms,omitempty"`
+	ServerResponses int64            `json:"server_responses,omitempty"`
+	Dropped         int64            `json:"dropped,omitempty"`
+	Failed          *FailedSummary   `json:"failed_latency_ms,omitempty"`
+	RPS             float64          `json:"rps"`
+	OpRate          OpRate           `json:"single_op_rate"`
+	Bytes           int64            `json:"bytes_received"`
+	Clamped         int64            `json:"clamped,omitempty"`
+	Extra           map[string]int64 `json:"-"`
 }
 
 // ErrorSummary counts errors by kind name.
@@ -208,6 +242,7 @@ type LatencySummary struct {
 }
 
 // FailedSummary is the exact latency of failed operations in milliseconds.
+// It also gives the overhead of responses that reported their server time.
 type FailedSummary struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
@@ -254,6 +289,12 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 		svc := latency(s.Svc, s.SvcOK)
 		out.ServiceTime = &svc
 	}
+	if s.ServerOK.N > 0 {
+		srv := latency(s.Server, s.ServerOK)
+		out.ServerTime = &srv
+		out.ServerResponses = s.ServerOK.N
+		out.Overhead = &FailedSummary{Min: ms(float64(s.Overhead.Min)), Mean: ms(s.Overhead.Mean()), Max: ms(float64(s.Overhead.Max))}
+	}
 	if s.Failed.N > 0 {
 		out.Failed = &FailedSummary{Min: ms(float64(s.Failed.Min)), Mean: ms(s.Failed.Mean()), Max: ms(float64(s.Failed.Max))}
 	}
@@ -261,6 +302,29 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 }
 
 // latency summarises a histogram in ms with its exact moments.
+// SummarizeHistogram computes the figures of count operations, errors of
+// them failed, from the histogram of the successful ones alone, for runs
+// whose exact figures were never written (a killed run, read back from its
+// stored intervals): minimum, mean and maximum come from the histogram,
+// within its precision, and errors are not split by kind.
+func SummarizeHistogram(h *hdr.Histogram, count, errors int64, elapsed time.Duration) Summary {
+	out := Summary{Count: count, Errors: ErrorSummary{Total: errors, ByKind: map[string]int64{}}}
+	if count > 0 {
+		out.SuccessRatio = float64(count-errors) / float64(count)
+	}
+	if elapsed > 0 {
+		out.RPS = float64(count) / elapsed.Seconds()
+	}
+	if n := h.TotalCount(); n > 0 {
+		m := Moments{N: n, Sum: int64(h.Mean() * float64(n) * 1e3), Min: h.Min() * 1e3, Max: h.Max() * 1e3}
+		out.Latency = latency(h, m)
+		l := &out.Latency
+		inv := func(ms float64) float64 { return 1000 / math.Max(ms, 1e-6) }
+		out.OpRate = OpRate{Min: inv(l.Max), Max: inv(l.Min), Avg: inv(l.Mean)}
+	}
+	return out
+}
+
 func latency(h *hdr.Histogram, m Moments) LatencySummary {
 	var l LatencySummary
 	l.Min, l.Max, l.Mean = ms(float64(m.Min)), ms(float64(m.Max)), ms(m.Mean())

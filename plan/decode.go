@@ -69,6 +69,7 @@ var (
 	typJSONDoc   = reflect.TypeOf(&JSONDoc{})
 	typPos       = reflect.TypeOf(Pos{})
 	typThreshold = reflect.TypeOf(&Threshold{})
+	typStdDur    = reflect.TypeOf(time.Duration(0))
 )
 
 func kindName(n *yaml.Node) string {
@@ -116,16 +117,14 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		}
 		return
 	case typDuration:
-		if n.Kind != yaml.ScalarNode {
-			d.errorf(n, "want a duration such as 10s, got %s", kindName(n))
-			return
+		if dur, ok := d.duration(n); ok {
+			v.Set(reflect.ValueOf(Duration{Pos: posOf(n), D: dur}))
 		}
-		dur, err := parseDuration(n.Value)
-		if err != nil {
-			d.errorf(n, "%v", err)
-			return
+		return
+	case typStdDur: // a duration in another package's type (a monitor's slow_threshold)
+		if dur, ok := d.duration(n); ok {
+			v.SetInt(int64(dur))
 		}
-		v.Set(reflect.ValueOf(Duration{Pos: posOf(n), D: dur}))
 		return
 	case typThreshold:
 		if n.Kind != yaml.ScalarNode {
@@ -198,12 +197,43 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		return
 	}
 
+	if v.CanAddr() && v.Kind() != reflect.Pointer {
+		// A type of another package that reads its own YAML, such as a
+		// simulator's latency: errors still get the node's position.
+		if u, ok := v.Addr().Interface().(yaml.Unmarshaler); ok {
+			if err := u.UnmarshalYAML(n); err != nil {
+				d.errorf(n, "%v", err)
+			}
+			return
+		}
+	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
 		d.decode(n, v.Elem())
+	case reflect.Map:
+		if v.Type().Key().Kind() != reflect.String {
+			panic("plan: no decoder for " + v.Type().String())
+		}
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n, "want a mapping, got %s", kindName(n))
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.MakeMap(v.Type()))
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if v.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
+				d.errorAt(k, "%s is given twice", k.Value)
+				continue
+			}
+			e := reflect.New(v.Type().Elem()).Elem()
+			d.decode(val, e)
+			v.SetMapIndex(reflect.ValueOf(k.Value), e)
+		}
 	case reflect.Struct:
 		d.structure(n, v)
 	case reflect.Slice:
@@ -235,6 +265,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			return
 		}
 		v.SetInt(i)
+	case reflect.Uint64:
+		i, err := strconv.ParseUint(n.Value, 10, 64)
+		if n.Kind != yaml.ScalarNode || err != nil {
+			d.errorf(n, "want a whole number, got %s", kindName(n))
+			return
+		}
+		v.SetUint(i)
 	default:
 		panic("plan: no decoder for " + v.Type().String())
 	}
@@ -253,17 +290,28 @@ func scalarBool(n *yaml.Node) (bool, bool) {
 	return false, false
 }
 
-// fieldNames lists the YAML keys of a struct type.
-func fieldNames(t reflect.Type) ([]string, map[string]int) {
+// fieldNames lists the YAML keys of a struct type, with each field's
+// index; the fields of an embedded struct tagged ",inline" are the outer
+// struct's own.
+func fieldNames(t reflect.Type) ([]string, map[string][]int) {
 	var names []string
-	idx := map[string]int{}
+	idx := map[string][]int{}
 	for i := 0; i < t.NumField(); i++ {
-		tag := t.Field(i).Tag.Get("yaml")
+		f := t.Field(i)
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Anonymous && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			inner, innerIdx := fieldNames(f.Type)
+			names = append(names, inner...)
+			for k, path := range innerIdx {
+				idx[k] = append([]int{i}, path...)
+			}
+			continue
+		}
 		if tag == "" || tag == "-" {
 			continue
 		}
 		names = append(names, tag)
-		idx[tag] = i
+		idx[tag] = []int{i}
 	}
 	return names, idx
 }
@@ -291,7 +339,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
 			continue
 		}
 		d.keys = append(d.keys, k.Value)
-		d.decode(val, v.Field(fi))
+		d.decode(val, v.FieldByIndex(fi))
 		d.keys = d.keys[:len(d.keys)-1]
 	}
 }
@@ -573,4 +621,18 @@ func checkIdent(name string) string {
 		}
 	}
 	return ""
+}
+
+// duration reads a scalar duration such as 10s, reporting what is wrong.
+func (d *decoder) duration(n *yaml.Node) (time.Duration, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.errorf(n, "want a duration such as 10s, got %s", kindName(n))
+		return 0, false
+	}
+	dur, err := parseDuration(n.Value)
+	if err != nil {
+		d.errorf(n, "%v", err)
+		return 0, false
+	}
+	return dur, true
 }

@@ -3,6 +3,8 @@ package plan
 import (
 	"time"
 
+	"github.com/perflab/perflab/monitor"
+
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -24,6 +26,18 @@ type Plan struct {
 	Vars        []*Var      `yaml:"vars"`
 	Data        []*Data     `yaml:"data"`
 	HTTP        HTTPOptions `yaml:"http"`
+	// Buses are the message buses that steps and simulators use.
+	Buses []*Bus `yaml:"buses"`
+	// Simulators stand in for the dependencies of the system under test.
+	Simulators []*Simulator `yaml:"simulators"`
+	// Monitors watch the system under test during the run: processes,
+	// JVMs, cgroups, Prometheus endpoints, PostgreSQL (package monitor).
+	// The load generator's host is always watched.
+	Monitors []*Monitor `yaml:"monitors"`
+	// Logs are the service's log files, matched at the end of the run with
+	// the requests of the steps marked correlate: time inside the service
+	// per operation, from its own logs.
+	Logs []*LogSource `yaml:"logs"`
 	// Interval is the length of the time slices statistics are kept for (default 10s).
 	Interval  Duration    `yaml:"interval"`
 	Setup     []*Step     `yaml:"setup"`
@@ -65,6 +79,18 @@ type HTTPOptions struct {
 	CAFile string `yaml:"ca_file"`
 	// CAs is CAFile's content, read by Load.
 	CAs []byte `yaml:"-"`
+	// ServerTime reads the time the service reports it spent on each
+	// response, to split end-to-end time into server time and overhead.
+	ServerTime *ServerTime `yaml:"server_time"`
+}
+
+// ServerTime names the response header that carries the server's own time:
+// Server-Timing (with the metric to take), or a header holding a duration.
+type ServerTime struct {
+	Pos    Pos    `yaml:"-"`
+	Header string `yaml:"header"`
+	// Metric is the Server-Timing metric (default: the first with a dur).
+	Metric string `yaml:"metric"`
 }
 
 // Var is a plan variable. A variable with several values is swept: the run
@@ -182,6 +208,24 @@ type Step struct {
 	Check   *Check     `yaml:"check"`
 	Think   *Think     `yaml:"think"`
 
+	// Correlate, if set, records each of the step's requests (operation,
+	// this id, start, end, outcome) in the run directory's requests.csv, to
+	// be matched with the service's logs (Plan.Logs). The id is expanded
+	// after the step's extractions: ${requestId}, or an id the step sent.
+	// On a transaction it records the transaction, from its first send to
+	// its last step's end (an event injected, then its completion awaited).
+	Correlate *Text `yaml:"correlate"`
+
+	// Message bus: publish one message, or await one (its Extract takes
+	// values from the awaited message).
+	Publish *Publish `yaml:"publish"`
+	Await   *Await   `yaml:"await"`
+
+	// Call names a Go function that the program running the plan binds
+	// (embedded mode, package perflab): a step with no request of its own.
+	// Any step can also be bound by its name, in place of its request.
+	Call string `yaml:"call"`
+
 	// Transaction: a named group of steps with statistics of its own.
 	Transaction string  `yaml:"transaction"`
 	Steps       []*Step `yaml:"steps"`
@@ -196,8 +240,13 @@ func (s *Step) IsTransaction() bool { return s.Transaction != "" }
 // IsRequest reports whether the step sends a request.
 func (s *Step) IsRequest() bool { return s.URL != nil }
 
+// IsMessage reports whether the step publishes or awaits a message.
+func (s *Step) IsMessage() bool { return s.Publish != nil || s.Await != nil }
+
 // IsPause reports whether the step only waits.
-func (s *Step) IsPause() bool { return !s.IsRequest() && !s.IsTransaction() && s.Think != nil }
+func (s *Step) IsPause() bool {
+	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.Think != nil
+}
 
 // Label is the name statistics are kept under.
 func (s *Step) Label() string {
@@ -301,4 +350,29 @@ type Duration struct {
 type Dimension struct {
 	Name   string
 	Values []string
+}
+
+// Correlated reports whether a scenario step is marked correlate.
+func (p *Plan) Correlated() bool {
+	var walk func([]*Step) bool
+	walk = func(steps []*Step) bool {
+		for _, st := range steps {
+			if st.Correlate != nil || walk(st.Steps) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, sc := range p.Scenarios {
+		if walk(sc.Flow) {
+			return true
+		}
+	}
+	return false
+}
+
+// Monitor is a monitor of the system under test, as declared in a plan.
+type Monitor struct {
+	Pos          Pos `yaml:"-"`
+	monitor.Spec `yaml:",inline"`
 }

@@ -155,6 +155,21 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+func TestParseThresholdErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"p75 regression vs Goldenrod < 10%":       "LABEL=VALUE",
+		"p75 regression vs release=G < 10ms":      "PERCENT",
+		"errors regression vs release=G < 10%":    "a regression is of one of",
+		"p75 regression vs release=G < 10% abort": "cannot abort",
+		"p95 < 500ms abort please":                "want [OPERATION:]",
+	} {
+		_, err := ParseThreshold(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error with %q", in, err, want)
+		}
+	}
+}
+
 func TestParseThreshold(t *testing.T) {
 	cases := []struct {
 		in      string
@@ -169,6 +184,9 @@ func TestParseThreshold(t *testing.T) {
 		{"errors < 0.1%", "", "errors", "<", 0.001, 0.0009, 0.001},
 		{"total: rps > 800", "total", "rps", ">", 800, 800.5, 800},
 		{"GET /a b: max >= 1.5s", "GET /a b", "max", ">=", 1500, 1500, 1499},
+		{"p75 regression vs release=Goldenrod < 10%", "", "p75", "<", 0.10, 0.0999, 0.10},
+		{"check-in: rps regression vs release=R1 <= 5%", "check-in", "rps", "<=", 0.05, 0.05, 0.0501},
+		{"errors < 5% abort", "", "errors", "<", 0.05, 0.049, 0.05},
 	}
 	for _, c := range cases {
 		th, err := ParseThreshold(c.in)
@@ -177,6 +195,9 @@ func TestParseThreshold(t *testing.T) {
 		}
 		if th.Operation != c.op || th.Metric != c.met || th.Op != c.cmp || math.Abs(th.Value-c.value) > 1e-9 {
 			t.Errorf("%s: %+v", c.in, th)
+		}
+		if strings.Contains(c.in, "regression") != th.Regression() || strings.HasSuffix(c.in, "abort") != th.Abort {
+			t.Errorf("%s: regression %v (baseline %q), abort %v", c.in, th.Regression(), th.Baseline, th.Abort)
 		}
 		if !th.Holds(c.holdsAt) || th.Holds(c.failsAt) {
 			t.Errorf("%s: holds at %v: %v, at %v: %v", c.in, c.holdsAt, th.Holds(c.holdsAt), c.failsAt, th.Holds(c.failsAt))

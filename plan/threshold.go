@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,33 +13,57 @@ import (
 // "p95 < 500ms", "errors < 0.1%" or "check-out: p75 <= 2s". Without an
 // operation name it applies to every step and transaction of every stage;
 // the operation "total" means a stage's requests as a whole (rps, errors).
+//
+// A regression threshold, "p75 regression vs release=Goldenrod < 10%",
+// compares the run with the stored runs of the same plan that carry a label
+// (Baseline), stage by stage and operation by operation.
 type Threshold struct {
 	Pos       Pos
 	Source    string
 	Operation string // empty: every step and transaction
 	Metric    string // p50 p75 p90 p95 p99 p999 mean min max errors rps
 	Op        string // < <= > >=
-	// Value is in ms for latencies, a fraction for errors, per second for rps.
+	// Value is in ms for latencies, a fraction for errors, per second for
+	// rps, and a fraction of the baseline for regressions.
 	Value float64
+	// Baseline is the label selector (name=value) of a regression threshold.
+	Baseline string
+	// Abort stops the run as soon as the threshold fails on a stage's data
+	// so far ("errors < 5% abort"), instead of only judging it at the end.
+	Abort bool
 }
 
-var thresholdRe = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-z%/]*)\s*$`)
+var (
+	thresholdRe  = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-z%/]*)\s*$`)
+	regressionRe = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s+regression\s+vs\s+([^\s=]+=\S+)\s*(<=|<)\s*([0-9.]+)\s*%\s*$`)
+	abortRe      = regexp.MustCompile(`\s+abort\s*$`)
+)
+
+// RegressionMetrics are the metrics a regression threshold can name: a
+// latency rising, or throughput (rps) falling, against the baseline.
+var RegressionMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "rps"}
 
 // ThresholdMetrics are the metrics a threshold can name.
 var ThresholdMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "min", "max", "errors", "rps"}
 
 // ParseThreshold reads one threshold expression.
 func ParseThreshold(s string) (*Threshold, error) {
-	m := thresholdRe.FindStringSubmatch(s)
+	expr, abort := s, false
+	if loc := abortRe.FindStringIndex(s); loc != nil {
+		expr, abort = s[:loc[0]], true
+	}
+	if strings.Contains(expr, " regression ") {
+		if abort {
+			return nil, fmt.Errorf("threshold %q: a regression is judged against stored runs at the end; it cannot abort the run", s)
+		}
+		return parseRegression(s, expr)
+	}
+	m := thresholdRe.FindStringSubmatch(expr)
 	if m == nil {
-		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC OP VALUE, such as \"p95 < 500ms\", \"errors < 0.1%%\" or \"check-out: rps > 20\"", s)
+		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC OP VALUE [abort], such as \"p95 < 500ms\", \"errors < 0.1%% abort\", \"check-out: rps > 20\" or \"p75 regression vs release=Goldenrod < 10%%\"", s)
 	}
-	t := &Threshold{Source: strings.TrimSpace(s), Operation: m[1], Metric: m[2], Op: m[3]}
-	known := false
-	for _, k := range ThresholdMetrics {
-		known = known || k == t.Metric
-	}
-	if !known {
+	t := &Threshold{Source: strings.TrimSpace(s), Operation: m[1], Metric: m[2], Op: m[3], Abort: abort}
+	if !slices.Contains(ThresholdMetrics, t.Metric) {
 		return nil, fmt.Errorf("threshold %q: unknown metric %q: want one of %s%s", s, t.Metric, strings.Join(ThresholdMetrics, ", "), suggest(t.Metric, ThresholdMetrics))
 	}
 	v, err := strconv.ParseFloat(m[4], 64)
@@ -75,6 +100,27 @@ func ParseThreshold(s string) (*Threshold, error) {
 	t.Value = v
 	return t, nil
 }
+
+// parseRegression reads "[OPERATION:] METRIC regression vs NAME=VALUE < N%".
+func parseRegression(src, expr string) (*Threshold, error) {
+	m := regressionRe.FindStringSubmatch(expr)
+	if m == nil {
+		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC regression vs LABEL=VALUE < PERCENT, such as \"p75 regression vs release=Goldenrod < 10%%\"", src)
+	}
+	t := &Threshold{Source: strings.TrimSpace(src), Operation: m[1], Metric: m[2], Baseline: m[3], Op: m[4]}
+	if !slices.Contains(RegressionMetrics, t.Metric) {
+		return nil, fmt.Errorf("threshold %q: a regression is of one of %s, not %q%s", src, strings.Join(RegressionMetrics, ", "), t.Metric, suggest(t.Metric, RegressionMetrics))
+	}
+	v, err := strconv.ParseFloat(m[5], 64)
+	if err != nil {
+		return nil, fmt.Errorf("threshold %q: %v", src, err)
+	}
+	t.Value = v / 100
+	return t, nil
+}
+
+// Regression reports whether t compares with a baseline.
+func (t *Threshold) Regression() bool { return t.Baseline != "" }
 
 // Holds reports whether an actual value meets the threshold.
 func (t *Threshold) Holds(actual float64) bool {

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/dataset"
+	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -77,6 +79,9 @@ func (v *validator) validate() {
 	default:
 		v.errorf(nil, "http.version %q: want 1.1 or 2", p.HTTP.Version)
 	}
+	if st := p.HTTP.ServerTime; st != nil && st.Header == "" {
+		v.at(st.Pos, "http.server_time: header is required, such as Server-Timing or X-Response-Time")
+	}
 	if f := p.HTTP.CAFile; f != "" {
 		b, err := os.ReadFile(v.path(f))
 		if err == nil && !strings.Contains(string(b), "-----BEGIN CERTIFICATE-----") {
@@ -113,6 +118,10 @@ func (v *validator) validate() {
 		v.refs(h.Value, nil)
 	}
 
+	v.buses()
+	v.simulators()
+	v.logs()
+	v.monitors()
 	v.phase("setup", p.Setup, true)
 	if len(p.Scenarios) == 0 {
 		v.errorf(nil, "the plan has no scenarios: add scenarios: with at least one flow")
@@ -412,9 +421,27 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 }
 
 func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
+	kinds := 0
+	for _, is := range []bool{st.IsTransaction(), st.IsRequest(), st.Publish != nil, st.Await != nil, st.Call != ""} {
+		if is {
+			kinds++
+		}
+	}
 	switch {
-	case st.IsTransaction() && st.IsRequest():
-		v.at(st.Pos, "%s: a step has either url (a request) or transaction with steps, not both", where)
+	case kinds > 1:
+		v.at(st.Pos, "%s: a step is one of url (a request), publish, await, call, or transaction with steps", where)
+		return
+	case st.Call != "":
+		if st.Name == "" {
+			st.Name = st.Call
+		}
+		if len(st.Extract) > 0 || st.Check != nil {
+			v.at(st.Pos, "step %s: a call step sets variables and fails from its Go function; extract and check are for requests", st.Name)
+		}
+		v.refs(st.Correlate, sc)
+		return
+	case st.IsMessage():
+		v.message(st, sc, where)
 		return
 	case st.IsTransaction():
 		if inTx {
@@ -429,6 +456,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		for _, c := range st.Steps {
 			v.step(c, sc, "transaction "+st.Transaction, true)
 		}
+		v.refs(st.Correlate, sc)
 		return
 	case len(st.Steps) > 0:
 		v.at(st.Pos, "%s: steps belong to a transaction: add transaction: NAME", where)
@@ -436,7 +464,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	case st.IsPause():
 		return
 	case !st.IsRequest():
-		v.at(st.Pos, "%s: a step needs url (a request), transaction (a group of steps) or think (a pause)", where)
+		v.at(st.Pos, "%s: a step needs url (a request), publish or await (a message), call (a Go function), transaction (a group of steps) or think (a pause)", where)
 		return
 	}
 	if st.Method == "" {
@@ -488,6 +516,12 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 			v.refs(jc.Equals, sub)
 		}
 	}
+	v.extracts(st, sc)
+	v.refs(st.Correlate, sc)
+}
+
+// extracts checks a step's extractions and adds their names to the scope.
+func (v *validator) extracts(st *Step, sc *scope) {
 	for _, ex := range st.Extract {
 		n := 0
 		for _, set := range []bool{ex.JSON != "", ex.Header != "", ex.Regex != ""} {
@@ -756,5 +790,184 @@ func (v *validator) thresholds() {
 		if t.Operation != "" && !names[t.Operation] {
 			v.at(t.Pos, "threshold %q: no step, transaction or scenario is named %q%s", t.Source, t.Operation, suggest(t.Operation, list))
 		}
+	}
+}
+
+// buses checks the plan's message buses.
+func (v *validator) buses() {
+	seen := map[string]bool{}
+	for _, b := range v.p.Buses {
+		switch {
+		case b.Name == "":
+			v.at(b.Pos, "bus: give it a name")
+		case seen[b.Name]:
+			v.at(b.Pos, "bus %s is defined twice", b.Name)
+		}
+		seen[b.Name] = true
+		if b.URL == nil {
+			v.at(b.Pos, "bus %s: url is required, such as kafka://127.0.0.1:9092, nats://127.0.0.1:4222 or mem://test", b.Name)
+			continue
+		}
+		v.refs(b.URL, nil)
+	}
+}
+
+// busNamed checks that a step or simulator names a defined bus.
+func (v *validator) busNamed(pos Pos, who, name string) {
+	var names []string
+	for _, b := range v.p.Buses {
+		if b.Name == name {
+			return
+		}
+		names = append(names, b.Name)
+	}
+	if name == "" {
+		v.at(pos, "%s: bus is required (one of the plan's buses: %s)", who, strings.Join(names, ", "))
+		return
+	}
+	v.at(pos, "%s: no bus is named %q%s", who, name, suggest(name, names))
+}
+
+// simulators checks the plan's simulators.
+func (v *validator) simulators() {
+	seen := map[string]bool{}
+	for _, s := range v.p.Simulators {
+		who := "simulator " + s.Name
+		switch {
+		case s.Name == "":
+			v.at(s.Pos, "simulator: give it a name")
+		case seen[s.Name]:
+			v.at(s.Pos, "simulator %s is defined twice", s.Name)
+		}
+		seen[s.Name] = true
+		switch {
+		case (s.HTTP == nil) == (s.Responder == nil):
+			v.at(s.Pos, "%s: give http (stubs) or responder (messages), one of them", who)
+		case s.HTTP != nil:
+			if s.Bus != "" {
+				v.at(s.Pos, "%s: an http simulator has no bus", who)
+			}
+			if s.HTTP.Listen == "" {
+				v.at(s.HTTP.Pos, "%s: listen is required, such as 127.0.0.1:8081", who)
+			}
+			if s.HTTP.Stubs == "" {
+				v.at(s.HTTP.Pos, "%s: stubs is required: a stubs file, relative to the plan", who)
+			} else if err := v.stubs(s.HTTP); err != nil {
+				v.at(s.HTTP.Pos, "%s: %v", who, err)
+			}
+		default:
+			v.busNamed(s.Pos, who, s.Bus)
+			if err := s.Responder.Validate(); err != nil {
+				v.at(s.Pos, "%s: %v", who, err)
+			}
+		}
+	}
+}
+
+// message checks a publish or await step.
+func (v *validator) message(st *Step, sc *scope, where string) {
+	if v.inPhase {
+		v.at(st.Pos, "%s: publish and await steps belong in scenarios", where)
+		return
+	}
+	if st.Repeat != nil {
+		v.at(st.Repeat.Pos, "%s: repeat is for requests in setup and teardown", where)
+	}
+	if st.Check != nil {
+		v.at(st.Check.Pos, "%s: check is for requests; an await step matches its message with match and equals", where)
+	}
+	if p := st.Publish; p != nil {
+		if st.Name == "" {
+			st.Name = "publish " + p.Topic.String()
+		}
+		who := "step " + st.Name
+		v.busNamed(p.Pos, who, p.Bus)
+		if p.Topic == nil {
+			v.at(p.Pos, "%s: topic is required", who)
+		}
+		if p.Body != nil && p.JSON != nil {
+			v.at(p.Pos, "%s: give body or json, not both", who)
+		}
+		for _, t := range []*Text{p.Topic, p.Key, p.Body} {
+			v.refs(t, sc)
+		}
+		for _, h := range p.Headers {
+			v.refs(h.Value, sc)
+		}
+		if p.JSON != nil {
+			v.refs(p.JSON.Text, sc)
+		}
+		if len(st.Extract) > 0 {
+			v.at(st.Pos, "%s: a publish step has nothing to extract from", who)
+		}
+		v.refs(st.Correlate, sc)
+		return
+	}
+	a := st.Await
+	if st.Name == "" {
+		st.Name = "await " + a.Topic
+	}
+	who := "step " + st.Name
+	v.busNamed(a.Pos, who, a.Bus)
+	if a.Topic == "" {
+		v.at(a.Pos, "%s: topic is required", who)
+	}
+	if _, err := bus.ParseField(a.Match); err != nil {
+		v.at(a.Pos, "%s: match: %v", who, err)
+	}
+	if a.Equals == nil {
+		v.at(a.Pos, "%s: equals is required: the value of match that marks this VU's message, such as ${id}", who)
+	}
+	v.refs(a.Equals, sc)
+	v.extracts(st, sc)
+	v.refs(st.Correlate, sc)
+}
+
+// logs checks the log sources and that some step is marked correlate.
+func (v *validator) logs() {
+	for _, l := range v.p.Logs {
+		if len(l.Files) == 0 {
+			v.at(l.Pos, "logs: files is required: the service's log files or globs")
+		}
+		if err := l.Pattern.Validate(); err != nil {
+			v.at(l.Pos, "logs: pattern: %v", err)
+		}
+	}
+	if len(v.p.Logs) > 0 && !v.p.Correlated() {
+		v.at(v.p.Logs[0].Pos, "logs: no step is marked correlate: add correlate: ${id} to the steps whose requests the logs record")
+	}
+}
+
+// stubs resolves an HTTP simulator's stubs file (plan variables and the
+// plan's directory) and checks that it loads.
+func (v *validator) stubs(h *HTTPSimulator) error {
+	t, err := tmpl.Parse(h.Stubs)
+	if err != nil {
+		return fmt.Errorf("stubs: %w", err)
+	}
+	vars := v.p.VarsFor(Stage{})
+	name, err := t.Expand(tmpl.LookupFunc(func(n string) (string, bool) { s, ok := vars[n]; return s, ok }))
+	if err != nil {
+		return fmt.Errorf("stubs: %w", err)
+	}
+	h.Stubs = v.path(name)
+	_, err = sim.Load(h.Stubs)
+	return err
+}
+
+// monitors checks the monitors and names them (default: the kind).
+func (v *validator) monitors() {
+	seen := map[string]bool{}
+	for _, m := range v.p.Monitors {
+		if m.Name == "" {
+			m.Name = m.Kind
+		}
+		if err := m.Validate(); err != nil {
+			v.at(m.Pos, "%v", err)
+		}
+		if seen[m.Name] {
+			v.at(m.Pos, "monitor %s: the name is used twice; give each a name", m.Name)
+		}
+		seen[m.Name] = true
 	}
 }

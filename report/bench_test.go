@@ -37,7 +37,7 @@ func longRun(b *testing.B, ops int) *RunData {
 			}
 			enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
 			start := t0.Add(time.Duration(i) * 10 * time.Second).UnixMilli()
-			rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(start, start+10000, string(enc)))
+			rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(start, start+10000, h.TotalCount(), 0, string(enc)))
 		}
 	}
 	return rd

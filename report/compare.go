@@ -16,6 +16,7 @@ import (
 
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
 )
 
 // RunData is a run read back from its directory or the history: its
@@ -24,6 +25,29 @@ type RunData struct {
 	Dir       string
 	Summary   *Summary
 	Intervals map[string][]*IntervalData
+	// Points are what the monitors sampled (resources.csv); none for runs
+	// read from the history.
+	Points []monitor.Point
+}
+
+// IntervalsOf is an operation's interval histograms in a stage. A
+// transaction or scenario of a run directory written before tags carried
+// the kind is found under its bare name, when no step has that name.
+func (rd *RunData) IntervalsOf(stage int, op Operation) []*IntervalData {
+	if ivs, ok := rd.Intervals[stageTag(stage, op.Scenario, op.Name, op.Kind)]; ok || op.Kind == metrics.KindStep {
+		return ivs
+	}
+	for _, ph := range rd.Summary.Stages {
+		if ph.Index != stage {
+			continue
+		}
+		for _, o := range ph.Operations {
+			if o.Kind == metrics.KindStep && o.Scenario == op.Scenario && o.Name == op.Name {
+				return nil // the bare tag is the step's
+			}
+		}
+	}
+	return rd.Intervals[stageTag(stage, op.Scenario, op.Name, metrics.KindStep)]
 }
 
 // ReadRunDir reads summary.json and latency.hlog of a run directory.
@@ -48,7 +72,14 @@ func ReadRunDir(dir string) (*RunData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
 	}
-	return &RunData{Dir: dir, Summary: &s, Intervals: ivs}, nil
+	if err := readIntervalCounts(filepath.Join(dir, IntervalsCSV), ivs); err != nil {
+		return nil, err
+	}
+	points, err := readResources(filepath.Join(dir, "resources.csv"))
+	if err != nil {
+		return nil, err
+	}
+	return &RunData{Dir: dir, Summary: &s, Intervals: ivs, Points: points}, nil
 }
 
 // OpComparison compares one operation of one stage between two sides.
@@ -74,6 +105,8 @@ type RunComparison struct {
 	Candidate  []string       `json:"candidate"`
 	Ops        []OpComparison `json:"operations"`
 	Sentences  []string       `json:"summary"`
+	// Resources compare the monitors' figures, where both sides have them.
+	Resources []ResourceComparison `json:"resources,omitempty"`
 }
 
 // CompareRuns compares candidate runs with baseline runs: per stage (by
@@ -91,11 +124,15 @@ func CompareRuns(base, cand []*RunData, pct, alpha, minChange float64) (*RunComp
 	for _, r := range cand {
 		rc.Candidate = append(rc.Candidate, r.Dir)
 	}
+	// A step of the same name in several transactions (the same API called
+	// from check-in and from check-out) shares its interval histograms: it
+	// is compared once, as one API.
 	for _, ph := range base[0].Summary.Stages {
-		for _, op := range ph.Operations {
+		for _, op := range uniqueOps(ph.Operations) {
 			c := OpComparison{Stage: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind)}
-			bs, bp, bm, okB := side(base, ph.Name, op.Scenario, op.Name, pct)
-			cs, cp, cm, okC := side(cand, ph.Name, op.Scenario, op.Name, pct)
+			key := metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}
+			bs, bp, bm, okB := side(base, ph.Name, key, pct)
+			cs, cp, cm, okC := side(cand, ph.Name, key, pct)
 			if !okB || !okC {
 				continue
 			}
@@ -111,40 +148,17 @@ func CompareRuns(base, cand []*RunData, pct, alpha, minChange float64) (*RunComp
 		return nil, errors.New("the runs have no stage and operation in common")
 	}
 	rc.Sentences = sentences(rc)
+	rc.Resources = compareResources(base, cand)
 	return rc, nil
 }
 
 // side gathers, over a side's runs, the per-interval percentile samples of
 // an operation in a stage and its whole-stage percentile and mean (merged).
-func side(runs []*RunData, stage, scenario, name string, pct float64) (samples []float64, p, mean float64, ok bool) {
+func side(runs []*RunData, stage string, key metrics.Key, pct float64) (samples []float64, p, mean float64, ok bool) {
 	var all *hdr.Histogram
-	for _, r := range runs {
-		for _, ph := range r.Summary.Stages {
-			if ph.Name != stage {
-				continue
-			}
-			for _, op := range ph.Operations {
-				if op.Scenario != scenario || op.Name != name {
-					continue
-				}
-				ok = true
-				tag := Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: scenario, Name: name})
-				for _, d := range r.Intervals[tag] {
-					h, err := d.Histogram()
-					if err != nil || h.TotalCount() == 0 {
-						continue
-					}
-					samples = append(samples, float64(h.ValueAtPercentile(pct))/1e3)
-					if all == nil {
-						all = metrics.NewHistogram()
-					}
-					h.MergeInto(all)
-				}
-			}
-		}
-	}
-	if all != nil && all.TotalCount() > 0 {
-		p, mean = float64(all.ValueAtPercentile(pct))/1e3, all.Mean()/1e3
+	samples, p, all, ok = metricSamples(runs, stage, key, sampleMetric{Pct: pct})
+	if all != nil {
+		mean = all.Mean() / 1e3
 	}
 	return samples, p, mean, ok
 }
@@ -216,19 +230,24 @@ func WriteComparison(w io.Writer, rc *RunComparison) error {
 	fmt.Fprintf(w, "base: %s\ncandidate: %s\n\n", strings.Join(rc.Base, ", "), strings.Join(rc.Candidate, ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := fmt.Sprintf("p%g", rc.Percentile)
-	fmt.Fprintf(tw, "stage\toperation\tbase %s\tcand %s\tchange\tbase mean\tcand mean\tp-value\tn\tverdict\n", p, p)
+	fmt.Fprintf(tw, "stage\toperation\tbase %s\tcand %s\tchange\tshift ms (95%% CI)\tbase mean\tcand mean\tp-value\tn\tverdict\n", p, p)
 	ops := append([]OpComparison(nil), rc.Ops...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Operation < ops[j].Operation })
 	for _, c := range ops {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\t%.3g\t%d+%d\t%s\n", c.Stage, c.Operation, Ms(c.BasePct), Ms(c.CandPct),
-			100*c.Change, Ms(c.BaseMean), Ms(c.CandMean), c.Test.P, c.Test.N1, c.Test.N2, c.Test.Verdict)
+		shift := "-"
+		if c.Test.Verdict != analyze.TooFewToSay {
+			shift = fmt.Sprintf("%+.3g [%+.3g, %+.3g]", c.Test.Shift, c.Test.ShiftCI[0], c.Test.ShiftCI[1])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\t%s\t%.3g\t%d+%d\t%s\n", c.Stage, c.Operation, Ms(c.BasePct), Ms(c.CandPct),
+			100*c.Change, shift, Ms(c.BaseMean), Ms(c.CandMean), c.Test.P, c.Test.N1, c.Test.N2, c.Test.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nverdicts: Mann-Whitney U over each interval's %s, alpha %.2g; a change is called only when it is unlikely to be chance and at least %.0f%%.\n", p, rc.Ops[0].Test.Alpha, 100*rc.Ops[0].Test.MinChange)
+	fmt.Fprintf(w, "shift: the Hodges-Lehmann estimate of the change in each interval's %s, with the 95%% confidence interval of the same test.\n", p)
 	for _, s := range rc.Sentences {
 		fmt.Fprintln(w, s)
 	}
-	return nil
+	return writeResourceComparison(w, rc.Resources)
 }

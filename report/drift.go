@@ -75,11 +75,11 @@ type OpDrift struct {
 func Drift(rd *RunData, pct float64, windows []Window) []OpDrift {
 	var out []OpDrift
 	for _, ph := range rd.Summary.Stages {
-		for _, op := range ph.Operations {
+		for _, op := range uniqueOps(ph.Operations) {
 			if op.Kind == metrics.KindScenario {
 				continue
 			}
-			hs := rd.Intervals[Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: op.Scenario, Name: op.Name})]
+			hs := rd.IntervalsOf(ph.Index, op)
 			if len(hs) == 0 {
 				continue
 			}

@@ -2,9 +2,14 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/store"
 )
 
@@ -12,24 +17,147 @@ import (
 // directories.
 func FromStore(st *store.Store, id string) (*RunData, error) {
 	b, err := st.Summary(id)
-	if err != nil {
+	unfinished := errors.Is(err, store.ErrNoSummary)
+	if err != nil && !unfinished {
 		return nil, err
-	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	hs, err := st.Histograms(id)
 	if err != nil {
 		return nil, err
 	}
-	rd := &RunData{Dir: id, Summary: &s, Intervals: map[string][]*IntervalData{}}
+	var s Summary
+	if unfinished {
+		p, err := unfinishedSummary(st, id, hs)
+		if err != nil {
+			return nil, err
+		}
+		s = *p
+	} else if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	samples, err := st.Samples(id)
+	if err != nil {
+		return nil, err
+	}
+	rd := &RunData{Dir: id, Summary: &s, Intervals: map[string][]*IntervalData{}, Points: pointsOf(samples)}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue
 		}
-		tag := Tag(fmt.Sprintf("s%d", h.Phase), metrics.Op{Scenario: h.Scenario, Name: h.Operation})
-		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), h.Encoded))
+		tag := stageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
+		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded))
 	}
 	return rd, nil
+}
+
+// unfinishedSummary rebuilds the summary of a run that never wrote one
+// (killed, or still running) from the intervals stored so far: each stage
+// and operation from its merged interval histograms. Figures are those of
+// the histograms (min, mean and max within their precision) and errors are
+// not split by kind; the summary's error says so.
+func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summary, error) {
+	runs, err := st.Runs(store.Filter{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%w: %s", store.ErrNotFound, id)
+	}
+	run := runs[0]
+	src, _ := st.PlanSource(id)
+	s := &Summary{Format: Format, RunID: id, Status: run.Status, Start: run.Start, Host: Host{},
+		Error:     "the run did not finish (still running, or killed): figures are rebuilt from the intervals stored so far",
+		Plan:      PlanInfo{Name: run.Plan, Source: string(src)},
+		Variables: map[string]any{}, Overrides: map[string]string{},
+		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{}}
+	type opKey struct {
+		phase                int
+		scenario, name, kind string
+	}
+	type acc struct {
+		op          Operation
+		h           *hdr.Histogram
+		count, errs int64
+	}
+	var order []opKey
+	ops := map[opKey]*acc{}
+	stages := map[int]*PhaseSummary{}
+	var stageOrder []int
+	for _, h := range hs {
+		if h.Phase <= 0 || h.Interval < 0 {
+			continue // setup and teardown, and stages' totals (written only at the end)
+		}
+		ph := stages[h.Phase]
+		if ph == nil {
+			ph = &PhaseSummary{Index: h.Phase, Name: h.PhaseName, Values: map[string]string{}, Start: h.Start, End: h.End, Operations: []Operation{}}
+			stages[h.Phase] = ph
+			stageOrder = append(stageOrder, h.Phase)
+		}
+		if h.Start.Before(ph.Start) {
+			ph.Start = h.Start
+		}
+		if h.End.After(ph.End) {
+			ph.End = h.End
+		}
+		k := opKey{h.Phase, h.Scenario, h.Operation, h.Kind}
+		a := ops[k]
+		if a == nil {
+			a = &acc{op: Operation{Name: h.Operation, Kind: metrics.Kind(h.Kind), Scenario: h.Scenario}, h: metrics.NewHistogram()}
+			ops[k] = a
+			order = append(order, k)
+		}
+		p, err := hdr.DecodePacked([]byte(h.Encoded))
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+		p.MergeInto(a.h)
+		a.count += h.Count
+		a.errs += h.Errors
+	}
+	sort.Ints(stageOrder)
+	var total Total
+	for _, i := range stageOrder {
+		ph := stages[i]
+		ph.Duration = ph.End.Sub(ph.Start).Seconds()
+		for _, k := range order {
+			if k.phase != i {
+				continue
+			}
+			a := ops[k]
+			a.op.Summary = metrics.SummarizeHistogram(a.h, a.count, a.errs, ph.End.Sub(ph.Start))
+			ph.Operations = append(ph.Operations, a.op)
+			if a.op.Kind == metrics.KindStep {
+				total.Requests += a.count
+				total.Errors += a.errs
+			}
+		}
+		s.Stages = append(s.Stages, *ph)
+		s.End = ph.End
+		total.Duration += ph.Duration
+	}
+	s.Duration = s.End.Sub(s.Start).Seconds()
+	if total.Duration > 0 {
+		total.RPS = float64(total.Requests) / total.Duration
+	}
+	total.Line = SummaryLine(total)
+	s.Total = total
+	return s, nil
+}
+
+// StoreSamples converts monitor points for the run history.
+func StoreSamples(points []monitor.Point) []store.Sample {
+	out := make([]store.Sample, len(points))
+	for i, p := range points {
+		out[i] = store.Sample{Time: p.Time, Monitor: p.Monitor, Metric: p.Metric, Value: p.Value}
+	}
+	return out
+}
+
+// pointsOf converts stored samples to monitor points.
+func pointsOf(samples []store.Sample) []monitor.Point {
+	out := make([]monitor.Point, len(samples))
+	for i, x := range samples {
+		out[i] = monitor.Point{Time: x.Time, Monitor: x.Monitor, Metric: x.Metric, Value: x.Value}
+	}
+	return out
 }

@@ -19,93 +19,163 @@ import (
 // escaped). It needs the run's interval histograms for the charts over time.
 func WriteHTML(w io.Writer, rd *RunData) error {
 	s := rd.Summary
-	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339)}
-	for _, ph := range s.Stages {
+	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader}
+	if s.Resources != nil {
+		page.Resources = ResourceRows(s.Resources)
+	}
+	charts, err := RunCharts(rd)
+	if err != nil {
+		return err
+	}
+	for i, ph := range s.Stages {
 		hs := htmlStage{P: ph}
-		// Each operation's intervals are decoded on their own goroutine:
-		// a long run has thousands per operation.
-		type opSeries struct {
-			name            string
-			p95, rps, curve []XY
-			err             error
-		}
-		var jobs []*opSeries
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for _, op := range ph.Operations {
-			if op.Kind == metrics.KindScenario {
-				continue
-			}
-			ivs := rd.Intervals[Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: op.Scenario, Name: op.Name})]
-			if len(ivs) == 0 {
-				continue
-			}
-			j := &opSeries{name: op.Name}
-			jobs = append(jobs, j)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				start := ph.Start.UnixMilli()
-				merged := metrics.NewHistogram()
-				for _, iv := range ivs {
-					h, err := iv.Histogram()
-					if err != nil {
-						j.err = err
-						return
-					}
-					x := float64(iv.StartMs-start) / 1000
-					if secs := float64(iv.EndMs-iv.StartMs) / 1000; secs > 0 {
-						j.rps = append(j.rps, XY{x, float64(h.TotalCount()) / secs})
-					}
-					if h.TotalCount() > 0 {
-						j.p95 = append(j.p95, XY{x, float64(h.ValueAtPercentile(95)) / 1e3})
-					}
-					h.MergeInto(merged)
-				}
-				j.curve = percentileCurve(merged)
-			}()
-		}
-		wg.Wait()
-		var latency, rate, dist []Series
-		for _, j := range jobs {
-			if j.err != nil {
-				return j.err
-			}
-			latency = append(latency, Series{Name: j.name, Points: j.p95})
-			rate = append(rate, Series{Name: j.name, Points: j.rps})
-			dist = append(dist, Series{Name: j.name, Points: j.curve})
-		}
-		nines := []XY{{X: 2}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}}
-		hs.Charts = []template.HTML{
-			template.HTML(Chart{Title: "p95 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: latency}.SVG()),
-			template.HTML(Chart{Title: "Successful operations per second over time", XLabel: "seconds into the stage", YLabel: "per second", Series: rate}.SVG()),
-			template.HTML(Chart{Title: "Latency by percentile (HDR)", XLabel: "percentile", YLabel: "ms", Series: dist, LogX: true, XTicks: nines,
-				XTickLabel: func(x float64) string { return fmt.Sprintf("%g%%", 100*(1-1/x)) }}.SVG()),
+		for _, c := range charts.Stages[i] {
+			hs.Charts = append(hs.Charts, template.HTML(c.SVG()))
 		}
 		page.Stages = append(page.Stages, hs)
 	}
-	if len(s.Stages) > 1 {
-		page.Across = template.HTML(acrossChart(s).SVG())
+	for _, c := range charts.Across {
+		page.Across = append(page.Across, template.HTML(c.SVG()))
 	}
-	if sc := s.Scaling; sc != nil {
-		page.Scaling = scalingCharts(sc)
+	for _, c := range charts.Scaling {
+		page.Scaling = append(page.Scaling, template.HTML(c.SVG()))
 	}
 	return htmlTmpl.Execute(w, page)
 }
 
+// Charts are a run's charts: per stage (latency, throughput and errors over
+// time, the HDR percentile plot), p95 across stages, and for a sweep of VUs
+// throughput and speedup against VUs.
+type Charts struct {
+	Stages  [][]Chart
+	Across  []Chart
+	Scaling []Chart
+}
+
+// RunCharts draws a run's charts from its interval histograms.
+func RunCharts(rd *RunData) (*Charts, error) {
+	s := rd.Summary
+	out := &Charts{}
+	for _, ph := range s.Stages {
+		cs, err := stageCharts(rd, ph)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, resourceCharts(rd.Points, ph.Start, ph.End)...)
+		out.Stages = append(out.Stages, cs)
+	}
+	if len(s.Stages) > 1 {
+		out.Across = acrossCharts(s)
+	}
+	if sc := s.Scaling; sc != nil {
+		out.Scaling = scalingCharts(sc)
+	}
+	return out, nil
+}
+
+// stageCharts draws one stage's charts over time.
+func stageCharts(rd *RunData, ph PhaseSummary) ([]Chart, error) {
+	// Each operation's intervals are decoded on their own goroutine:
+	// a long run has thousands per operation.
+	type opSeries struct {
+		name                            string
+		p50, p95, p99, rps, errs, curve []XY
+		anyErr                          bool
+		err                             error
+	}
+	var jobs []*opSeries
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, op := range uniqueOps(ph.Operations) {
+		if op.Kind == metrics.KindScenario {
+			continue
+		}
+		ivs := rd.IntervalsOf(ph.Index, op)
+		if len(ivs) == 0 {
+			continue
+		}
+		j := &opSeries{name: op.Name}
+		jobs = append(jobs, j)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := ph.Start.UnixMilli()
+			merged := metrics.NewHistogram()
+			for _, iv := range ivs {
+				h, err := iv.Histogram()
+				if err != nil {
+					j.err = err
+					return
+				}
+				x := float64(iv.StartMs-start) / 1000
+				if secs := float64(iv.EndMs-iv.StartMs) / 1000; secs > 0 {
+					j.rps = append(j.rps, XY{x, float64(h.TotalCount()) / secs})
+					j.errs = append(j.errs, XY{x, float64(max(iv.Errors, 0)) / secs})
+					j.anyErr = j.anyErr || iv.Errors > 0
+				}
+				if h.TotalCount() > 0 {
+					j.p50 = append(j.p50, XY{x, float64(h.ValueAtPercentile(50)) / 1e3})
+					j.p95 = append(j.p95, XY{x, float64(h.ValueAtPercentile(95)) / 1e3})
+					j.p99 = append(j.p99, XY{x, float64(h.ValueAtPercentile(99)) / 1e3})
+				}
+				h.MergeInto(merged)
+			}
+			j.curve = percentileCurve(merged)
+		}()
+	}
+	wg.Wait()
+	var p50, latency, p99, rate, errs, dist []Series
+	for _, j := range jobs {
+		if j.err != nil {
+			return nil, j.err
+		}
+		p50 = append(p50, Series{Name: j.name, Points: j.p50})
+		latency = append(latency, Series{Name: j.name, Points: j.p95})
+		p99 = append(p99, Series{Name: j.name, Points: j.p99})
+		rate = append(rate, Series{Name: j.name, Points: j.rps})
+		if j.anyErr {
+			errs = append(errs, Series{Name: j.name, Points: j.errs})
+		}
+		dist = append(dist, Series{Name: j.name, Points: j.curve})
+	}
+	nines := []XY{{X: 2}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}}
+	return []Chart{
+		{Slug: "p50-over-time", Title: "p50 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: p50},
+		{Slug: "p95-over-time", Title: "p95 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: latency},
+		{Slug: "p99-over-time", Title: "p99 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: p99},
+		{Slug: "throughput-over-time", Title: "Successful operations per second over time", XLabel: "seconds into the stage", YLabel: "per second", Series: rate},
+		errorsChart(errs),
+		{Slug: "latency-percentiles", Title: "Latency by percentile (HDR)", XLabel: "percentile", YLabel: "ms", Series: dist, LogX: true, XTicks: nines,
+			XTickLabel: func(x float64) string { return fmt.Sprintf("%g%%", 100*(1-1/x)) }},
+	}, nil
+}
+
 type htmlPage struct {
-	S         *Summary
-	Generated string
-	Stages    []htmlStage
-	Across    template.HTML
-	Scaling   []template.HTML
+	S *Summary
+	// Resources are the rows of the monitors' table (ResourceRows).
+	Resources      [][]string
+	ResourceHeader []string
+	Generated      string
+	Stages         []htmlStage
+	Across         []template.HTML
+	Scaling        []template.HTML
 }
 
 type htmlStage struct {
 	P      PhaseSummary
 	Charts []template.HTML
+}
+
+// errorsChart draws failed operations per second over time; a stage with
+// none says so in the title, over an empty frame.
+func errorsChart(errs []Series) Chart {
+	title := "Failed operations per second over time"
+	if len(errs) == 0 {
+		title += ": none failed"
+	}
+	return Chart{Slug: "errors-over-time", Title: title, XLabel: "seconds into the stage", YLabel: "per second", Series: errs}
 }
 
 // percentileCurve is the HDR percentile plot: latency against 1/(1-p).
@@ -120,9 +190,10 @@ func percentileCurve(h *hdr.Histogram) []XY {
 	return out
 }
 
-// acrossChart draws each operation's p95 across the stages.
-func acrossChart(s *Summary) Chart {
-	var series []Series
+// acrossCharts draws, for a run of several stages (a sweep of VUs, rate or
+// data size), each operation's p95 and throughput per stage as bars.
+func acrossCharts(s *Summary) []Chart {
+	var p95, rps []Series
 	idx := map[string]int{}
 	for i, ph := range s.Stages {
 		for _, op := range ph.Operations {
@@ -131,30 +202,35 @@ func acrossChart(s *Summary) Chart {
 			}
 			j, ok := idx[op.Name]
 			if !ok {
-				j = len(series)
+				j = len(p95)
 				idx[op.Name] = j
-				series = append(series, Series{Name: op.Name})
+				p95 = append(p95, Series{Name: op.Name})
+				rps = append(rps, Series{Name: op.Name})
 			}
-			series[j].Points = append(series[j].Points, XY{float64(i + 1), op.Latency.P95})
+			p95[j].Points = append(p95[j].Points, XY{float64(i + 1), op.Latency.P95})
+			rps[j].Points = append(rps[j].Points, XY{float64(i + 1), op.RPS})
 		}
 	}
 	var ticks []XY
 	for i := range s.Stages {
 		ticks = append(ticks, XY{X: float64(i + 1)})
 	}
-	return Chart{Title: "p95 latency per stage", XLabel: "stage", YLabel: "ms", Series: series, XTicks: ticks,
-		XTickLabel: func(x float64) string {
-			i := int(math.Round(x)) - 1
-			if i >= 0 && i < len(s.Stages) {
-				return trim(s.Stages[i].Name, 14)
-			}
-			return ""
-		}}
+	label := func(x float64) string {
+		i := int(math.Round(x)) - 1
+		if i >= 0 && i < len(s.Stages) {
+			return trim(s.Stages[i].Name, 14)
+		}
+		return ""
+	}
+	return []Chart{
+		{Slug: "p95-per-stage", Title: "p95 latency per stage", XLabel: "stage", YLabel: "ms", Series: p95, XTicks: ticks, XTickLabel: label, Bars: true},
+		{Slug: "throughput-per-stage", Title: "Operations per second per stage", XLabel: "stage", YLabel: "per second", Series: rps, XTicks: ticks, XTickLabel: label, Bars: true},
+	}
 }
 
 // scalingCharts draws throughput against VUs with the USL fit, and speedup
 // against the ideal line.
-func scalingCharts(sc *Scaling) []template.HTML {
+func scalingCharts(sc *Scaling) []Chart {
 	var thr, speed, ideal []XY
 	for _, p := range sc.Points {
 		thr = append(thr, XY{float64(p.VUs), p.RPS})
@@ -171,17 +247,18 @@ func scalingCharts(sc *Scaling) []template.HTML {
 		}
 		series = append(series, Series{Name: "USL fit", Points: fit, Dashed: true})
 	}
-	return []template.HTML{
-		template.HTML(Chart{Title: "Throughput against VUs", XLabel: "VUs", YLabel: "requests/s", Series: series}.SVG()),
-		template.HTML(Chart{Title: "Speedup against VUs", XLabel: "VUs", YLabel: "speedup", Series: []Series{{Name: "measured", Points: speed}, {Name: "ideal", Points: ideal, Dashed: true}}}.SVG()),
+	return []Chart{
+		{Slug: "throughput-vs-vus", Title: "Throughput against VUs", XLabel: "VUs", YLabel: "requests/s", Series: series},
+		{Slug: "speedup-vs-vus", Title: "Speedup against VUs", XLabel: "VUs", YLabel: "speedup", Series: []Series{{Name: "measured", Points: speed}, {Name: "ideal", Points: ideal, Dashed: true}}},
 	}
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":  Ms,
-	"pct": func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
-	"f1":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"ms":       Ms,
+	"chartCSS": func() template.CSS { return chartCSS },
+	"pct":      func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
+	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -193,8 +270,7 @@ table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tab
 th, td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; } th:first-child, td:first-child { text-align: left; }
 th { background: #f6f6f6; } .meta { color: #555; } .fail { color: #b00; font-weight: 600; } .ok { color: #070; }
 svg.chart { display: block; margin: 8px 0 20px; max-width: 100%; height: auto; }
-svg .title { font-weight: 600; font-size: 13px; } svg .tick, svg .legend { font-size: 11px; fill: #444; } svg .label { font-size: 12px; fill: #333; }
-svg .axis line { stroke: #333; } svg .grid { stroke: #e4e4e4; } svg .empty { fill: #888; }
+{{chartCSS}}
 code { background: #f4f4f4; padding: 1px 4px; }
 </style></head><body>
 <h1>{{.S.Plan.Name}}</h1>
@@ -203,7 +279,13 @@ code { background: #f4f4f4; padding: 1px 4px; }
 {{with .S.Thresholds}}<h2>Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th>Actual</th><th>Result</th></tr>
 {{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{f2 .Actual}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
-{{if .Across}}<h2>Across stages</h2>{{.Across}}{{end}}
+{{range .S.Warnings}}<p class="fail">Warning: {{.}}</p>
+{{end}}{{with .Resources}}<h2>Resources</h2><table><tr>{{range $.ResourceHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{with .S.Resources}}{{with .SlowQueries}}<h3>Slow queries</h3><table><tr><th>Monitor</th><th>Calls</th><th>Mean ms</th><th>Total ms</th><th>Query</th></tr>
+{{range .}}<tr><td>{{.Monitor}}</td><td>{{.Calls}}</td><td>{{f1 .MeanMS}}</td><td>{{f1 .TotalMS}}</td><td><code>{{.Query}}</code></td></tr>
+{{end}}</table>{{end}}{{end}}
+{{if .Across}}<h2>Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
 {{with .S.Scaling}}<h2>Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th>Wall s</th><th>Requests/s</th><th>Speedup</th><th>Efficiency</th></tr>
 {{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>
 {{end}}</table><p>Throughput stops increasing at {{.SaturationVUs}} VUs.{{with .USL}} Universal Scalability Law: λ {{f1 .Lambda}}/s, σ {{printf "%.4f" .Sigma}}, κ {{printf "%.6f" .Kappa}}{{if .PeakVUs}}, predicted peak {{f1 .PeakRPS}}/s at {{f1 .PeakVUs}} VUs{{end}} (R² {{printf "%.3f" .R2}}).{{end}}</p>{{end}}

@@ -2,12 +2,17 @@ package report
 
 import (
 	"bufio"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/metrics"
 )
 
 // IntervalData is one interval histogram of an operation, kept compressed:
@@ -15,12 +20,16 @@ import (
 // many to hold decoded. Decode one at a time with Histogram.
 type IntervalData struct {
 	StartMs, EndMs int64
-	enc            string // HdrHistogram V2 compressed, base64
+	// Count is every operation of the interval, failed ones included, and
+	// Errors the failed ones; the histogram holds the successful ones only.
+	// Count is -1 when unknown (a run directory without intervals.csv).
+	Count, Errors int64
+	enc           string // HdrHistogram V2 compressed, base64
 }
 
-// NewIntervalData wraps an encoded histogram.
-func NewIntervalData(startMs, endMs int64, encoded string) *IntervalData {
-	return &IntervalData{StartMs: startMs, EndMs: endMs, enc: encoded}
+// NewIntervalData wraps an encoded histogram with its counts.
+func NewIntervalData(startMs, endMs, count, errors int64, encoded string) *IntervalData {
+	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, enc: encoded}
 }
 
 // Histogram decodes the interval's histogram into a sparse (packed)
@@ -48,14 +57,14 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 		case text == "":
 			continue
 		case strings.HasPrefix(text, "#[BaseTime: "):
-			v, err := strconv.ParseFloat(strings.Fields(strings.TrimPrefix(text, "#[BaseTime: "))[0], 64)
+			v, err := strconv.ParseFloat(firstField(strings.TrimPrefix(text, "#[BaseTime: ")), 64)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", line, err)
 			}
 			base, haveBase = v, true
 			continue
 		case strings.HasPrefix(text, "#[StartTime: "):
-			v, err := strconv.ParseFloat(strings.Fields(strings.TrimPrefix(text, "#[StartTime: "))[0], 64)
+			v, err := strconv.ParseFloat(firstField(strings.TrimPrefix(text, "#[StartTime: ")), 64)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", line, err)
 			}
@@ -86,7 +95,102 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 			b = start
 		}
 		startMs := int64((ts + b) * 1000)
-		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), enc: f[3]})
+		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, enc: f[3]})
 	}
 	return out, sc.Err()
+}
+
+// IntervalsCSV is the run directory file with every operation's counts and
+// main percentiles per interval, for spreadsheets and for the error counts
+// the histogram log cannot hold.
+const IntervalsCSV = "intervals.csv"
+
+var intervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
+
+// percentiler is what an interval row needs of a histogram, dense or packed.
+type percentiler interface {
+	ValueAtPercentile(float64) int64
+	Max() int64
+	TotalCount() int64
+}
+
+// intervalRow is one line of intervals.csv.
+func intervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h percentiler) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	row := []string{strconv.Itoa(stage), scenario, operation, string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
+		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", ""}
+	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
+		row[9] = f(float64(count) / secs)
+	}
+	if h.TotalCount() > 0 {
+		row[10], row[11], row[12], row[13] = f(float64(h.ValueAtPercentile(50))/1e3), f(float64(h.ValueAtPercentile(95))/1e3),
+			f(float64(h.ValueAtPercentile(99))/1e3), f(float64(h.Max())/1e3)
+	}
+	return row
+}
+
+// readIntervalCounts fills the intervals' counts from intervals.csv, if the
+// run directory has one.
+func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	type key struct {
+		tag   string
+		start int64
+	}
+	byKey := map[key]*IntervalData{}
+	for tag, list := range ivs {
+		for _, d := range list {
+			byKey[key{tag, d.StartMs}] = d
+		}
+	}
+	// Files before the kind column: stage,scenario,operation,interval,...
+	kinded := len(rows) > 0 && len(rows[0]) > 3 && rows[0][3] == "kind"
+	for i, r := range rows {
+		if i == 0 || len(r) < 9 {
+			continue
+		}
+		kind, cols := metrics.Kind(r[3]), r[4:]
+		if !kinded {
+			kind, cols = metrics.KindStep, r[3:]
+		}
+		stage, err1 := strconv.Atoi(r[0])
+		start, err2 := strconv.ParseInt(cols[1], 10, 64)
+		count, err3 := strconv.ParseInt(cols[3], 10, 64)
+		errs, err4 := strconv.ParseInt(cols[4], 10, 64)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return fmt.Errorf("%s: line %d: %w", path, i+1, err)
+		}
+		if d := byKey[key{stageTag(stage, r[1], r[2], kind), start}]; d != nil {
+			d.Count, d.Errors = count, errs
+		}
+	}
+	return nil
+}
+
+// OpCount is an interval's count of operations, failed ones included, or
+// of successful ones when the counts are unknown.
+func (d *IntervalData) OpCount(h percentiler) int64 {
+	if d.Count >= 0 {
+		return d.Count
+	}
+	return h.TotalCount()
+}
+
+// firstField is the first space-separated field of s, "" if none.
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }

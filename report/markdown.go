@@ -4,6 +4,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -40,6 +43,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 				num(l.Min), num(l.Max), num(l.Mean), num(r.Min), num(r.Max), num(r.Avg), num(l.P50), num(l.P95), num(l.P99), op.RPS)
 		}
 		fmt.Fprintln(w)
+		serverMarkdown(w, ph)
 	}
 	if sc := s.Scaling; sc != nil {
 		fmt.Fprintf(w, "## Scaling\n\n| VUs | Requests | Wall s | Requests/s | Speedup | Efficiency |\n|--:|--:|--:|--:|--:|--:|\n")
@@ -55,9 +59,33 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 			if !r.Pass {
 				res = "**fail**"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Threshold), mdEscape(r.Operation), mdEscape(r.Stage), num(r.Actual), res)
+			actual := num(r.Actual)
+			if r.Note != "" {
+				actual = r.Note
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Threshold), mdEscape(r.Operation), mdEscape(r.Stage), mdEscape(actual), res)
 		}
 		fmt.Fprintln(w)
+	}
+	if a := s.Resources; a != nil && len(a.Windows) > 0 {
+		fmt.Fprintf(w, "## Resources\n\nWhat the monitors saw; CPU ms per transaction completed.\n\n| %s |\n|%s\n", strings.Join(ResourceHeader, " | "), strings.Repeat("---|", len(ResourceHeader)))
+		for _, row := range ResourceRows(a) {
+			for i := range row {
+				row[i] = mdEscape(row[i])
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+		}
+		fmt.Fprintln(w)
+		if len(a.SlowQueries) > 0 {
+			fmt.Fprintf(w, "Slow queries:\n\n| Monitor | Calls | Mean ms | Total ms | Query |\n|---|--:|--:|--:|---|\n")
+			for _, q := range a.SlowQueries {
+				fmt.Fprintf(w, "| %s | %d | %.1f | %.0f | `%s` |\n", mdEscape(q.Monitor), q.Calls, q.MeanMS, q.TotalMS, strings.ReplaceAll(strings.Join(strings.Fields(q.Query), " "), "`", "'"))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "> **Warning:** %s\n\n", mdEscape(warn))
 	}
 	_, err := fmt.Fprintf(w, "`%s`\n", s.Total.Line)
 	return err
@@ -69,21 +97,8 @@ func acrossStages(s *Summary) string {
 	if len(s.Stages) == 0 {
 		return ""
 	}
-	kind := metrics.KindTransaction
-	var names []string
-	for _, op := range s.Stages[0].Operations {
-		if op.Kind == kind {
-			names = append(names, op.Name)
-		}
-	}
-	if len(names) == 0 {
-		kind = metrics.KindStep
-		for _, op := range s.Stages[0].Operations {
-			if op.Kind == kind {
-				names = append(names, op.Name)
-			}
-		}
-	}
+	kind, set := acrossOps(s)
+	names := sortedNames(s, set)
 	var b strings.Builder
 	b.WriteString("| Stage |")
 	for _, n := range names {
@@ -140,4 +155,66 @@ func WriteCSV(w io.Writer, s *Summary) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// WriteMarkdownCharts writes a run's charts as SVG files into dir and, to w,
+// a Markdown section that shows them, with links relative to the Markdown
+// file (rel is dir as seen from there).
+func WriteMarkdownCharts(w io.Writer, rd *RunData, dir, rel string) error {
+	charts, err := RunCharts(rd)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	save := func(prefix string, c Chart) error {
+		name := prefix + c.Slug + ".svg"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(c.File()), 0o644); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "![%s](%s)\n\n", mdEscape(c.Title), path.Join(filepath.ToSlash(rel), name))
+		return err
+	}
+	fmt.Fprintf(w, "\n## Charts\n\n")
+	for _, c := range charts.Across {
+		if err := save("", c); err != nil {
+			return err
+		}
+	}
+	for _, c := range charts.Scaling {
+		if err := save("", c); err != nil {
+			return err
+		}
+	}
+	for i, cs := range charts.Stages {
+		fmt.Fprintf(w, "### %s\n\n", mdEscape(rd.Summary.Stages[i].Name))
+		for _, c := range cs {
+			if err := save(fmt.Sprintf("stage%d-", i+1), c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// serverMarkdown is 002's table: end-to-end time, the time inside the
+// service (as it reported it) and the overhead, for the operations that had
+// it.
+func serverMarkdown(w io.Writer, ph PhaseSummary) {
+	header := false
+	for _, op := range ph.Operations {
+		if op.ServerTime == nil {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "Time inside the service (ms, responses that reported it):\n\n| Operation | Responses | End-to-end | Server | Overhead | Server p95 |\n|---|--:|--:|--:|--:|--:|")
+			header = true
+		}
+		s := op.ServerTime
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", mdEscape(op.Name), op.ServerResponses, num(s.Mean+op.Overhead.Mean), num(s.Mean), num(op.Overhead.Mean), num(s.P95))
+	}
+	if header {
+		fmt.Fprintln(w)
+	}
 }

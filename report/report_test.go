@@ -242,7 +242,7 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	h := metrics.NewHistogram()
 	h.RecordValue(1500)
 	enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
-	rd.Intervals[Tag("s1", run.Stages[0].Ops[0])] = []*IntervalData{NewIntervalData(t0.UnixMilli(), t0.UnixMilli()+1000, string(enc))}
+	rd.Intervals[Tag("s1", run.Stages[0].Ops[0])] = []*IntervalData{NewIntervalData(t0.UnixMilli(), t0.UnixMilli()+1000, -1, 0, string(enc))}
 	var b bytes.Buffer
 	if err := WriteHTML(&b, rd); err != nil {
 		t.Fatal(err)
@@ -275,5 +275,26 @@ func TestHistoryNamesTheRun(t *testing.T) {
 	WriteHistory(&b, hs, 95)
 	if !strings.Contains(b.String(), "users=5  check-out: 12 runs") {
 		t.Errorf("%s", b.String())
+	}
+}
+
+// Run directories written before tags carried the kind keep their
+// transactions' intervals under the bare name.
+func TestIntervalsOfLegacyTags(t *testing.T) {
+	iv := []*IntervalData{NewIntervalData(0, 1000, 1, 0, "")}
+	tx := Operation{Name: "checkout", Kind: metrics.KindTransaction, Scenario: "s"}
+	rd := &RunData{Summary: &Summary{Stages: []PhaseSummary{{Index: 1, Operations: []Operation{tx}}}},
+		Intervals: map[string][]*IntervalData{"s1/s/checkout": iv}}
+	if got := rd.IntervalsOf(1, tx); len(got) != 1 {
+		t.Errorf("legacy transaction tag not found")
+	}
+	// When a step has the bare name, the bare tag is the step's.
+	rd.Summary.Stages[0].Operations = append(rd.Summary.Stages[0].Operations, Operation{Name: "checkout", Kind: metrics.KindStep, Scenario: "s"})
+	if got := rd.IntervalsOf(1, tx); got != nil {
+		t.Errorf("the step's intervals given to the transaction")
+	}
+	rd.Intervals["s1/s/checkout/.transaction"] = iv
+	if got := rd.IntervalsOf(1, tx); len(got) != 1 {
+		t.Errorf("current transaction tag not found")
 	}
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bufio"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +18,8 @@ import (
 )
 
 // RunDir is the directory one run writes: plan.yaml, latency.hlog (every
-// interval's histograms, written as the run goes), summary.json and
-// summary.txt (written at the end).
+// interval's histograms, written as the run goes) and intervals.csv (its
+// counts and errors), summary.json and summary.txt (written at the end).
 type RunDir struct {
 	Path string
 
@@ -26,6 +28,10 @@ type RunDir struct {
 	bw   *bufio.Writer
 	hlog *hdr.HistogramLogWriter
 	base time.Time
+	// intervals.csv: counts and errors per interval, which the log of
+	// successful latencies cannot hold.
+	cf  *os.File
+	csv *csv.Writer
 }
 
 // CreateRunDir makes dir and opens its interval log.
@@ -40,7 +46,17 @@ func CreateRunDir(dir string, start time.Time, planSource []byte) (*RunDir, erro
 	if err != nil {
 		return nil, err
 	}
-	rd := &RunDir{Path: dir, f: f, bw: bufio.NewWriter(f), base: start}
+	cf, err := os.Create(filepath.Join(dir, IntervalsCSV))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rd := &RunDir{Path: dir, f: f, bw: bufio.NewWriter(f), base: start, cf: cf, csv: csv.NewWriter(cf)}
+	if err := rd.csv.Write(intervalsHeader); err != nil {
+		f.Close()
+		cf.Close()
+		return nil, err
+	}
 	rd.hlog = hdr.NewHistogramLogWriter(rd.bw)
 	// The log's header holds whole seconds: offsets must be from a whole
 	// second too, or readers place every interval up to 1 s off.
@@ -56,17 +72,49 @@ func CreateRunDir(dir string, start time.Time, planSource []byte) (*RunDir, erro
 	} {
 		if err != nil {
 			f.Close()
+			cf.Close()
 			return nil, err
 		}
 	}
-	return rd, rd.bw.Flush()
+	if err := rd.bw.Flush(); err != nil {
+		rd.Close()
+		return nil, err
+	}
+	return rd, nil
 }
 
 var tagUnsafe = regexp.MustCompile(`[^A-Za-z0-9._/-]`)
 
-// Tag is the histogram log tag of an operation in a phase.
+// Tag is the histogram log tag of an operation in a phase: PHASE/SCENARIO/
+// NAME for a step (one of the same name in several transactions shares its
+// tag), with /.transaction or /.scenario appended for the others, so that
+// a scenario named like its step keeps its own histograms.
 func Tag(phase string, op metrics.Op) string {
-	return tagUnsafe.ReplaceAllString(phase+"/"+op.Scenario+"/"+op.Name, "_")
+	t := phase + "/" + op.Scenario + "/" + op.Name
+	if op.Kind != "" && op.Kind != metrics.KindStep {
+		t += "/." + string(op.Kind)
+	}
+	return tagUnsafe.ReplaceAllString(t, "_")
+}
+
+// stageTag is the tag of an operation of a stage.
+func stageTag(index int, scenario, name string, kind metrics.Kind) string {
+	return Tag(fmt.Sprintf("s%d", index), metrics.Op{Scenario: scenario, Name: name, Kind: kind})
+}
+
+// uniqueOps leaves out the operations whose histograms another one of the
+// list already stands for (steps of one name in several transactions).
+func uniqueOps(ops []Operation) []Operation {
+	seen := map[metrics.Key]bool{}
+	var out []Operation
+	for _, op := range ops {
+		k := metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // Sink returns the interval sink of a phase.
@@ -74,12 +122,15 @@ func (rd *RunDir) Sink(ph *metrics.Phase) metrics.Sink {
 	return sinkFunc(func(iv *metrics.Interval) error {
 		rd.mu.Lock()
 		defer rd.mu.Unlock()
-		for i, st := range iv.Ops {
-			if st.OK.N == 0 {
+		ops, stats := metrics.MergeByKey(ph.Ops, iv.Ops)
+		for i, st := range stats {
+			if st.Count == 0 {
 				continue
 			}
+			// An interval with failures only gets an empty histogram, so
+			// that its counts have a place in the log too.
 			h := st.Hist
-			h.SetTag(Tag(fmt.Sprintf("s%d", ph.Index), ph.Ops[i]))
+			h.SetTag(Tag(fmt.Sprintf("s%d", ph.Index), ops[i]))
 			h.SetStartTimeMs(iv.Start.UnixMilli())
 			h.SetEndTimeMs(iv.End.UnixMilli())
 			err := rd.hlog.OutputIntervalHistogram(h)
@@ -87,8 +138,16 @@ func (rd *RunDir) Sink(ph *metrics.Phase) metrics.Sink {
 			if err != nil {
 				return err
 			}
+			op := ops[i]
+			if err := rd.csv.Write(intervalRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), h)); err != nil {
+				return err
+			}
 		}
 		// Flush every interval: a crash loses at most the current one.
+		rd.csv.Flush()
+		if err := rd.csv.Error(); err != nil {
+			return err
+		}
 		return rd.bw.Flush()
 	})
 }
@@ -99,21 +158,27 @@ func (f sinkFunc) Interval(iv *metrics.Interval) error { return f(iv) }
 
 // Finish writes summary.json and summary.txt and closes the log.
 func (rd *RunDir) Finish(s *Summary) error {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	if rd.f != nil {
-		if err := rd.bw.Flush(); err != nil {
-			return err
-		}
-		if err := rd.f.Close(); err != nil {
-			return err
-		}
-		rd.f = nil
+	if err := rd.Close(); err != nil {
+		return err
 	}
 	if err := writeFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(rd.Path, "summary.txt"), func(w io.Writer) error { return WriteTable(w, s) })
+}
+
+// Close flushes and closes the interval files (Finish does too); a run that
+// ends before its summary closes them with it. It is safe to call twice.
+func (rd *RunDir) Close() error {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.f == nil {
+		return nil
+	}
+	rd.csv.Flush()
+	err := errors.Join(rd.bw.Flush(), rd.f.Close(), rd.csv.Error(), rd.cf.Close())
+	rd.f = nil
+	return err
 }
 
 // WriteFile writes a further file into the run directory.

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/analyze"
+	"github.com/perflab/perflab/logcorr"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
 )
 
 // Format identifies summary.json documents.
@@ -42,6 +44,19 @@ type Summary struct {
 	Scaling *Scaling `json:"scaling,omitempty"`
 	// Thresholds are the plan's thresholds checked in every stage.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Simulators are what the plan's simulators saw: what the system under
+	// test asked of its dependencies.
+	Simulators []metrics.SimulatorStats `json:"simulators,omitempty"`
+	// Logs is the correlation of the requests of the steps marked correlate
+	// with the service's logs: time inside the service from its own logs.
+	Logs *logcorr.Result `json:"logs,omitempty"`
+	// Resources is what the monitors saw, per stage: CPU (per transaction),
+	// memory and its trend, garbage collection, the generator's host, slow
+	// queries.
+	Resources *monitor.Analysis `json:"resources,omitempty"`
+	// Warnings say what makes the results suspect or incomplete: a
+	// saturated load generator, a monitor that could not sample.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Scaling is throughput against parallelism over a sweep of VU counts:
@@ -62,8 +77,9 @@ type USLFit struct {
 	Lambda float64 `json:"lambda"`
 	Sigma  float64 `json:"sigma"`
 	Kappa  float64 `json:"kappa"`
-	// PeakVUs and PeakRPS are the predicted maximum; PeakVUs is omitted
-	// when the fit has no peak (no coherency cost).
+	// PeakVUs and PeakRPS are the predicted maximum; omitted when the fit
+	// has no peak (no coherency cost) or puts it beyond ten times the
+	// largest load measured.
 	PeakVUs float64 `json:"peak_vus,omitempty"`
 	PeakRPS float64 `json:"peak_rps,omitempty"`
 	R2      float64 `json:"r2"`
@@ -173,6 +189,7 @@ func Summarize(run *metrics.Run, host Host) *Summary {
 		Start: run.Start, End: run.End, Duration: run.End.Sub(run.Start).Seconds(),
 		Interval: run.Interval.Seconds(), Host: host,
 		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{},
+		Simulators: run.Simulators,
 	}
 	for _, v := range run.Vars {
 		if v.Swept {
@@ -237,7 +254,9 @@ func scaling(run *metrics.Run) *Scaling {
 	}
 	if m, err := analyze.FitUSL(ns, xs); err == nil {
 		sc.USL = &USLFit{Lambda: m.Lambda, Sigma: m.Sigma, Kappa: m.Kappa, R2: m.R2}
-		if !math.IsInf(m.PeakN, 0) {
+		// A peak far beyond the measured loads (a coherency cost of about
+		// zero) is an extrapolation, not a prediction: none is given.
+		if !math.IsInf(m.PeakN, 0) && m.PeakN <= 10*ns[len(ns)-1] {
 			sc.USL.PeakVUs, sc.USL.PeakRPS = m.PeakN, m.PeakX
 		}
 	}

@@ -22,6 +22,8 @@ type Series struct {
 
 // Chart describes a line chart.
 type Chart struct {
+	// Slug names the chart's file when it is saved on its own.
+	Slug                  string
 	Title, XLabel, YLabel string
 	Series                []Series
 	// LogX draws the x axis on a log scale (for percentile plots).
@@ -30,6 +32,9 @@ type Chart struct {
 	XTicks []XY // X is the value, Y is unused; label from XTickLabel
 	// XTickLabel formats an x value (default %g).
 	XTickLabel func(float64) string
+	// Bars draws grouped bars at whole x values 1..n (stages) instead of
+	// lines.
+	Bars bool
 }
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
@@ -38,6 +43,19 @@ const (
 	chartW, chartH         = 720, 300
 	padL, padR, padT, padB = 64, 150, 32, 44
 )
+
+// chartCSS styles the charts, in the HTML page and in standalone files.
+const chartCSS = `svg .title { font-weight: 600; font-size: 13px; } svg .tick, svg .legend { font-size: 11px; fill: #444; } svg .label { font-size: 12px; fill: #333; }
+svg .axis line { stroke: #333; } svg .grid { stroke: #e4e4e4; } svg .empty { fill: #888; }`
+
+// File renders the chart as a standalone SVG file, with its styles and a
+// white background, for a Markdown page or a wiki to show beside its tables.
+func (c Chart) File() string {
+	svg := c.SVG()
+	open := strings.IndexByte(svg, '>') + 1
+	return `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + strings.Replace(svg[:open], "<svg ", `<svg xmlns="http://www.w3.org/2000/svg" `, 1) +
+		"<style>" + chartCSS + `</style><rect width="100%" height="100%" fill="white"/>` + svg[open:] + "\n"
+}
 
 // SVG renders the chart.
 func (c Chart) SVG() string {
@@ -66,6 +84,9 @@ func (c Chart) SVG() string {
 	if n == 0 {
 		b.WriteString(`<text x="360" y="150" text-anchor="middle" class="empty">no data</text></svg>`)
 		return b.String()
+	}
+	if c.Bars {
+		xmin, xmax = 0.5, math.Round(xmax)+0.5
 	}
 	if xmax == xmin {
 		xmax = xmin + 1
@@ -114,6 +135,22 @@ func (c Chart) SVG() string {
 		dash := ""
 		if s.Dashed {
 			dash = ` stroke-dasharray="6 4"`
+		}
+		if c.Bars {
+			group := pw / (xmax - xmin) * 0.8
+			bw := group / float64(len(c.Series))
+			for _, p := range s.Points {
+				if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) {
+					continue
+				}
+				x := sx(p.X) - group/2 + float64(i)*bw
+				fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s: %s</title></rect>`,
+					x, sy(p.Y), math.Max(bw-1, 1), sy(0)-sy(p.Y), color, html.EscapeString(s.Name), short(p.Y))
+			}
+			ly := padT + 14 + 18*i
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="20" height="8" fill="%s"/><text class="legend" x="%d" y="%d">%s</text>`,
+				chartW-padR+10, ly-8, color, chartW-padR+36, ly, html.EscapeString(trim(s.Name, 16)))
+			continue
 		}
 		fmt.Fprintf(&b, `<polyline class="series" fill="none" stroke="%s" stroke-width="2"%s points="%s"><title>%s</title></polyline>`, color, dash, strings.Join(pts, " "), html.EscapeString(s.Name))
 		if len(pts) == 1 {

@@ -45,8 +45,47 @@ func WriteTable(w io.Writer, s *Summary) error {
 	if err := scalingTable(w, s.Scaling); err != nil {
 		return err
 	}
+	if err := simulatorTable(w, s.Simulators); err != nil {
+		return err
+	}
+	if s.Logs != nil {
+		fmt.Fprintln(w)
+		if err := s.Logs.WriteTable(w); err != nil {
+			return err
+		}
+	}
+	if err := resourceTable(w, s); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintln(w, s.Total.Line)
 	return err
+}
+
+// simulatorTable shows what each simulator saw: what the system under test
+// asked of the dependencies they stand in for.
+func simulatorTable(w io.Writer, sims []metrics.SimulatorStats) error {
+	if len(sims) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nsimulators (what the dependencies saw)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range sims {
+		switch s.Kind {
+		case "http":
+			for _, r := range s.Routes {
+				fmt.Fprintf(tw, "  %s\t%s\t%d requests\t%d injected errors\t%d canceled\n", s.Name, r.Name, r.Requests, r.InjectedErrors, r.Canceled)
+			}
+			if s.Unmatched > 0 {
+				fmt.Fprintf(tw, "  %s\tno route\t%d requests\t\t\n", s.Name, s.Unmatched)
+			}
+		default:
+			fmt.Fprintf(tw, "  %s\tresponder\t%d received\t%d matched\t%d replied, %d failed, %d canceled\n", s.Name, s.Received, s.Matched, s.Replied, s.Errors, s.Canceled)
+			if s.LastError != "" {
+				fmt.Fprintf(tw, "  %s\t\tlast error: %s\t\t\n", s.Name, s.LastError)
+			}
+		}
+	}
+	return tw.Flush()
 }
 
 // scalingTable prints throughput against the number of VUs.
@@ -106,6 +145,9 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 		return err
 	}
 	if err := serviceTable(w, ph, width); err != nil {
+		return err
+	}
+	if err := serverTable(w, ph, width); err != nil {
 		return err
 	}
 	for _, op := range ph.Operations {
@@ -170,6 +212,29 @@ func serviceTable(w io.Writer, ph PhaseSummary, width int) error {
 			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name,
 				Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.Max))
 		}
+	}
+	return tw.Flush()
+}
+
+// serverTable splits end-to-end time into the time the service reported it
+// spent (http.server_time) and the overhead around it: 002's columns.
+func serverTable(w io.Writer, ph PhaseSummary, width int) error {
+	var rows []Operation
+	for _, op := range ph.Operations {
+		if op.ServerTime != nil {
+			rows = append(rows, op)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "time inside the service (ms; responses that reported it)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%-*s	responses	end-to-end mean	server mean	overhead mean	server p50	server p95	server max	\n", width, "operation")
+	for _, op := range rows {
+		// Over the same responses: end-to-end = server + overhead.
+		s, e2e := op.ServerTime, op.ServerTime.Mean+op.Overhead.Mean
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name, op.ServerResponses, Ms(e2e), Ms(s.Mean), Ms(op.Overhead.Mean), Ms(s.P50), Ms(s.P95), Ms(s.Max))
 	}
 	return tw.Flush()
 }

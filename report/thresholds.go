@@ -21,34 +21,72 @@ type ThresholdResult struct {
 }
 
 // CheckThresholds checks every threshold in every stage of a summary.
+// Regression thresholds are left to CheckRegression.
 func CheckThresholds(ts []*plan.Threshold, s *Summary) []ThresholdResult {
 	var out []ThresholdResult
 	for _, ph := range s.Stages {
 		for _, t := range ts {
-			if t.Operation == "total" {
-				var count, errs int64
-				var rps float64
-				for _, op := range ph.Operations {
-					if op.Kind == metrics.KindStep {
-						count += op.Count
-						errs += op.Errors.Total
-						rps += op.RPS
-					}
-				}
-				actual := rps
-				if t.Metric == "errors" {
-					actual = ratio(errs, count)
-				}
-				out = append(out, ThresholdResult{Threshold: t.Source, Stage: ph.Name, Operation: "total", Actual: actual, Pass: t.Holds(actual)})
-				continue
-			}
-			for _, op := range ph.Operations {
-				if t.Operation == "" && op.Kind == metrics.KindScenario || t.Operation != "" && op.Name != t.Operation {
-					continue
-				}
-				out = append(out, checkOp(t, ph.Name, op))
+			if !t.Regression() {
+				out = append(out, checkStage(t, ph.Name, ph.Operations)...)
 			}
 		}
+	}
+	return out
+}
+
+// CheckEarly judges the thresholds marked abort on a stage's data so far,
+// once the stage's first interval has closed, and returns the first that
+// fails, or nil. An operation with nothing measured yet fails nothing.
+func CheckEarly(ts []*plan.Threshold, stage string, tk *metrics.Tick) *ThresholdResult {
+	if tk.Intervals < 1 {
+		return nil
+	}
+	var ops []Operation
+	for _, t := range ts {
+		if !t.Abort {
+			continue
+		}
+		if ops == nil {
+			for i, op := range tk.Ops {
+				s := metrics.NewStats()
+				s.Merge(tk.Total[i])
+				s.Merge(tk.Cur[i])
+				ops = append(ops, Operation{Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction, Summary: s.Summarize(tk.Elapsed)})
+			}
+		}
+		for _, r := range checkStage(t, stage, started(ops)) {
+			if !r.Pass && r.Note == "" {
+				return &r
+			}
+		}
+	}
+	return nil
+}
+
+// checkStage checks one threshold against the operations of one stage.
+func checkStage(t *plan.Threshold, stage string, ops []Operation) []ThresholdResult {
+	if t.Operation == "total" {
+		var count, errs int64
+		var rps float64
+		for _, op := range ops {
+			if op.Kind == metrics.KindStep {
+				count += op.Count
+				errs += op.Errors.Total
+				rps += op.RPS
+			}
+		}
+		actual := rps
+		if t.Metric == "errors" {
+			actual = ratio(errs, count)
+		}
+		return []ThresholdResult{{Threshold: t.Source, Stage: stage, Operation: "total", Actual: actual, Pass: t.Holds(actual)}}
+	}
+	var out []ThresholdResult
+	for _, op := range ops {
+		if t.Operation == "" && op.Kind == metrics.KindScenario || t.Operation != "" && op.Name != t.Operation {
+			continue
+		}
+		out = append(out, checkOp(t, stage, op))
 	}
 	return out
 }
@@ -178,4 +216,16 @@ func WriteJUnit(w io.Writer, ts []*plan.Threshold, rs []ThresholdResult) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// started leaves out the operations that have not run yet: early in a
+// stage, a later step's count and rate are zero for want of time.
+func started(ops []Operation) []Operation {
+	var out []Operation
+	for _, op := range ops {
+		if op.Count > 0 {
+			out = append(out, op)
+		}
+	}
+	return out
 }

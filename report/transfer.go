@@ -2,7 +2,9 @@ package report
 
 import (
 	"bufio"
+	"encoding/csv"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -26,8 +28,8 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 	}
 	var hs []store.Encoded
 	for _, ph := range s.Stages {
-		for _, op := range ph.Operations {
-			ivs := rd.Intervals[Tag(fmt.Sprintf("s%d", ph.Index), metrics.Op{Scenario: op.Scenario, Name: op.Name})]
+		for _, op := range uniqueOps(ph.Operations) {
+			ivs := rd.IntervalsOf(ph.Index, op)
 			total := metrics.NewHistogram()
 			for i, iv := range ivs {
 				h, err := iv.Histogram()
@@ -36,17 +38,31 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 				}
 				h.MergeInto(total)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
-					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: h.TotalCount(), Hist: iv.enc})
+					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc})
 			}
 			enc, err := total.Encode(hdr.V2CompressedEncodingCookieBase)
 			if err != nil {
 				return "", err
 			}
+			var count, errs int64 // over every operation of the key (a step in several transactions)
+			for _, o := range ph.Operations {
+				if o.Scenario == op.Scenario && o.Name == op.Name && o.Kind == op.Kind {
+					count, errs = count+o.Count, errs+o.Errors.Total
+				}
+			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
-				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: op.Count, Errors: op.Errors.Total, Hist: string(enc)})
+				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Hist: string(enc)})
 		}
 	}
-	return s.RunID, st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, hs)
+	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, hs); err != nil {
+		return "", err
+	}
+	if len(rd.Points) > 0 {
+		if err := st.AddSamples(s.RunID, StoreSamples(rd.Points)); err != nil {
+			return "", err
+		}
+	}
+	return s.RunID, nil
 }
 
 // ExportRunDir writes a stored run as a run directory: summary.json,
@@ -64,8 +80,17 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 	if err != nil {
 		return err
 	}
+	samples, err := st.Samples(id)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	if len(samples) > 0 {
+		if err := writeFile(filepath.Join(dir, "resources.csv"), func(w io.Writer) error { return WriteResources(w, pointsOf(samples)) }); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), sum, 0o644); err != nil {
 		return err
@@ -93,6 +118,7 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 	fmt.Fprintf(w, "#[Histogram log format version 1.3]\n#[StartTime: %d (seconds since epoch), %s]\n#[BaseTime: %d (seconds since epoch)]\n",
 		baseMs/1000, time.UnixMilli(baseMs).UTC().Format(time.RFC3339), baseMs/1000)
 	fmt.Fprintln(w, `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
+	rows := [][]string{intervalsHeader}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue
@@ -101,9 +127,13 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 		if err != nil {
 			return err
 		}
-		tag := Tag(fmt.Sprintf("s%d", h.Phase), metrics.Op{Scenario: h.Scenario, Name: h.Operation})
+		tag := stageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
 		fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
 			float64(p.Max())/1e6, h.Encoded)
+		rows = append(rows, intervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, IntervalsCSV), func(w io.Writer) error { return csv.NewWriter(w).WriteAll(rows) })
 }

@@ -347,7 +347,14 @@ func yamlKeys(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if tag := f.Tag.Get("yaml"); tag != "" && tag != "-" {
+		tag, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.Anonymous && opts == "inline" {
+			for k, inner := range yamlKeys(f.Type) {
+				out[k] = inner
+			}
+			continue
+		}
+		if tag != "" && tag != "-" {
 			out[tag] = f
 		}
 	}
@@ -433,7 +440,13 @@ func (w *planWalker) field(t reflect.Type, s map[string]any, path string) {
 			return
 		}
 		w.leaf(s, path) // []string, []int: a value or a list of values
-	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+	case reflect.Map: // name: value, as a simulator reply's headers
+		if v := w.sub(s, "additionalProperties"); v != nil {
+			w.leaf(v, path+".*")
+		} else {
+			w.t.Errorf("%s: want an object of names to values in the schema", path)
+		}
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
 		w.leaf(s, path)
 	default:
 		w.t.Errorf("%s: the test does not know how plan files write %v; teach it (and the schema)", path, t)

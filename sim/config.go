@@ -39,6 +39,15 @@ type Route struct {
 	Body    string   `yaml:"body,omitempty"`
 	Latency *Latency `yaml:"latency,omitempty"`
 	Errors  *Errors  `yaml:"errors,omitempty"`
+	// Degrade makes the route slower after a while, as a service with a
+	// leak does: a longevity test's change point to find.
+	Degrade *Degrade `yaml:"degrade,omitempty"`
+}
+
+// Degrade replaces a route's latency once the server has served for After.
+type Degrade struct {
+	After   Duration `yaml:"after"`
+	Latency *Latency `yaml:"latency"`
 }
 
 // Errors injects failures into a share of a route's responses.

@@ -27,6 +27,9 @@
 //	      ratio: 0.01        # probability in [0, 1]
 //	      status: 500        # default 500
 //	      body: injected failure
+//	    degrade:             # optional: slower after the server has served a while
+//	      after: 2m
+//	      latency: {lognormal: {p50: 60ms, p99: 400ms}}
 //
 // Unknown fields are errors, reported with their line, as are: a listen
 // address that is not loopback, a duplicate method and path, an invalid or

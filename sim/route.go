@@ -29,6 +29,10 @@ type route struct {
 	latency *Latency
 	random  bool // latency or error injection needs random numbers
 	seed    uint64
+	// degraded replaces latency from degradeAt (unix ns, set by Start).
+	degraded  *Latency
+	degradeIn time.Duration
+	degradeAt atomic.Int64
 
 	errRatio  float64
 	errStatus int
@@ -144,7 +148,16 @@ func compileRoute(r *Route) (*route, error) {
 		rt.errRatio, rt.errStatus, rt.errBody = e.Ratio, e.Status, []byte(e.Body)
 		rt.errLen = contentLength(e.Status, len(e.Body))
 	}
-	rt.random = rt.latency.random() || rt.errRatio > 0
+	if d := r.Degrade; d != nil {
+		if d.After <= 0 || d.Latency == nil {
+			return nil, fail("degrade: give after (a positive duration) and latency")
+		}
+		if err := d.Latency.Validate(); err != nil {
+			return nil, fail("degrade: %v", err)
+		}
+		rt.degraded, rt.degradeIn = d.Latency.clone(), time.Duration(d.After)
+	}
+	rt.random = rt.latency.random() || rt.degraded.random() || rt.errRatio > 0
 	return rt, nil
 }
 
@@ -329,11 +342,17 @@ func validHeaderValue(v string) bool {
 // generator is seeded from (route seed, n), so the outcome of a route's n-th
 // request depends only on the server seed, whatever the concurrency.
 func (rt *route) draw(n int64) (time.Duration, bool) {
+	lat := rt.latency
+	if rt.degraded != nil {
+		if at := rt.degradeAt.Load(); at != 0 && time.Now().UnixNano() >= at {
+			lat = rt.degraded
+		}
+	}
 	if !rt.random {
-		return rt.latency.Sample(nil), false
+		return lat.Sample(nil), false
 	}
 	g := getRNG(rt.seed, uint64(n))
-	d := rt.latency.Sample(g.r)
+	d := lat.Sample(g.r)
 	fail := rt.errRatio > 0 && g.r.Float64() < rt.errRatio
 	putRNG(g)
 	return d, fail

@@ -154,6 +154,11 @@ func (s *Server) Start() error {
 		errLog = s.log
 	}
 	s.ln = ln
+	for _, rt := range s.routes {
+		if rt.degraded != nil {
+			rt.degradeAt.Store(time.Now().Add(rt.degradeIn).UnixNano())
+		}
+	}
 	s.hs = &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -428,3 +428,33 @@ func TestRequestBodyLimit(t *testing.T) {
 		t.Errorf("1 MiB + 1 body: %d", r.code)
 	}
 }
+
+// A degrading route answers with its latency first and its degraded one
+// once the server has served for the given time.
+func TestDegrade(t *testing.T) {
+	s := start(t, "listen: 127.0.0.1:0\nroutes:\n  - path: /x\n    latency: {fixed: 1ms}\n    degrade: {after: 300ms, latency: {fixed: 40ms}}\n")
+	c := client(t)
+	timed := func() time.Duration {
+		t0 := time.Now()
+		if r := do(t, c, "GET", s.URL()+"/x", ""); r.code != 200 {
+			t.Fatalf("status %d", r.code)
+		}
+		return time.Since(t0)
+	}
+	if d := timed(); d >= 40*time.Millisecond {
+		t.Errorf("before: %v, want about 1 ms", d)
+	}
+	time.Sleep(350 * time.Millisecond)
+	if d := timed(); d < 40*time.Millisecond {
+		t.Errorf("after: %v, want at least 40 ms", d)
+	}
+	for _, bad := range []string{"degrade: {after: 0s, latency: {fixed: 1ms}}", "degrade: {after: 1s}"} {
+		if _, err := Parse([]byte("routes:\n  - path: /x\n    "+bad+"\n"), "stubs.yaml"); err == nil {
+			if cfg, _ := Parse([]byte("routes:\n  - path: /x\n    "+bad+"\n"), "stubs.yaml"); cfg != nil {
+				if _, err := New(cfg); err == nil {
+					t.Errorf("%s: no error", bad)
+				}
+			}
+		}
+	}
+}

@@ -87,6 +87,39 @@ var migrations = [][]string{
 			PRIMARY KEY (run_id, phase, scenario, operation, ivl)
 		)`,
 	},
+	{
+		// What the monitors sampled during a run (resources.csv).
+		`CREATE TABLE samples (
+			run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			t_ms BIGINT NOT NULL,
+			monitor TEXT NOT NULL,
+			metric TEXT NOT NULL,
+			value DOUBLE PRECISION NOT NULL
+		)`,
+		`CREATE INDEX samples_run ON samples(run_id, t_ms)`,
+	},
+	{
+		// The kind joins the key: a scenario named like its step keeps
+		// its own histograms.
+		`CREATE TABLE histograms_v3 (
+			run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+			phase BIGINT NOT NULL,
+			phase_name TEXT NOT NULL,
+			scenario TEXT NOT NULL,
+			operation TEXT NOT NULL,
+			kind TEXT NOT NULL,
+			ivl BIGINT NOT NULL,
+			start_ms BIGINT NOT NULL,
+			end_ms BIGINT NOT NULL,
+			count BIGINT NOT NULL,
+			errors BIGINT NOT NULL,
+			hist TEXT NOT NULL,
+			PRIMARY KEY (run_id, phase, scenario, operation, kind, ivl)
+		)`,
+		`INSERT INTO histograms_v3 SELECT run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist FROM histograms`,
+		`DROP TABLE histograms`,
+		`ALTER TABLE histograms_v3 RENAME TO histograms`,
+	},
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
@@ -219,21 +252,23 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (run_id, phase, scenario, operation, ivl) DO UPDATE SET
+		ON CONFLICT (run_id, phase, scenario, operation, kind, ivl) DO UPDATE SET
 			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist`))
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
-	for i, st := range ops {
-		if st.Count == 0 || i >= len(ph.Ops) {
+	// Steps of one name in several transactions are one API: one row.
+	keys, merged := metrics.MergeByKey(ph.Ops, ops)
+	for i, st := range merged {
+		if st.Count == 0 {
 			continue
 		}
 		enc, err := st.Hist.Encode(hdr.V2CompressedEncodingCookieBase)
 		if err != nil {
 			return err
 		}
-		op := ph.Ops[i]
+		op := keys[i]
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc)); err != nil {
 			return err
@@ -259,6 +294,8 @@ type Filter struct {
 	Labels map[string]string
 	Plan   string
 	Limit  int
+	// ID selects one run.
+	ID string
 }
 
 // Runs lists runs, newest first.
@@ -268,6 +305,10 @@ func (s *Store) Runs(f Filter) ([]Run, error) {
 	if f.Plan != "" {
 		q += ` AND plan = ?`
 		args = append(args, f.Plan)
+	}
+	if f.ID != "" {
+		q += ` AND id = ?`
+		args = append(args, f.ID)
 	}
 	keys := make([]string, 0, len(f.Labels))
 	for k := range f.Labels {
@@ -321,14 +362,20 @@ func (s *Store) Summary(runID string) ([]byte, error) {
 		return nil, err
 	}
 	if sum == "" {
-		return nil, fmt.Errorf("run %s has no summary (it did not finish)", runID)
+		return nil, fmt.Errorf("%w: run %s", ErrNoSummary, runID)
 	}
 	return []byte(sum), nil
 }
 
+// ErrNoSummary means a run has not finished: it is still running, or it was
+// killed. Its intervals are stored all the same (Histograms).
+var ErrNoSummary = errors.New("no summary: the run did not finish")
+
 // Histogram is one stored histogram.
 type Histogram struct {
 	Phase      int
+	PhaseName  string
+	Kind       string
 	Scenario   string
 	Operation  string
 	Interval   int // -1: the whole stage
@@ -354,7 +401,7 @@ func (h Histogram) Hist() (*hdr.Histogram, error) {
 // Histograms returns a run's histograms, still encoded, in stage, operation
 // and interval order.
 func (s *Store) Histograms(runID string) ([]Histogram, error) {
-	rows, err := s.db.Query(s.q(`SELECT phase, scenario, operation, ivl, start_ms, end_ms, count, errors, hist
+	rows, err := s.db.Query(s.q(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist
 		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, ivl`), runID)
 	if err != nil {
 		return nil, err
@@ -364,7 +411,7 @@ func (s *Store) Histograms(runID string) ([]Histogram, error) {
 	for rows.Next() {
 		var h Histogram
 		var start, end int64
-		if err := rows.Scan(&h.Phase, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded); err != nil {
+		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded); err != nil {
 			return nil, err
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
@@ -443,4 +490,51 @@ func (s *Store) PlanSource(runID string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
 	}
 	return []byte(src), err
+}
+
+// Sample is one value a monitor sampled.
+type Sample struct {
+	Time            time.Time
+	Monitor, Metric string
+	Value           float64
+}
+
+// AddSamples stores a run's monitor samples, in one transaction.
+func (s *Store) AddSamples(runID string, samples []Sample) error {
+	tx, err := s.db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.Prepare(s.q(`INSERT INTO samples (run_id, t_ms, monitor, metric, value) VALUES (?, ?, ?, ?, ?)`))
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, x := range samples {
+		if _, err := stmt.Exec(runID, x.Time.UnixMilli(), x.Monitor, x.Metric, x.Value); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Samples reads a run's monitor samples in time order.
+func (s *Store) Samples(runID string) ([]Sample, error) {
+	rows, err := s.db.Query(s.q(`SELECT t_ms, monitor, metric, value FROM samples WHERE run_id = ? ORDER BY t_ms, monitor, metric`), runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Sample
+	for rows.Next() {
+		var x Sample
+		var t int64
+		if err := rows.Scan(&t, &x.Monitor, &x.Metric, &x.Value); err != nil {
+			return nil, err
+		}
+		x.Time = time.UnixMilli(t)
+		out = append(out, x)
+	}
+	return out, rows.Err()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/store"
 )
@@ -84,21 +85,24 @@ func cmdShow(std *stdio, args []string) int {
 		return fail(std, err)
 	}
 	defer st.Close()
-	b, err := st.Summary(fs.Arg(0))
+	// A run that did not finish is rebuilt from its stored intervals.
+	rd, err := report.FromStore(st, fs.Arg(0))
 	if err != nil {
 		return fail(std, err)
 	}
+	s := rd.Summary
 	if *asJSON {
-		std.out.Write(b)
+		if err := s.WriteJSON(std.out); err != nil {
+			fmt.Fprintln(std.err, "perflab:", err)
+			return exitUsage
+		}
 		return exitOK
 	}
-	var s report.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		fmt.Fprintln(std.err, "perflab:", err)
-		return exitUsage
-	}
 	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.Status, s.Start.Format("2006-01-02 15:04:05"))
-	if err := report.WriteTable(std.out, &s); err != nil {
+	if s.Error != "" {
+		fmt.Fprintf(std.out, "error: %s\n", s.Error)
+	}
+	if err := report.WriteTable(std.out, s); err != nil {
 		return exitUsage
 	}
 	return exitOK
@@ -141,29 +145,22 @@ func loadRuns(arg, storePath string) ([]*report.RunData, error) {
 				return nil, fmt.Errorf("%s is not a run directory, and %w", item, err)
 			}
 		}
-		ids := []string{item}
-		if k, v, ok := strings.Cut(item, "="); ok {
-			runs, err := st.Runs(store.Filter{Labels: map[string]string{k: v}})
+		if strings.Contains(item, "=") {
+			runs, err := lab.LabelledRuns(st, item, "", "")
 			if err != nil {
 				return nil, err
 			}
 			if len(runs) == 0 {
 				return nil, fmt.Errorf("no stored run has the label %s", item)
 			}
-			ids = ids[:0]
-			for _, r := range runs {
-				if r.Status != "running" {
-					ids = append(ids, r.ID)
-				}
-			}
+			out = append(out, runs...)
+			continue
 		}
-		for _, id := range ids {
-			rd, err := report.FromStore(st, id)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, rd)
+		rd, err := report.FromStore(st, item)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, rd)
 	}
 	return out, nil
 }

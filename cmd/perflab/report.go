@@ -5,17 +5,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/report"
 )
 
 func cmdReport(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	format := fs.String("format", "md", "md (Markdown tables for a wiki), html (a self-contained page with charts) or csv (every operation of every stage)")
+	format := fs.String("format", "md", "md (Markdown tables for a wiki), html (a self-contained page with charts), csv (one table) or junit (the thresholds, for CI)")
 	out := fs.String("o", "", "write to this file instead of standard output")
+	table := fs.String("table", "operations", "csv: the table to write: "+strings.Join(report.CSVTables, ", "))
+	chartsDir := fs.String("charts", "", "md: write the charts as SVG files into this directory and show them in the Markdown (default with -o FILE.md: FILE-charts beside it)")
 	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab report RUN_DIR|RUN_ID [--format md|html|csv] [-o FILE]\n\nWrites a run's tables in the seed reports' shapes.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab report RUN_DIR|RUN_ID [--format md|html|csv|junit] [-o FILE] [--charts DIR] [--table NAME]\n\nWrites a run's tables in the seed reports' shapes: Markdown for a wiki (with its charts\nas SVG files beside it), a self-contained HTML page with charts, or one table as CSV.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -32,17 +37,48 @@ func cmdReport(std *stdio, args []string) int {
 	var write func(io.Writer, *report.RunData) error
 	switch *format {
 	case "md":
-		write = func(w io.Writer, rd *report.RunData) error { return report.WriteMarkdown(w, rd.Summary) }
+		dir := *chartsDir
+		if dir == "" && *out != "" {
+			dir = strings.TrimSuffix(*out, filepath.Ext(*out)) + "-charts"
+		}
+		write = func(w io.Writer, rd *report.RunData) error {
+			if err := report.WriteMarkdown(w, rd.Summary); err != nil || dir == "" {
+				return err
+			}
+			rel := dir
+			if *out != "" {
+				if r, err := filepath.Rel(filepath.Dir(*out), dir); err == nil {
+					rel = r
+				}
+			}
+			return report.WriteMarkdownCharts(w, rd, dir, rel)
+		}
 	case "csv":
-		write = func(w io.Writer, rd *report.RunData) error { return report.WriteCSV(w, rd.Summary) }
+		write = func(w io.Writer, rd *report.RunData) error { return report.WriteCSVTable(w, rd, *table) }
 	case "html":
 		write = report.WriteHTML
+	case "junit":
+		write = func(w io.Writer, rd *report.RunData) error {
+			// The run's thresholds, read back from their results.
+			var ts []*plan.Threshold
+			seen := map[string]bool{}
+			for _, r := range rd.Summary.Thresholds {
+				if t, err := plan.ParseThreshold(r.Threshold); err == nil && !seen[r.Threshold] {
+					seen[r.Threshold] = true
+					ts = append(ts, t)
+				}
+			}
+			return report.WriteJUnit(w, ts, rd.Summary.Thresholds)
+		}
 	default:
-		fmt.Fprintf(std.err, "perflab: --format %q: want md, html or csv\n", *format)
+		fmt.Fprintf(std.err, "perflab: --format %q: want md, html, csv or junit\n", *format)
 		return exitUsage
 	}
 	w := std.out
 	if *out != "" {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return fail(std, err)
+		}
 		f, err := os.Create(*out)
 		if err != nil {
 			return fail(std, err)

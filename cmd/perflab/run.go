@@ -1,28 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
-	"github.com/perflab/perflab/engine"
-	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
-	"github.com/perflab/perflab/report"
-	"github.com/perflab/perflab/store"
 )
 
 // setFlags collects repeated --set name=value flags.
@@ -55,6 +49,7 @@ type runFlags struct {
 	quiet      bool
 	progress   string
 	cpuprofile string
+	monitors   monitorFlags
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -65,6 +60,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
+	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
 }
 
 func cmdRun(std *stdio, args []string) int {
@@ -72,7 +68,7 @@ func cmdRun(std *stdio, args []string) int {
 	var f runFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, plan.yaml).\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, resources.csv, plan.yaml).\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -122,139 +118,6 @@ func interleaved(fs *flag.FlagSet, args []string) []string {
 
 var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// execute runs a validated plan, prints the results and writes the run
-// directory. It returns the exit code and the run directory.
-func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
-	if f.cpuprofile != "" {
-		pf, err := os.Create(f.cpuprofile)
-		if err != nil {
-			fmt.Fprintf(stderr, "perflab: %v\n", err)
-			return exitUsage, ""
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			fmt.Fprintf(stderr, "perflab: %v\n", err)
-			return exitUsage, ""
-		}
-		defer pprof.StopCPUProfile()
-	}
-	start := time.Now()
-	// Milliseconds keep run ids unique in the history even for runs started
-	// in the same second.
-	runID := start.Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
-	dir := filepath.Join(f.out, runID)
-	rd, err := report.CreateRunDir(dir, start, p.Source)
-	if err != nil {
-		fmt.Fprintf(stderr, "perflab: %v\n", err)
-		return exitRunFailed, ""
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		fmt.Fprintln(stderr, "\ninterrupted: stopping the load, running teardown, writing results (interrupt again to quit at once)")
-		cancel()
-		if _, ok := <-sigs; ok {
-			fmt.Fprintln(stderr, "perflab: quit; results of this run may be incomplete in", dir)
-			os.Exit(exitInterrupted)
-		}
-	}()
-
-	mode := f.progress
-	if f.quiet {
-		mode = "none"
-	}
-	isTerm := false
-	if file, ok := stderr.(*os.File); ok {
-		isTerm = term.IsTerminal(int(file.Fd()))
-	}
-	if mode == "auto" {
-		mode = "plain"
-		if isTerm {
-			mode = "live"
-		}
-	}
-	st := openStore(f, stderr)
-	if st != nil {
-		defer st.Close()
-		if err := st.Begin(runID, p.Name, p.Source, start, f.labels.Map()); err != nil {
-			fmt.Fprintf(stderr, "perflab: store: %v; the run is not recorded in the history\n", err)
-			st.Close()
-			st = nil
-		}
-	}
-	storeFailed := false
-	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, p.Interval.D)}
-	opts := engine.Options{
-		RunID: runID,
-		Sink: func(ph *metrics.Phase) metrics.Sink {
-			sinks := []metrics.Sink{rd.Sink(ph)}
-			if st != nil {
-				sinks = append(sinks, storeSink{st, runID, ph, &storeFailed, stderr})
-			}
-			return multiSink(sinks)
-		},
-		OnEvent: func(msg string) {
-			prog.Done()
-			fmt.Fprintln(stderr, msg)
-		},
-	}
-	if mode != "none" {
-		opts.OnTick = prog.Tick
-	}
-	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s)); results go to %s\n", p.Name, len(p.Stages()), dir)
-	run, runErr := engine.Run(ctx, p, opts)
-	prog.Done()
-	for _, o := range f.set {
-		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Value})
-	}
-	sum := report.Summarize(run, report.HostFacts())
-	sum.Thresholds = report.CheckThresholds(p.Thresholds, sum)
-	if err := report.WriteTable(stdout, sum); err != nil {
-		fmt.Fprintf(stderr, "perflab: %v\n", err)
-	}
-	report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
-	if len(sum.Thresholds) > 0 {
-		if err := rd.WriteFile("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) }); err != nil {
-			fmt.Fprintf(stderr, "perflab: %v\n", err)
-		}
-	}
-	if err := rd.Finish(sum); err != nil {
-		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
-		return exitRunFailed, dir
-	}
-	if st != nil && !storeFailed {
-		var b bytes.Buffer
-		if err := sum.WriteJSON(&b); err == nil {
-			err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), run.Stages)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "perflab: store: %v\n", err)
-		}
-	}
-	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
-	switch {
-	case runErr != nil:
-		fmt.Fprintf(stderr, "perflab: %v\n", runErr)
-		if errors.Is(runErr, engine.ErrSetupFailed) || run.Status == metrics.StatusFailed {
-			return exitRunFailed, dir
-		}
-		return exitRunFailed, dir
-	case run.Status == metrics.StatusInterrupted:
-		return exitInterrupted, dir
-	case report.Failed(sum.Thresholds) > 0:
-		fmt.Fprintf(stderr, "perflab: %d threshold(s) failed\n", report.Failed(sum.Thresholds))
-		return exitThresholds, dir
-	}
-	return exitOK, dir
-}
-
 func cmdValidate(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	var set setFlags
@@ -301,54 +164,107 @@ func describe(w io.Writer, p *plan.Plan) {
 	}
 }
 
-// openStore opens the run history named by --store (default beside the run
-// directories); nil when it is off or cannot be opened, which is said once.
-func openStore(f runFlags, stderr io.Writer) *store.Store {
-	path := f.store
-	if path == "off" {
-		return nil
+// execute runs a validated plan (lab.Run) with the command's flags, the
+// first Ctrl-C stopping the load and a second quitting at once. It returns
+// the exit code and the run directory.
+func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+			return exitUsage, ""
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+			return exitUsage, ""
+		}
+		defer pprof.StopCPUProfile()
 	}
-	if path == "" {
-		path = store.DefaultPath(f.out)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "\ninterrupted: stopping the load, running teardown, writing results (interrupt again to quit at once)")
+		cancel()
+		if _, ok := <-sigs; ok {
+			fmt.Fprintln(stderr, "perflab: quit; the results of this run may be incomplete")
+			os.Exit(exitInterrupted)
+		}
+	}()
+	progress := f.progress
+	if f.quiet {
+		progress = "none"
 	}
-	st, err := store.Open(path)
+	res, err := lab.Run(ctx, p, lab.Config{Out: f.out, Store: f.store, Labels: f.labels.Map(), Overrides: f.set,
+		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors})
 	if err != nil {
-		fmt.Fprintf(stderr, "perflab: %v; the run is not recorded in the history\n", err)
-		return nil
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+		if res != nil {
+			return exitRunFailed, res.Dir
+		}
+		return exitRunFailed, ""
 	}
-	return st
+	return exitCodes[res.Outcome], res.Dir
 }
 
-// storeSink writes a stage's intervals to the run history. The run
-// directory is the record that must not fail: a history that cannot be
-// written is reported once and the load goes on.
-type storeSink struct {
-	st     *store.Store
-	runID  string
-	ph     *metrics.Phase
-	failed *bool
-	stderr io.Writer
-}
+// exitCodes are the exit codes of the outcomes.
+var exitCodes = map[lab.Outcome]int{lab.Completed: exitOK, lab.ThresholdsFailed: exitThresholds, lab.Interrupted: exitInterrupted, lab.Failed: exitRunFailed}
 
-func (s storeSink) Interval(iv *metrics.Interval) error {
-	if *s.failed {
-		return nil
-	}
-	if err := s.st.Interval(s.runID, s.ph, iv); err != nil {
-		*s.failed = true
-		fmt.Fprintf(s.stderr, "perflab: store: %v; the run goes on, recorded in its directory only\n", err)
-	}
-	return nil
-}
+// monitorFlags are --monitor KIND:KEY=VALUE,... values.
+type monitorFlags []monitor.Spec
 
-// multiSink hands each interval to several sinks.
-type multiSink []metrics.Sink
+func (m *monitorFlags) String() string { return "" }
 
-func (m multiSink) Interval(iv *metrics.Interval) error {
-	for _, s := range m {
-		if err := s.Interval(iv); err != nil {
-			return err
+// Set reads one monitor: its kind, then comma-separated settings (name,
+// pid, pattern, command (split at spaces), path, url, series (split at
+// semicolons), dsn, slow_threshold).
+func (m *monitorFlags) Set(v string) error {
+	kind, rest, _ := strings.Cut(v, ":")
+	s := monitor.Spec{Kind: kind, Name: kind}
+	for _, kv := range strings.Split(rest, ",") {
+		if kv == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("%q: want KEY=VALUE", kv)
+		}
+		var err error
+		switch k {
+		case "name":
+			s.Name = val
+		case "pid":
+			s.PID, err = strconv.Atoi(val)
+		case "pattern":
+			s.Pattern = val
+		case "command":
+			s.Command = strings.Fields(val)
+		case "path":
+			s.Path = val
+		case "url":
+			s.URL = val
+		case "series":
+			s.Series = strings.Split(val, ";")
+		case "dsn":
+			s.DSN = val
+		case "slow_threshold":
+			s.SlowThreshold, err = time.ParseDuration(val)
+		default:
+			return fmt.Errorf("unknown setting %q: want name, pid, pattern, command, path, url, series, dsn or slow_threshold", k)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", k, err)
 		}
 	}
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	*m = append(*m, s)
 	return nil
 }

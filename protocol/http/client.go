@@ -39,6 +39,9 @@ type Options struct {
 	// HTTP2 sends HTTP/2 (TLS with ALPN for https, h2c for http URLs)
 	// through the standard library instead of HTTP/1.1 through fasthttp.
 	HTTP2 bool
+	// ServerTime, if set, reads the time the server reports it spent on
+	// each response (Result.Server).
+	ServerTime *ServerTime
 }
 
 // Client sends requests. It is safe for concurrent use by many VUs.

@@ -32,7 +32,7 @@ type Request struct {
 	body        *tmpl.Template
 	contentType string
 	timeout     time.Duration
-	extract     []extractor
+	extract     Extracts
 	status      []int // accepted; nil means 200-299
 	contains    [][]byte
 	jsonChecks  []jsonCheck
@@ -100,19 +100,8 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 	case st.Body != nil:
 		r.body = st.Body.T
 	}
-	for _, ex := range st.Extract {
-		e := extractor{name: ex.Name, header: ex.Header, fallback: ex.Default}
-		if ex.JSON != "" {
-			if e.json, err = plan.GJSONPath(ex.JSON); err != nil {
-				return nil, err
-			}
-		}
-		if ex.Regex != "" {
-			if e.re, err = regexp.Compile(ex.Regex); err != nil {
-				return nil, err
-			}
-		}
-		r.extract = append(r.extract, e)
+	if r.extract, err = CompileExtracts(st.Extract); err != nil {
+		return nil, err
 	}
 	if c := st.Check; c != nil {
 		r.status = c.Status
@@ -140,6 +129,10 @@ type Result struct {
 	Err     metrics.ErrKind
 	// Detail says what went wrong, for error samples; empty on success.
 	Detail string
+	// Server is the time the server reported it spent (Options.ServerTime),
+	// when HasServer.
+	Server    time.Duration
+	HasServer bool
 }
 
 // Scratch is a VU's reusable buffers for building URLs and bodies and for
@@ -169,11 +162,22 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	}
 	body := resp.Body()
 	res := Result{Start: start, Status: resp.StatusCode(), Bytes: len(body), Latency: lat}
-	r.judge(&res, func(name string) ([]byte, bool) {
+	header := func(name string) ([]byte, bool) {
 		v := resp.Header.Peek(name)
 		return v, v != nil
-	}, body, vars)
+	}
+	c.serverTime(&res, header)
+	r.judge(&res, header, body, vars)
 	return res
+}
+
+// serverTime reads the server's own time from a response, if asked to.
+func (c *Client) serverTime(res *Result, header func(string) ([]byte, bool)) {
+	if st := c.opts.ServerTime; st != nil {
+		if v, ok := header(st.Header); ok {
+			res.Server, res.HasServer = st.parse(v)
+		}
+	}
 }
 
 // build fills a fasthttp request.
@@ -273,17 +277,48 @@ func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []
 			return
 		}
 	}
-	for _, e := range r.extract {
+	res.Err, res.Detail = r.extract.Apply(header, body, vars)
+}
+
+// Extracts take values from a response, or a message, into a VU's
+// variables.
+type Extracts []extractor
+
+// CompileExtracts compiles a step's extractions.
+func CompileExtracts(exs []*plan.Extract) (Extracts, error) {
+	var out Extracts
+	for _, ex := range exs {
+		e := extractor{name: ex.Name, header: ex.Header, fallback: ex.Default}
+		var err error
+		if ex.JSON != "" {
+			if e.json, err = plan.GJSONPath(ex.JSON); err != nil {
+				return nil, err
+			}
+		}
+		if ex.Regex != "" {
+			if e.re, err = regexp.Compile(ex.Regex); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Apply sets each extracted value; a miss without a default is an
+// ExtractFailed error, with a detail.
+func (x Extracts) Apply(header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
+	for _, e := range x {
 		v, ok := e.from(header, body)
 		if !ok {
 			if e.fallback == nil {
-				res.Err, res.Detail = metrics.ExtractFailed, "nothing to extract for "+e.name
-				return
+				return metrics.ExtractFailed, "nothing to extract for " + e.name
 			}
 			v = *e.fallback
 		}
 		vars.Set(e.name, v)
 	}
+	return metrics.OK, ""
 }
 
 func (r *Request) accepts(code int) bool {

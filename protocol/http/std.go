@@ -93,13 +93,15 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		return Result{Start: start, Latency: lat, Status: resp.StatusCode, Bytes: int(n), Err: classifyStd(ctx, err), Detail: err.Error()}
 	}
 	res := Result{Start: start, Status: resp.StatusCode, Bytes: int(n), Latency: lat}
-	r.judge(&res, func(name string) ([]byte, bool) {
+	header := func(name string) ([]byte, bool) {
 		v, ok := resp.Header[nethttp.CanonicalHeaderKey(name)]
 		if !ok || len(v) == 0 {
 			return nil, false
 		}
 		return []byte(v[0]), true
-	}, kept, vars)
+	}
+	c.serverTime(&res, header)
+	r.judge(&res, header, kept, vars)
 	return res
 }
 

@@ -1,0 +1,111 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/report"
+)
+
+// GeneratorMonitor names the monitor of the load generator's own host,
+// which every run has: a saturated generator makes results suspect.
+const GeneratorMonitor = "generator"
+
+// startMonitors opens the plan's monitors and cfg's, and one of the load
+// generator's host, and samples them every interval until stop. A monitor
+// that cannot be opened is reported once and left out; the run goes on.
+func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stderr io.Writer) *monitor.Sampler {
+	specs := []monitor.Spec{{Name: GeneratorMonitor, Kind: monitor.KindHost}}
+	for _, m := range p.Monitors {
+		specs = append(specs, m.Spec)
+	}
+	specs = append(specs, extra...)
+	var ms []monitor.Monitor
+	for _, s := range specs {
+		m, err := monitor.Open(ctx, s)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: monitor %s: %v; the run goes on without it\n", s.Name, err)
+			continue
+		}
+		ms = append(ms, m)
+		if s.Ready != "" {
+			if err := waitReady(ctx, s.Ready, time.Minute); err != nil {
+				fmt.Fprintf(stderr, "perflab: monitor %s: %v\n", s.Name, err)
+			}
+		}
+	}
+	interval := max(p.Interval.D, 100*time.Millisecond)
+	return monitor.StartSampler(ctx, interval, ms, func(w monitor.Warning) {
+		fmt.Fprintf(stderr, "perflab: %s; sampling goes on\n", w)
+	})
+}
+
+// resources analyses what the monitors sampled, per stage and over the
+// whole run, and warns when the generator's CPU was saturated.
+func resources(res monitor.Result, run *metrics.Run, sum *report.Summary) {
+	var windows []monitor.Window
+	var total int64
+	for i, ph := range run.Stages {
+		n := transactions(sum.Stages[i])
+		total += n
+		windows = append(windows, monitor.Window{Name: ph.Name, Start: ph.Start, End: ph.End, Transactions: n})
+	}
+	if len(run.Stages) > 1 {
+		windows = append(windows, monitor.Window{Name: "run", Start: run.Start, End: run.End, Transactions: total})
+	}
+	a := monitor.Analyze(res.Points, res.Finals, windows)
+	sum.Resources = &a
+	for _, w := range res.Warnings {
+		sum.Warnings = append(sum.Warnings, w.String())
+	}
+	for _, w := range a.Windows {
+		if w.Saturated() {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("the load generator's CPU was saturated in %s (over %.0f%% busy): its latencies include time waiting for the generator itself, treat them as suspect", w.Window, 100*monitor.SaturationBusy))
+		}
+	}
+}
+
+// transactions counts what a stage completed, for CPU per transaction: its
+// transactions if the plan has any, else its scenarios' iterations.
+func transactions(ph report.PhaseSummary) int64 {
+	var tx, iters int64
+	for _, op := range ph.Operations {
+		switch op.Kind {
+		case metrics.KindTransaction:
+			tx += op.Count
+		case metrics.KindScenario:
+			iters += op.Count
+		}
+	}
+	if tx > 0 {
+		return tx
+	}
+	return iters
+}
+
+// waitReady polls url until it answers (any status) or the timeout.
+func waitReady(ctx context.Context, url string, timeout time.Duration) error {
+	c := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s did not answer within %v: %w", url, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,38 @@
+package monitor
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestHost(t *testing.T) {
+	m := mustOpen(t, Spec{Kind: KindHost})
+	time.Sleep(100 * time.Millisecond)
+	pts := sampleNow(t, m)
+	for _, metric := range []string{MetricBusy, MetricBusyMaxCore} {
+		if v := mustValue(t, pts, metric); v < 0 || v > 1 {
+			t.Errorf("%s = %v, want 0..1", metric, v)
+		}
+	}
+	used, total := mustValue(t, pts, MetricMemUsed), mustValue(t, pts, MetricMemTotal)
+	if used <= 0 || used >= total {
+		t.Errorf("memory used %v of %v", used, total)
+	}
+	if v := mustValue(t, pts, MetricLoad1); v < 0 {
+		t.Errorf("load1 = %v", v)
+	}
+
+	// One busy loop per core for half a second.
+	for range runtime.NumCPU() {
+		busyLoop(t)
+	}
+	time.Sleep(500 * time.Millisecond)
+	pts = sampleNow(t, m)
+	if v := mustValue(t, pts, MetricBusy); v < 0.6 || v > 1 {
+		t.Errorf("cpu_busy_ratio = %.2f with a busy loop on every core, want 0.6..1", v)
+	}
+	if v := mustValue(t, pts, MetricBusyMaxCore); v < 0.9 || v > 1 {
+		t.Errorf("cpu_busy_max_core_ratio = %.2f with a busy loop on every core, want 0.9..1", v)
+	}
+}

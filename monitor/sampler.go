@@ -1,0 +1,172 @@
+package monitor
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Warning is a monitor that failed. The sampler reports it once, at its
+// first failure, and goes on sampling it and the others.
+type Warning struct {
+	Monitor  string    `json:"monitor"`
+	Message  string    `json:"message"`  // the first failure
+	First    time.Time `json:"first"`    // when it happened
+	Failures int       `json:"failures"` // failed samples (and Close) in the run, in Result
+}
+
+func (w Warning) String() string { return "monitor " + w.Monitor + ": " + w.Message }
+
+// Result is what a Sampler collected: the points of every monitor sorted by
+// time, the non-nil Finals, and a warning per monitor that failed.
+type Result struct {
+	Points   []Point   `json:"points"`
+	Finals   []*Final  `json:"finals"`
+	Warnings []Warning `json:"warnings"`
+}
+
+// Sampler samples monitors every interval, each from a goroutine of its
+// own: a slow or unreachable source delays no other monitor, and the load
+// never waits for any. A sample that takes longer than the interval is
+// cancelled (its context ends) and the ticks it overran are skipped.
+type Sampler struct {
+	interval time.Duration
+	warn     func(Warning)
+	stop     chan struct{}
+	marks    []chan struct{} // per monitor: sample now (Mark)
+	stopCtx  context.Context // Stop's, for the last sample and Close
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex // guards what follows
+	points   []Point
+	finals   []*Final   // per monitor
+	warnings []*Warning // per monitor; nil while it has not failed
+
+	warnMu sync.Mutex // serializes calls of warn
+}
+
+// StartSampler samples each monitor at once, and then every interval (> 0) until
+// Stop. warn, if not nil, is called once per failing monitor, at its first
+// failure, from the sampler's goroutines (one call at a time); it should
+// return quickly. ctx is the parent of the contexts of Sample calls: once it
+// ends, sampling pauses until Stop.
+func StartSampler(ctx context.Context, interval time.Duration, monitors []Monitor, warn func(Warning)) *Sampler {
+	s := &Sampler{
+		interval: interval,
+		warn:     warn,
+		stop:     make(chan struct{}),
+		finals:   make([]*Final, len(monitors)),
+		warnings: make([]*Warning, len(monitors)),
+		marks:    make([]chan struct{}, len(monitors)),
+	}
+	for i := range s.marks {
+		s.marks[i] = make(chan struct{}, 1)
+	}
+	s.wg.Add(len(monitors))
+	for i, m := range monitors {
+		go s.run(ctx, i, m)
+	}
+	return s
+}
+
+// Mark asks every monitor for a sample now, besides the interval's, such
+// as at a stage's start and end: a stage shorter than the interval still
+// gets samples at its edges. It does not wait; a monitor still busy with a
+// sample takes one mark at most.
+func (s *Sampler) Mark() {
+	for _, c := range s.marks {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Stop takes a last sample of every monitor, closes them (within ctx), and
+// returns all that was collected. It must be called once.
+func (s *Sampler) Stop(ctx context.Context) Result {
+	s.stopCtx = ctx
+	close(s.stop)
+	s.wg.Wait()
+	sort.SliceStable(s.points, func(i, j int) bool { return s.points[i].Time.Before(s.points[j].Time) })
+	r := Result{Points: s.points}
+	for i, f := range s.finals {
+		if f != nil {
+			r.Finals = append(r.Finals, f)
+		}
+		if w := s.warnings[i]; w != nil {
+			r.Warnings = append(r.Warnings, *w)
+		}
+	}
+	return r
+}
+
+func (s *Sampler) run(ctx context.Context, i int, m Monitor) {
+	defer s.wg.Done()
+	last := time.Now()
+	s.sample(ctx, i, m, last)
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			// Stamped when read, not when the tick fired: a tick and a
+			// mark waiting together must not be stamped out of order (a
+			// cumulative series would look restarted).
+			if now := time.Now(); ctx.Err() == nil && now.After(last) {
+				s.sample(ctx, i, m, now)
+				last = now
+			}
+		case <-s.marks[i]:
+			// A mark just after a sample would give one only a few
+			// milliseconds long, too short for /proc's CPU counters (10
+			// ms ticks).
+			if now := time.Now(); ctx.Err() == nil && now.Sub(last) >= min(s.interval/10, 50*time.Millisecond) {
+				s.sample(ctx, i, m, now)
+				last = now
+			}
+		case <-s.stop:
+			s.sample(s.stopCtx, i, m, time.Now())
+			f, err := m.Close(s.stopCtx)
+			s.mu.Lock()
+			s.finals[i] = f
+			s.mu.Unlock()
+			if err != nil {
+				s.failed(i, m, err, time.Now())
+			}
+			return
+		}
+	}
+}
+
+func (s *Sampler) sample(ctx context.Context, i int, m Monitor, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, s.interval)
+	defer cancel()
+	pts, err := m.Sample(ctx, now)
+	s.mu.Lock()
+	s.points = append(s.points, pts...)
+	s.mu.Unlock()
+	if err != nil {
+		s.failed(i, m, err, now)
+	}
+}
+
+// failed counts a failure of monitor i, and reports its first.
+func (s *Sampler) failed(i int, m Monitor, err error, now time.Time) {
+	s.mu.Lock()
+	if w := s.warnings[i]; w != nil {
+		w.Failures++
+		s.mu.Unlock()
+		return
+	}
+	w := &Warning{Monitor: m.Spec().Name, Message: err.Error(), First: now, Failures: 1}
+	s.warnings[i] = w
+	first := *w
+	s.mu.Unlock()
+	if s.warn != nil {
+		s.warnMu.Lock()
+		defer s.warnMu.Unlock()
+		s.warn(first)
+	}
+}

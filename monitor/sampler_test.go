@@ -1,0 +1,143 @@
+package monitor
+
+import (
+	"context"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// unusedPID returns a PID that names no process.
+func unusedPID(t *testing.T) int {
+	for pid := 4194000; pid > 1000; pid-- {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
+			return pid
+		}
+	}
+	t.Fatal("no unused PID")
+	return 0
+}
+
+// closedPort returns a loopback address where nothing listens.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// stuck is a monitor whose source never answers: each sample lasts until
+// its context ends.
+type stuck struct{}
+
+func (stuck) Spec() Spec { return Spec{Name: "stuck", Kind: "test"} }
+func (stuck) Sample(ctx context.Context, _ time.Time) ([]Point, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (stuck) Close(context.Context) (*Final, error) { return nil, nil }
+
+func TestSamplerUnreachableReportedOnce(t *testing.T) {
+	pid := unusedPID(t)
+	var monitors []Monitor
+	for _, s := range []Spec{
+		{Name: "gone", Kind: KindProcess, PID: pid},
+		{Name: "scrape", Kind: KindPrometheus, URL: "http://" + closedPort(t) + "/metrics", Series: []string{"up"}},
+		{Name: "host", Kind: KindHost},
+	} {
+		monitors = append(monitors, mustOpen(t, s))
+	}
+	monitors = append(monitors, stuck{})
+
+	var (
+		mu     sync.Mutex
+		warned []Warning
+	)
+	const interval = 50 * time.Millisecond
+	s := StartSampler(context.Background(), interval, monitors, func(w Warning) {
+		mu.Lock()
+		warned = append(warned, w)
+		mu.Unlock()
+	})
+	time.Sleep(10 * interval)
+	r := s.Stop(context.Background())
+
+	want := map[string]string{
+		"gone":   "process " + strconv.Itoa(pid) + ": no such process",
+		"scrape": "connection refused",
+		"stuck":  "context deadline exceeded",
+	}
+	if len(warned) != len(want) {
+		t.Fatalf("warned %d times, want once per failing monitor: %v", len(warned), warned)
+	}
+	for _, w := range warned {
+		if !strings.Contains(w.Message, want[w.Monitor]) {
+			t.Errorf("warning %q, want it to say %q", w, want[w.Monitor])
+		}
+	}
+	if len(r.Warnings) != len(want) {
+		t.Fatalf("result warnings %v", r.Warnings)
+	}
+	for _, w := range r.Warnings {
+		if w.Failures < 5 {
+			t.Errorf("%s failed %d times in 10 intervals: was it sampled on?", w.Monitor, w.Failures)
+		}
+	}
+
+	// The host monitor was sampled all along, at start, every tick and at
+	// Stop, however the others fared.
+	samples := 0
+	for i, p := range r.Points {
+		if p.Monitor != "host" {
+			t.Errorf("a point from %s", p.Monitor)
+		}
+		if p.Metric == MetricLoad1 {
+			samples++
+		}
+		if i > 0 && p.Time.Before(r.Points[i-1].Time) {
+			t.Errorf("points not in time order")
+		}
+	}
+	if samples < 5 || samples > 12 { // fewer if a loaded machine made ticks late
+		t.Errorf("host sampled %d times in 10 intervals", samples)
+	}
+}
+
+// counted is a monitor that counts its samples.
+type counted struct{ n *int64 }
+
+func (c counted) Spec() Spec { return Spec{Name: "counted", Kind: "test"} }
+func (c counted) Sample(ctx context.Context, now time.Time) ([]Point, error) {
+	v := float64(atomic.AddInt64(c.n, 1))
+	return []Point{{Time: now, Monitor: "counted", Metric: "n", Value: v}}, nil
+}
+func (c counted) Close(context.Context) (*Final, error) { return nil, nil }
+
+// Mark samples at once, between the interval's ticks, so that a stage
+// shorter than the interval still gets samples at its edges; a mark within a
+// tenth of the interval (50 ms at most) of the last sample is skipped (too
+// short a span for /proc's counters).
+func TestSamplerMark(t *testing.T) {
+	var n int64
+	s := StartSampler(context.Background(), 300*time.Millisecond, []Monitor{counted{&n}}, nil)
+	time.Sleep(50 * time.Millisecond)
+	s.Mark()
+	time.Sleep(50 * time.Millisecond)
+	s.Mark()
+	time.Sleep(5 * time.Millisecond)
+	s.Mark() // 5 ms after the last sample: skipped
+	time.Sleep(50 * time.Millisecond)
+	res := s.Stop(context.Background())
+	// The first sample, two marks, the last sample.
+	if len(res.Points) != 4 {
+		t.Errorf("%d samples, want 4", len(res.Points))
+	}
+}

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/perflab/perflab/monitor"
+)
+
+// resourceTable prints what the monitors saw per window: CPU (and per
+// transaction, 004's "CPU per ONSET"), memory with its trend and a leak
+// suspicion (001), garbage collections (004), the generator's host; then
+// the slow queries (001) and the warnings.
+func resourceTable(w io.Writer, s *Summary) error {
+	if a := s.Resources; a != nil && len(a.Windows) > 0 {
+		fmt.Fprintln(w, "\nresources (what the monitors saw; CPU ms per transaction completed)")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  "+strings.Join(ResourceHeader, "\t"))
+		for _, row := range ResourceRows(a) {
+			fmt.Fprintln(tw, "  "+strings.Join(row, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(a.SlowQueries) > 0 {
+			fmt.Fprintln(w, "slow queries (mean time during the run above the monitor's threshold)")
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "monitor\tcalls\tmean ms\ttotal ms\t  query")
+			for _, q := range a.SlowQueries {
+				fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t  %s\n", q.Monitor, q.Calls, q.MeanMS, q.TotalMS, trim(strings.Join(strings.Fields(q.Query), " "), 100))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	return nil
+}
+
+// ResourceHeader names the columns of ResourceRows.
+var ResourceHeader = []string{"window", "monitor", "cpu s", "cores", "cpu ms/tx", "memory avg MB", "peak MB", "slope MB/h", "leak?", "gc young (avg ms)", "gc full (avg ms)", "busy avg/max"}
+
+// ResourceRows are the monitors' figures, a row per window and monitor,
+// for the text, Markdown and HTML tables.
+func ResourceRows(a *monitor.Analysis) [][]string {
+	var rows [][]string
+	for _, win := range a.Windows {
+		for _, m := range win.Monitors {
+			cells := []string{win.Window, m.Monitor, "", "", "", "", "", "", "", "", "", ""}
+			if c := m.CPU; c != nil {
+				cells[2], cells[3] = fmt.Sprintf("%.2f", c.Seconds), fmt.Sprintf("%.2f", c.Cores)
+				if c.MSPerTx != nil {
+					cells[4] = fmt.Sprintf("%.3f", *c.MSPerTx)
+				}
+			}
+			if len(m.Memory) > 0 {
+				mem := m.Memory[0]
+				cells[5] = mb(mem.AvgBytes) + " (" + strings.TrimSuffix(mem.Metric, "_bytes") + ")"
+				cells[6], cells[7] = mb(mem.PeakBytes), fmt.Sprintf("%+.1f", mem.SlopeBytesPerHour/(1<<20))
+				cells[8] = "no"
+				if mem.LeakSuspected {
+					cells[8] = "SUSPECTED"
+				}
+			}
+			if g := m.GC; g != nil {
+				cells[9], cells[10] = fmt.Sprintf("%d (%.1f)", g.YoungCount, g.YoungAvgMS), fmt.Sprintf("%d (%.1f)", g.FullCount, g.FullAvgMS)
+			}
+			if h := m.Host; h != nil {
+				cells[11] = fmt.Sprintf("%.0f%% / %.0f%%", 100*h.BusyAvg, 100*h.BusyMax)
+			}
+			rows = append(rows, cells)
+		}
+	}
+	return rows
+}
+
+func mb(b float64) string { return fmt.Sprintf("%.1f", b/(1<<20)) }
+
+// cpuSeries turns a monitor's cumulative CPU seconds into cores used per
+// sample interval, and memoryMB its memory level, for the charts.
+func cpuSeries(points []monitor.Point, start int64) map[string][]XY {
+	type last struct {
+		t int64
+		v float64
+	}
+	sums := map[string]map[int64]float64{}
+	for _, p := range points {
+		if p.Metric == "cpu_user_s" || p.Metric == "cpu_system_s" {
+			if sums[p.Monitor] == nil {
+				sums[p.Monitor] = map[int64]float64{}
+			}
+			sums[p.Monitor][p.Time.UnixMilli()] += p.Value
+		}
+	}
+	out := map[string][]XY{}
+	for name, byT := range sums {
+		var ts []int64
+		for t := range byT {
+			ts = append(ts, t)
+		}
+		slices.Sort(ts)
+		var prev *last
+		for _, t := range ts {
+			v := byT[t]
+			if prev != nil && t > prev.t {
+				out[name] = append(out[name], XY{float64(t-start) / 1000, (v - prev.v) / (float64(t-prev.t) / 1000)})
+			}
+			prev = &last{t, v}
+		}
+	}
+	return out
+}
+
+// memorySeries is each monitor's main memory level (heap, RSS or cgroup
+// memory) in MB over time.
+func memorySeries(points []monitor.Point, start int64) map[string][]XY {
+	pick := map[string]string{}
+	rank := map[string]int{"heap_used_bytes": 3, "memory_current_bytes": 2, "rss_bytes": 1}
+	for _, p := range points {
+		if r := rank[p.Metric]; r > rank[pick[p.Monitor]] {
+			pick[p.Monitor] = p.Metric
+		}
+	}
+	out := map[string][]XY{}
+	for _, p := range points {
+		if m, ok := pick[p.Monitor]; ok && p.Metric == m {
+			out[p.Monitor] = append(out[p.Monitor], XY{float64(p.Time.UnixMilli()-start) / 1000, p.Value / (1 << 20)})
+		}
+	}
+	return out
+}
+
+// readResources reads a run directory's resources.csv, if it has one.
+func readResources(path string) ([]monitor.Point, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []monitor.Point
+	for i, r := range rows {
+		if i == 0 || len(r) != 4 {
+			continue
+		}
+		t, err1 := strconv.ParseInt(r[0], 10, 64)
+		v, err2 := strconv.ParseFloat(r[3], 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
+		}
+		out = append(out, monitor.Point{Time: time.UnixMilli(t), Monitor: r[1], Metric: r[2], Value: v})
+	}
+	return out, nil
+}
+
+// resourceCharts draws the monitors' CPU (cores used) and memory over a
+// stage, on the stage's time axis; none when nothing was sampled.
+func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
+	var in []monitor.Point
+	for _, p := range points {
+		if !p.Time.Before(start) && !p.Time.After(end) {
+			in = append(in, p)
+		}
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	series := func(m map[string][]XY) []Series {
+		var out []Series
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, Series{Name: name, Points: m[name]})
+		}
+		return out
+	}
+	s := start.UnixMilli()
+	busy := map[string][]XY{}
+	for _, p := range in {
+		if p.Metric == "cpu_busy_ratio" {
+			busy[p.Monitor] = append(busy[p.Monitor], XY{float64(p.Time.UnixMilli()-s) / 1000, 100 * p.Value})
+		}
+	}
+	var out []Chart
+	for _, c := range []Chart{
+		{Slug: "cpu-over-time", Title: "CPU used over time (cores)", XLabel: "seconds into the stage", YLabel: "cores", Series: series(cpuSeries(in, s))},
+		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory or RSS)", XLabel: "seconds into the stage", YLabel: "MB", Series: series(memorySeries(in, s))},
+		{Slug: "host-busy-over-time", Title: "Host CPU busy over time (%; generator: the load generator)", XLabel: "seconds into the stage", YLabel: "%", Series: series(busy)},
+	} {
+		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WriteResources writes monitor samples as resources.csv: the monitors'
+// series on the same time axis as intervals.csv.
+func WriteResources(w io.Writer, points []monitor.Point) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"time_ms", "monitor", "metric", "value"})
+	for _, p := range points {
+		cw.Write([]string{strconv.FormatInt(p.Time.UnixMilli(), 10), p.Monitor, p.Metric, strconv.FormatFloat(p.Value, 'g', -1, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
+}
