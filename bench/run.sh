@@ -69,6 +69,7 @@ trap 'kill $NGX_PID 2>/dev/null; wait $NGX_PID 2>/dev/null; rm -rf "$NGX"' EXIT
 for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
 
 go build -o "$OUT/perflab" ./cmd/perflab
+go build -o "$OUT/floor" ./bench/floor
 
 # cputime CMD...: runs CMD pinned to the generator CPU; prints "user+sys_seconds max_rss_kb".
 cputime() {
@@ -113,7 +114,8 @@ PLAN
 # machine (a shared VM drifts by 10-20% over minutes); the table shows the
 # median round of each.
 ROUNDS=${ROUNDS:-3}
-WRK_RUNS=(); PL_RUNS=()
+FLOOR=${FLOOR:-1}   # also the two floors of a Go generator (bench/floor)
+WRK_RUNS=(); PL_RUNS=(); GO_RUNS=(); LOOP_RUNS=()
 for round in $(seq "$ROUNDS"); do
   echo "== round $round/$ROUNDS: wrk, 1 thread, $CONNS connections, ${SECS}s" >&2
   read -r C R < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
@@ -123,12 +125,25 @@ for round in $(seq "$ROUNDS"); do
   read -r C R < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$OUT/plan.yaml" --out "$OUT/runs" --store off --quiet)
   if ! grep -q "Err: 0 " "$OUT/cmd.out"; then echo "bench: perflab saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
   PL_RUNS+=("$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}') $C $R")
+  if [ "$FLOOR" = 1 ]; then
+    for mode in goroutines loop; do
+      echo "== round $round/$ROUNDS: floor, $mode, $CONNS connections, ${SECS}s, GOMAXPROCS=1" >&2
+      read -r C R < <(GOMAXPROCS=1 cputime "$OUT/floor" -mode "$mode" -addr "127.0.0.1:$PORT" -c "$CONNS" -d "${SECS}s")
+      if ! grep -q "errors 0 " "$OUT/cmd.err"; then echo "bench: floor $mode failed:" >&2; cat "$OUT/cmd.err" >&2; exit 1; fi
+      run="$(awk '/^requests/ {print $2}' "$OUT/cmd.err") $C $R"
+      if [ "$mode" = loop ]; then LOOP_RUNS+=("$run"); else GO_RUNS+=("$run"); fi
+    done
+  fi
 done
 # median "requests cpu rss" of a list of runs, by CPU per request
 median() { printf '%s\n' "$@" | awk '{printf "%.6f %s\n", $2/$1, $0}' | sort -n | awk '{a[NR]=$0} END {split(a[int((NR+1)/2)], f, " "); print f[2], f[3], f[4]}'; }
 read -r WRK_REQ WRK_CPU WRK_RSS < <(median "${WRK_RUNS[@]}")
 read -r PL_REQ PL_CPU PL_RSS < <(median "${PL_RUNS[@]}")
 ROWS=("wrk -t1 -c$CONNS (median of $ROUNDS)|$WRK_REQ|$WRK_CPU|$WRK_RSS" "${ROWS[@]}" "perflab $CONNS VUs (median of $ROUNDS)|$PL_REQ|$PL_CPU|$PL_RSS")
+if [ "$FLOOR" = 1 ]; then
+  read -r REQ CPU RSS < <(median "${GO_RUNS[@]}");   ROWS+=("floor: goroutines (median)|$REQ|$CPU|$RSS")
+  read -r REQ CPU RSS < <(median "${LOOP_RUNS[@]}"); ROWS+=("floor: event loop (median)|$REQ|$CPU|$RSS")
+fi
 
 cat > "$OUT/idle.yaml" <<PLAN
 name: bench-10k-idle
@@ -159,7 +174,13 @@ printf '%-28s %12s %12s %14s %12.1f\n' "perflab 10,000 idle VUs" "$IDLE_REQ" "-"
 echo
 for i in "${!WRK_RUNS[@]}"; do
   read -r wr wc _ <<< "${WRK_RUNS[$i]}"; read -r pr pc _ <<< "${PL_RUNS[$i]}"
-  echo "round $((i + 1)): wrk $(us "$wc" "$wr") us/req, perflab $(us "$pc" "$pr") us/req: $(awk -v a="$(us "$pc" "$pr")" -v b="$(us "$wc" "$wr")" 'BEGIN { printf "%.2fx", a / b }')"
+  ratio() { awk -v a="$1" -v b="$(us "$wc" "$wr")" 'BEGIN { printf "%.2fx", a / b }'; }
+  line="round $((i + 1)): wrk $(us "$wc" "$wr") us/req, perflab $(us "$pc" "$pr") ($(ratio "$(us "$pc" "$pr")"))"
+  if [ "$FLOOR" = 1 ]; then
+    read -r gr gc _ <<< "${GO_RUNS[$i]}"; read -r lr lc _ <<< "${LOOP_RUNS[$i]}"
+    line+=", floor goroutines $(us "$gc" "$gr") ($(ratio "$(us "$gc" "$gr")")), floor loop $(us "$lc" "$lr") ($(ratio "$(us "$lc" "$lr")"))"
+  fi
+  echo "$line"
 done
 PL_US=$(us "$PL_CPU" "$PL_REQ")
 awk -v a="$PL_US" -v b="$WRK_US" 'BEGIN { printf "perflab / wrk CPU per request: %.2fx\n", a / b }'

@@ -1,0 +1,220 @@
+//go:build linux
+
+// Command floor measures how cheap a load generator written in Go can be,
+// for bench/run.sh: it sends keep-alive GETs over N connections to a server
+// on the loopback interface for a fixed time, with no HTTP library and no
+// plan, in one of two shapes:
+//
+//	-mode goroutines  one goroutine per connection over net.Conn, the
+//	                  shape of perflab's engine (a VU is a goroutine);
+//	-mode loop        one event loop on raw epoll, the shape of wrk.
+//
+// Each response is framed by its Content-Length and its latency recorded
+// in an HDR histogram, which is all that is left of a load generator's
+// work. It prints "requests N errors N p50 Nus p99 Nus" on stderr.
+// It refuses any address but 127.0.0.1.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:18080", "server address (127.0.0.1 only)")
+	conns := flag.Int("c", 50, "connections")
+	dur := flag.Duration("d", 10*time.Second, "duration (at most 10 minutes)")
+	mode := flag.String("mode", "goroutines", "goroutines or loop")
+	flag.Parse()
+	ta, err := net.ResolveTCPAddr("tcp4", *addr)
+	if err != nil || !ta.IP.Equal(net.IPv4(127, 0, 0, 1)) || *dur > 10*time.Minute || *conns < 1 {
+		fmt.Fprintln(os.Stderr, "floor: needs -addr 127.0.0.1:PORT, -c >= 1 and -d <= 10m")
+		os.Exit(2)
+	}
+	req := []byte("GET / HTTP/1.1\r\nHost: " + *addr + "\r\nUser-Agent: floor\r\n\r\n")
+	var r result
+	switch *mode {
+	case "goroutines":
+		r = goroutines(ta, req, *conns, *dur)
+	case "loop":
+		r = loop(ta, req, *conns, *dur)
+	default:
+		fmt.Fprintln(os.Stderr, "floor: -mode goroutines or loop")
+		os.Exit(2)
+	}
+	fmt.Fprintf(os.Stderr, "requests %d errors %d p50 %dus p99 %dus\n", r.h.TotalCount(), r.errors, r.h.ValueAtQuantile(50), r.h.ValueAtQuantile(99))
+	if r.errors > 0 {
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	h      *hdr.Histogram
+	errors int64
+}
+
+func newHist() *hdr.Histogram { return hdr.New(1, 60_000_000, 3) }
+
+var headEnd = []byte("\r\n\r\n")
+
+// complete reports whether b holds a whole response framed by its
+// Content-Length (nginx's static files always have one).
+func complete(b []byte) bool {
+	he := bytes.Index(b, headEnd)
+	if he < 0 {
+		return false
+	}
+	cl := 0
+	if i := bytes.Index(b[:he], []byte("Content-Length: ")); i >= 0 {
+		for _, ch := range b[i+len("Content-Length: "):] {
+			if ch < '0' || ch > '9' {
+				break
+			}
+			cl = cl*10 + int(ch-'0')
+		}
+	}
+	return len(b) >= he+4+cl
+}
+
+// goroutines is a goroutine per connection: write, then read until the
+// response is whole (the first read usually parks the goroutine in the
+// runtime's poller).
+func goroutines(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
+	end := time.Now().Add(d)
+	total := result{h: newHist()}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			r := result{h: newHist()}
+			defer func() {
+				mu.Lock()
+				total.h.Merge(r.h)
+				total.errors += r.errors
+				mu.Unlock()
+			}()
+			c, err := net.DialTCP("tcp4", nil, addr)
+			if err != nil {
+				r.errors++
+				return
+			}
+			defer c.Close()
+			buf := make([]byte, 16<<10)
+			for time.Now().Before(end) {
+				start := time.Now()
+				if _, err := c.Write(req); err != nil {
+					r.errors++
+					return
+				}
+				n := 0
+				for !complete(buf[:n]) {
+					m, err := c.Read(buf[n:])
+					if err != nil {
+						r.errors++
+						return
+					}
+					n += m
+				}
+				r.h.RecordValue(int64(time.Since(start) / time.Microsecond))
+			}
+		})
+	}
+	wg.Wait()
+	return total
+}
+
+// loop is one thread on raw epoll, edge-triggered: on a whole response it
+// records the latency and writes the next request at once (wrk instead
+// waits for a writable event, two epoll_ctl calls more per request).
+func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
+	r := result{h: newHist()}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		r.errors++
+		return r
+	}
+	defer syscall.Close(ep)
+	sa := &syscall.SockaddrInet4{Port: addr.Port}
+	copy(sa.Addr[:], addr.IP.To4())
+	type conn struct {
+		fd      int
+		started bool
+		start   time.Time
+		buf     []byte
+		n       int
+	}
+	cs := make([]*conn, n)
+	for i := range cs {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			r.errors++
+			return r
+		}
+		defer syscall.Close(fd)
+		if err := syscall.Connect(fd, sa); err != nil && !errors.Is(err, syscall.EINPROGRESS) {
+			r.errors++
+			return r
+		}
+		cs[i] = &conn{fd: fd, buf: make([]byte, 16<<10)}
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | -syscall.EPOLLET, Fd: int32(i)}
+		if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			r.errors++
+			return r
+		}
+	}
+	send := func(c *conn) {
+		c.start = time.Now()
+		if w, err := syscall.Write(c.fd, req); err != nil || w != len(req) {
+			r.errors++
+		}
+	}
+	events := make([]syscall.EpollEvent, 256)
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		k, err := syscall.EpollWait(ep, events, 100)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			r.errors++
+			return r
+		}
+		for _, ev := range events[:k] {
+			c := cs[ev.Fd]
+			if !c.started {
+				if ev.Events&syscall.EPOLLOUT != 0 { // connected
+					c.started = true
+					send(c)
+				}
+				continue
+			}
+			if ev.Events&syscall.EPOLLIN == 0 {
+				continue
+			}
+			for { // edge-triggered: read until EAGAIN or a whole response
+				m, err := syscall.Read(c.fd, c.buf[c.n:])
+				if errors.Is(err, syscall.EAGAIN) {
+					break
+				}
+				if err != nil || m == 0 {
+					r.errors++
+					return r
+				}
+				c.n += m
+				if complete(c.buf[:c.n]) {
+					r.h.RecordValue(int64(time.Since(c.start) / time.Microsecond))
+					c.n = 0
+					send(c)
+					break
+				}
+			}
+		}
+	}
+	return r
+}
