@@ -258,8 +258,11 @@ func TestExampleCirculation(t *testing.T) {
 		// each, so their p95 is noisy: the reduced run degrades three
 		// times as much as the plan (the detector's sensitivity is proved
 		// in analyze), so that a busy CI machine still separates before
-		// from after.
-		"p50: 15.0ms, p99: 37.5ms": "p50: 45ms, p99: 60ms"})
+		// from after. Likewise Honeysuckle's patron blocks: the plan's
+		// 0.7 ms -> 1.6 ms is within what a loaded machine's late timers
+		// add, so the reduced runs compare 0.7 ms with 5 ms.
+		"p50: 15.0ms, p99: 37.5ms": "p50: 45ms, p99: 60ms",
+		"p50: 1.6ms, p99: 4.0ms":   "p50: 5ms, p99: 8ms"})
 	out := t.TempDir()
 	for _, rel := range []string{"goldenrod", "honeysuckle"} {
 		code, stdout, errs := runCLI(t, "run", plan, "--set", "release="+rel, "--set", "users=[1,5]", "--set", "duration=3s", "--label", "release="+rel, "--out", out, "--quiet")
