@@ -26,9 +26,10 @@ func TestP50MatchesServerTime(t *testing.T) {
 		var diff, p50 float64
 		for attempt := 1; attempt <= 3; attempt++ {
 			diff, p50 = p50Difference(t, vus)
-			if diff >= 0 && diff <= 0.3 {
+			if diff >= 0 && diff <= 0.3 && math.Abs(p50-10) <= 1.5 {
 				break
 			}
+			time.Sleep(200 * time.Millisecond) // let a burst of other tests pass
 		}
 		if diff < 0 || diff > 0.3 {
 			t.Errorf("%d VUs: perflab p50 off the server's by %.3f ms in three attempts", vus, diff)

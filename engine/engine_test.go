@@ -551,7 +551,7 @@ scenarios:
 		t.Fatalf("%d VUs started", len(first))
 	}
 	// VU i starts at i*400/5 ms: the last one 320 ms after the first.
-	if spread := first[4].Sub(first[0]); spread < 300*time.Millisecond || spread > 600*time.Millisecond {
+	if spread := first[4].Sub(first[0]); spread < 250*time.Millisecond || spread > 600*time.Millisecond {
 		t.Errorf("starts spread over %v, want about 320ms", spread)
 	}
 }

@@ -17,14 +17,16 @@ func TestConstantArrivalRate(t *testing.T) {
 	defer srv.Close()
 	p := load(t, srv.URL, `target: TARGET
 scenarios:
-  - {name: s, rate: 200, duration: 1s, vus: 5, flow: [{name: a, url: /a}]}
+  - {name: s, rate: 200, duration: 1s, vus: 5, max_vus: 20, flow: [{name: a, url: /a}]}
 `, nil)
 	start := time.Now()
 	r := run(t, p)
 	el := time.Since(start)
 	it := op(t, r.Stages[0], "s")
-	if it.Count != 200 || it.Dropped != 0 || c.total() != 200 {
-		t.Errorf("iterations %d, dropped %d, server %d; want 200, 0, 200", it.Count, it.Dropped, c.total())
+	// The last iteration is due 5 ms before the end: a pacer woken late by a
+	// loaded machine drops it, and counts it.
+	if it.Count+it.Dropped != 200 || it.Dropped > 1 || int64(c.total()) != it.Count {
+		t.Errorf("iterations %d, dropped %d, server %d; want 200 scheduled, at most 1 dropped, the server's count", it.Count, it.Dropped, c.total())
 	}
 	if el < time.Second-10*time.Millisecond || el > 1500*time.Millisecond {
 		t.Errorf("1 s at 200/s took %v", el)
@@ -57,8 +59,8 @@ scenarios:
 `, nil)
 	r := run(t, p)
 	a := op(t, r.Stages[0], "a").Summarize(r.Stages[0].Elapsed())
-	if a.Count != 600 || a.Dropped != 0 {
-		t.Fatalf("count %d dropped %d, want 600 and 0", a.Count, a.Dropped)
+	if a.Count+a.Dropped != 600 || a.Dropped > 1 {
+		t.Fatalf("count %d dropped %d, want 600 scheduled, at most the last dropped", a.Count, a.Dropped)
 	}
 	t.Logf("open model, 1 s stall: latency p50 %.2f p90 %.1f p99 %.1f max %.1f ms; service time p99 %.2f max %.1f ms",
 		a.Latency.P50, a.Latency.P90, a.Latency.P99, a.Latency.Max, a.ServiceTime.P99, a.ServiceTime.Max)
@@ -123,8 +125,28 @@ scenarios:
 `, nil)
 	r := run(t, p)
 	// 0 -> 200/s over 1 s is 100 iterations; 200/s for 0.5 s another 100.
-	if it := op(t, r.Stages[0], "s"); it.Count != 200 || c.total() != 200 {
-		t.Errorf("iterations %d, server %d; want 200", it.Count, c.total())
+	if it := op(t, r.Stages[0], "s"); it.Count+it.Dropped != 200 || it.Dropped > 1 || int64(c.total()) != it.Count {
+		t.Errorf("iterations %d, dropped %d, server %d; want 200 scheduled", it.Count, it.Dropped, c.total())
+	}
+}
+
+// A pacer that wakes late (a loaded machine) never loses an iteration:
+// each one due before the end runs or is counted as dropped, and the
+// server saw exactly those that ran.
+func TestLatePacerLosesNoIteration(t *testing.T) {
+	pacerLateness = 100 * time.Millisecond // the last wake-up falls after the end
+	defer func() { pacerLateness = 0 }()
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 200, duration: 1s, vus: 20, flow: [{name: a, url: /a}]}
+`, nil)
+	r := run(t, p)
+	it := op(t, r.Stages[0], "s")
+	if it.Count+it.Dropped != 200 || it.Dropped == 0 || int64(c.total()) != it.Count {
+		t.Errorf("iterations %d + dropped %d, server %d; want 200 scheduled with the late last one dropped", it.Count, it.Dropped, c.total())
 	}
 }
 

@@ -206,22 +206,22 @@ func TestIntervalNotAMultipleOfTick(t *testing.T) {
 	rec := NewRecorder([]Op{{Name: "a"}}, 1, false)
 	start := time.Now()
 	col := NewCollector(rec, start, 150*time.Millisecond, 100*time.Millisecond, nil, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { col.Run(ctx); close(done) }()
-	n := 0
-	for time.Since(start) < 620*time.Millisecond {
-		next := start.Add(time.Duration(n+1) * 5 * time.Millisecond) // 200/s, on a schedule
-		time.Sleep(time.Until(next))
-		rec.Record(0, 0, time.Millisecond, time.Millisecond, OK, 0)
-		n++
+	// The collector's own ticks, driven by hand so that a loaded machine's
+	// late timers cannot move records between intervals: 200 records a
+	// second, on schedule, drained at each tick.
+	for now := start.Add(col.tick); now.Sub(start) <= 600*time.Millisecond; now = now.Add(col.tick) {
+		for range int(col.tick / (5 * time.Millisecond)) {
+			rec.Record(0, 0, time.Millisecond, time.Millisecond, OK, 0)
+		}
+		col.step(now)
 	}
-	cancel()
-	<-done
-	_, sums, _ := col.Stop(time.Now())
+	_, sums, _ := col.Stop(start.Add(600 * time.Millisecond))
+	if len(sums) != 4 {
+		t.Fatalf("%d intervals in 600 ms, want 4", len(sums))
+	}
 	for i := 0; i < 4; i++ { // 4 full intervals of 150 ms: 30 each
-		if c := sums[i].Ops[0].Count; c < 27 || c > 33 {
-			t.Errorf("interval %d counted %d, want about 30", i, c)
+		if c := sums[i].Ops[0].Count; c != 30 {
+			t.Errorf("interval %d counted %d, want 30 (tick %v)", i, c, col.tick)
 		}
 	}
 }

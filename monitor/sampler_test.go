@@ -127,14 +127,16 @@ func (c counted) Close(context.Context) (*Final, error) { return nil, nil }
 // short a span for /proc's counters).
 func TestSamplerMark(t *testing.T) {
 	var n int64
-	s := StartSampler(context.Background(), 300*time.Millisecond, []Monitor{counted{&n}}, nil)
-	time.Sleep(50 * time.Millisecond)
+	// A 2 s interval: no tick interferes, and the skip threshold is 50 ms,
+	// far from both the 150 ms gaps and the skipped mark's 5 ms.
+	s := StartSampler(context.Background(), 2*time.Second, []Monitor{counted{&n}}, nil)
+	time.Sleep(150 * time.Millisecond)
 	s.Mark()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
 	s.Mark()
 	time.Sleep(5 * time.Millisecond)
 	s.Mark() // 5 ms after the last sample: skipped
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
 	res := s.Stop(context.Background())
 	// The first sample, two marks, the last sample.
 	if len(res.Points) != 4 {
