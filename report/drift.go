@@ -43,6 +43,34 @@ func (w Window) String() string {
 	return "first " + w.Length.String()
 }
 
+// WindowWarnings says where the windows do not split a stage as asked: a
+// window as long as the stage covers all of it, and a first and a last
+// window that together exceed it overlap (both then share intervals).
+func WindowWarnings(rd *RunData, windows []Window) []string {
+	var out []string
+	for _, ph := range rd.Summary.Stages {
+		span := ph.End.Sub(ph.Start)
+		var first, last time.Duration
+		for _, w := range windows {
+			if w.Length == 0 {
+				continue
+			}
+			if w.Length >= span {
+				out = append(out, fmt.Sprintf("stage %s lasted %v: window %q covers all of it", ph.Name, span.Round(time.Millisecond), w.String()))
+			}
+			if w.Last {
+				last = max(last, w.Length)
+			} else {
+				first = max(first, w.Length)
+			}
+		}
+		if first > 0 && last > 0 && first < span && last < span && first+last > span {
+			out = append(out, fmt.Sprintf("stage %s lasted %v: its first %v and last %v overlap", ph.Name, span.Round(time.Millisecond), first, last))
+		}
+	}
+	return out
+}
+
 // WindowStats is an operation's figures over one window.
 type WindowStats struct {
 	Window string        `json:"window"`

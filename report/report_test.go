@@ -298,3 +298,28 @@ func TestIntervalsOfLegacyTags(t *testing.T) {
 		t.Errorf("current transaction tag not found")
 	}
 }
+
+// Windows longer than a stage, or a first and a last window that overlap,
+// are named: their figures would not compare what the user meant.
+func TestWindowWarnings(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	rd := &RunData{Summary: &Summary{Stages: []PhaseSummary{{Name: "all", Start: t0, End: t0.Add(20 * time.Second)}}}}
+	w := func(s string) Window {
+		x, err := ParseWindow(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	if got := WindowWarnings(rd, []Window{w("first:5s"), w("last:5s"), w("all")}); len(got) != 0 {
+		t.Errorf("apart: %q", got)
+	}
+	got := WindowWarnings(rd, []Window{w("first:60s"), w("last:60s")})
+	if len(got) != 2 || !strings.Contains(got[0], `stage all lasted 20s: window "first 1m0s" covers all of it`) {
+		t.Errorf("longer than the stage: %q", got)
+	}
+	got = WindowWarnings(rd, []Window{w("first:12s"), w("last:12s")})
+	if len(got) != 1 || !strings.Contains(got[0], "first 12s and last 12s overlap") {
+		t.Errorf("overlap: %q", got)
+	}
+}

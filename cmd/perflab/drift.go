@@ -46,6 +46,9 @@ func cmdDrift(std *stdio, args []string) int {
 	if err != nil {
 		return fail(std, err)
 	}
+	for _, w := range report.WindowWarnings(rd, windows) {
+		fmt.Fprintln(std.err, "perflab drift: warning:", w)
+	}
 	ds := report.Drift(rd, *pct, windows)
 	if *asJSON {
 		enc := json.NewEncoder(std.out)
