@@ -242,7 +242,7 @@ func (ms *msgStep) do(ctx context.Context, vars *vars) phttp.Result {
 	if ms.pub != nil {
 		msg, err := ms.message(vars)
 		if err != nil {
-			return fail(metrics.Other, err, false)
+			return fail(metrics.NotSent, err, false)
 		}
 		if err := ms.conn.Publish(ctx, msg); err != nil {
 			return fail(metrics.Publish, err, true)
@@ -252,7 +252,7 @@ func (ms *msgStep) do(ctx context.Context, vars *vars) phttp.Result {
 	}
 	key, err := ms.await.Equals.T.Expand(vars)
 	if err != nil {
-		return fail(metrics.Other, err, false)
+		return fail(metrics.NotSent, err, false)
 	}
 	w, err := ms.awaiter.Register(key)
 	if err != nil {

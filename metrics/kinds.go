@@ -51,6 +51,10 @@ const (
 	Read
 	// Publish is a message the bus did not accept.
 	Publish
+	// NotSent is a request or message that could not be built (a variable
+	// no earlier step set, a URL that does not parse): nothing was sent, so
+	// the server never counted it.
+	NotSent
 	numErrKinds
 )
 
@@ -61,7 +65,7 @@ var errKindNames = [...]string{
 	OK: "ok", HTTP1xx: "http_1xx", HTTP2xx: "http_2xx", HTTP3xx: "http_3xx", HTTP4xx: "http_4xx", HTTP5xx: "http_5xx",
 	Timeout: "timeout", ConnRefused: "connection_refused", ConnReset: "connection_reset", DNS: "dns", TLS: "tls",
 	CheckFailed: "check_failed", ExtractFailed: "extract_failed", Other: "other",
-	Connect: "connect", Write: "write", Read: "read", Publish: "publish",
+	Connect: "connect", Write: "write", Read: "read", Publish: "publish", NotSent: "not_sent",
 }
 
 // ParseErrKind reads an error kind's name ("timeout", "http_5xx", ...).

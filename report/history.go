@@ -73,6 +73,15 @@ func History(runs []*Summary, pct float64, minSize int) []HistorySeries {
 	return out
 }
 
+// HistoryPercentile reports whether runs' summaries keep percentile pct.
+func HistoryPercentile(pct float64) bool {
+	switch pct {
+	case 50, 75, 90, 95, 99, 99.9:
+		return true
+	}
+	return false
+}
+
 func percentileOf(l metrics.LatencySummary, pct float64) float64 {
 	switch pct {
 	case 50:

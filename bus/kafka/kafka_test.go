@@ -139,3 +139,16 @@ func TestErrors(t *testing.T) {
 		t.Error("Subscribe to no topics: no error")
 	}
 }
+
+// A subscription to a topic that does not exist fails at once, and says how
+// to have perflab create it.
+func TestSubscribeMissingTopic(t *testing.T) {
+	tg := target(t, 1)
+	conn := tg.Dial(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := conn.Subscribe(ctx, []string{bustest.TopicName()}, "")
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "topics:") {
+		t.Errorf("subscribe to a missing topic: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/perflab/perflab/bus"
@@ -23,6 +24,9 @@ func (c *Conn) Subscribe(ctx context.Context, topics []string, group string) (bu
 	ends, err := c.adm.ListEndOffsets(ctx, topics...)
 	if err == nil {
 		err = ends.Error()
+	}
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, fmt.Errorf("kafka: subscribe to %v: %w (a topic does not exist: create it, or list it under the bus's topics: for perflab to create it)", topics, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kafka: subscribe to %v: %w", topics, err)

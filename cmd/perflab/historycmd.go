@@ -18,7 +18,7 @@ func cmdHistory(std *stdio, args []string) int {
 	var labels setFlags
 	fs.Var(&labels, "label", "only runs with this label (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab history PLAN_NAME [--percentile 95] [--label k=v]...\n\nFollows each operation of a plan across its stored runs, oldest first, and names\nthe run where each change of level began.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab history PLAN_NAME [--percentile 95] [--min-runs 3] [--label k=v]...\n\nFollows each operation of a plan across its stored runs, oldest first, and names\nthe run where each change of level began. A change needs --min-runs runs on\neach side of it and Mann-Whitney significance (alpha 0.05, corrected for the\nnumber of places tried): even a clean step needs 6 runs on each side.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -26,6 +26,10 @@ func cmdHistory(std *stdio, args []string) int {
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
+		return exitUsage
+	}
+	if !report.HistoryPercentile(*pct) {
+		fmt.Fprintf(std.err, "perflab history: --percentile %g: the history keeps 50, 75, 90, 95, 99 and 99.9 of each run\n", *pct)
 		return exitUsage
 	}
 	st, err := openExisting(*path)

@@ -398,6 +398,10 @@ func TestHistoryAndLabelCompare(t *testing.T) {
 	if code != exitOK || !strings.Contains(hist, "all  check-out: 2 runs, p95") {
 		t.Errorf("history: %d %s\n%s", code, errs, hist)
 	}
+	// Summaries keep a few percentiles: another is refused, not replaced.
+	if code, _, errs := runCLI(t, "history", "--store", db, "--percentile", "80", "circulation"); code != exitUsage || !strings.Contains(errs, "keeps 50, 75, 90, 95, 99 and 99.9") {
+		t.Errorf("history --percentile 80: %d %s", code, errs)
+	}
 	if code, _, errs := runCLI(t, "compare", "--store", db, "release=Nope", "release=Honeysuckle"); code == exitOK || !strings.Contains(errs, "no stored run has the label release=Nope") {
 		t.Errorf("unknown label: %d %s", code, errs)
 	}

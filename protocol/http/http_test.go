@@ -104,11 +104,17 @@ func TestNoRetries(t *testing.T) {
 	}
 }
 
+// A request that cannot be built fails as not_sent, and indeed is not sent.
 func TestUndefinedVariableFailsTheRequest(t *testing.T) {
-	r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text("http://127.0.0.1:1/${nope}")}, time.Second)
-	res := NewClient(Options{}).Do(r, mapVars{}, &Scratch{})
-	if res.Err != metrics.Other || !strings.Contains(res.Detail, "nope") {
-		t.Errorf("%+v", res)
+	var n atomic.Int64
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(nethttp.ResponseWriter, *nethttp.Request) { n.Add(1) }))
+	defer srv.Close()
+	for _, opts := range []Options{{}, {HTTP2: true}} {
+		r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text(srv.URL + "/${nope}")}, time.Second)
+		res := NewClient(opts).Do(r, mapVars{}, &Scratch{})
+		if res.Err != metrics.NotSent || !strings.Contains(res.Detail, "nope") || n.Load() != 0 {
+			t.Errorf("%+v; the server saw %d", res, n.Load())
+		}
 	}
 }
 

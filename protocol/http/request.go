@@ -152,7 +152,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	defer fasthttp.ReleaseResponse(resp)
 
 	if err := c.build(r, vars, s, req); err != nil {
-		return Result{Err: metrics.Other, Detail: err.Error()}
+		return Result{Err: metrics.NotSent, Detail: err.Error()}
 	}
 	start := time.Now()
 	err := c.c.DoTimeout(req, resp, r.timeout)
