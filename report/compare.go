@@ -169,7 +169,7 @@ func side(runs []*RunData, stage string, key metrics.Key, pct float64) (samples 
 func sentences(rc *RunComparison) []string {
 	type agg struct {
 		worse, better []OpComparison
-		n             int
+		n, tooFew     int
 	}
 	var order []string
 	byOp := map[string]*agg{}
@@ -187,6 +187,8 @@ func sentences(rc *RunComparison) []string {
 			a.worse = append(a.worse, c)
 		case analyze.Better:
 			a.better = append(a.better, c)
+		case analyze.TooFewToSay:
+			a.tooFew++
 		}
 	}
 	var out []string
@@ -210,7 +212,7 @@ func sentences(rc *RunComparison) []string {
 			} else if stages[0] != "all" {
 				where = " at " + stages[0]
 			}
-			out = append(out, fmt.Sprintf("%s is %s %s at p%g%s (%d of %d stages).", name, amount, word, rc.Percentile, where, len(cs), a.n))
+			out = append(out, fmt.Sprintf("%s is %s %s at p%g%s (%d of %s).", name, amount, word, rc.Percentile, where, len(cs), plural(a.n, "stage")))
 		}
 		if len(a.worse) > 0 {
 			say(a.worse, "slower")
@@ -218,7 +220,13 @@ func sentences(rc *RunComparison) []string {
 		if len(a.better) > 0 {
 			say(a.better, "faster")
 		}
-		if len(a.worse) == 0 && len(a.better) == 0 {
+		switch {
+		case len(a.worse) > 0 || len(a.better) > 0:
+		case a.tooFew == a.n:
+			out = append(out, fmt.Sprintf("%s: too few samples to say at p%g (too few intervals a side in %s; longer stages or a shorter interval give more).", name, rc.Percentile, plural(a.n, "stage")))
+		case a.tooFew > 0:
+			out = append(out, fmt.Sprintf("%s: no significant change at p%g (%d of %s had too few samples to say).", name, rc.Percentile, a.tooFew, plural(a.n, "stage")))
+		default:
 			out = append(out, fmt.Sprintf("%s: no significant change at p%g.", name, rc.Percentile))
 		}
 	}
@@ -250,4 +258,12 @@ func WriteComparison(w io.Writer, rc *RunComparison) error {
 		fmt.Fprintln(w, s)
 	}
 	return writeResourceComparison(w, rc.Resources)
+}
+
+// plural says n things: "1 stage", "4 stages".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -102,8 +102,12 @@ func percentileOf(l metrics.LatencySummary, pct float64) float64 {
 func WriteHistory(w io.Writer, hs []HistorySeries, pct float64) error {
 	for _, s := range hs {
 		first, last := s.Points[0], s.Points[len(s.Points)-1]
-		fmt.Fprintf(w, "%s  %s: %d runs, p%g %s (%s) -> %s (%s)\n", s.Stage, s.Operation, len(s.Points), pct,
-			human(first.Value), first.RunID, human(last.Value), last.RunID)
+		if len(s.Points) == 1 {
+			fmt.Fprintf(w, "%s  %s: 1 run, p%g %s (%s)\n", s.Stage, s.Operation, pct, human(first.Value), first.RunID)
+		} else {
+			fmt.Fprintf(w, "%s  %s: %d runs, p%g %s (%s) -> %s (%s)\n", s.Stage, s.Operation, len(s.Points), pct,
+				human(first.Value), first.RunID, human(last.Value), last.RunID)
+		}
 		for _, c := range s.Changes {
 			fmt.Fprintln(w, "  change: "+c)
 		}

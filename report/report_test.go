@@ -13,6 +13,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -321,5 +322,28 @@ func TestWindowWarnings(t *testing.T) {
 	got = WindowWarnings(rd, []Window{w("first:12s"), w("last:12s")})
 	if len(got) != 1 || !strings.Contains(got[0], "first 12s and last 12s overlap") {
 		t.Errorf("overlap: %q", got)
+	}
+}
+
+// The sentences say when the samples were too few to judge, rather than
+// "no significant change", and count stages in good English.
+func TestSentencesTooFewSamples(t *testing.T) {
+	op := func(stage, name string, v analyze.Verdict, change float64) OpComparison {
+		return OpComparison{Stage: stage, Operation: name, Change: change, Test: analyze.Comparison{Verdict: v}}
+	}
+	rc := &RunComparison{Percentile: 75, Ops: []OpComparison{
+		op("users=1", "a", analyze.TooFewToSay, -0.9), op("users=5", "a", analyze.TooFewToSay, -0.9),
+		op("users=1", "b", analyze.TooFewToSay, 0.1), op("users=5", "b", analyze.NoChange, 0.01),
+		op("all", "c", analyze.Worse, 0.2),
+	}}
+	got := strings.Join(sentences(rc), "\n")
+	for _, want := range []string{
+		"a: too few samples to say at p75 (too few intervals a side in 2 stages;",
+		"b: no significant change at p75 (1 of 2 stages had too few samples to say).",
+		"c is 20% slower at p75 (1 of 1 stage).",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
 	}
 }
