@@ -116,6 +116,7 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 	}
 	sort.Ints(stageOrder)
 	var total Total
+	all := metrics.NewHistogram() // the stored requests' latencies, for the summary line
 	for _, i := range stageOrder {
 		ph := stages[i]
 		ph.Duration = ph.End.Sub(ph.Start).Seconds()
@@ -129,6 +130,7 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 			if a.op.Kind == metrics.KindStep {
 				total.Requests += a.count
 				total.Errors += a.errs
+				all.Merge(a.h)
 			}
 		}
 		s.Stages = append(s.Stages, *ph)
@@ -138,6 +140,9 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 	s.Duration = s.End.Sub(s.Start).Seconds()
 	if total.Duration > 0 {
 		total.RPS = float64(total.Requests) / total.Duration
+	}
+	if all.TotalCount() > 0 { // as the histograms hold them, in µs
+		total.Mean, total.Min, total.Max = all.Mean()/1e3, float64(all.Min())/1e3, float64(all.Max())/1e3
 	}
 	total.Line = SummaryLine(total)
 	s.Total = total

@@ -24,8 +24,14 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	if s.Host.CPUModel != "" {
 		cpus += " " + mdEscape(s.Host.CPUModel)
 	}
-	fmt.Fprintf(w, "Run `%s`, %s, started %s, %.0f s. Load generator: %s, %s/%s, perflab %s.\n\n",
-		s.RunID, s.Status, s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration, cpus, s.Host.OS, s.Host.Arch, s.Host.Perflab)
+	fmt.Fprintf(w, "Run `%s`, %s, started %s, %.0f s.", s.RunID, s.Status, s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
+	if s.Host.CPUs > 0 { // unknown for a run rebuilt from the history
+		fmt.Fprintf(w, " Load generator: %s, %s/%s, perflab %s.", cpus, s.Host.OS, s.Host.Arch, s.Host.Perflab)
+	}
+	fmt.Fprint(w, "\n\n")
+	if s.Error != "" {
+		fmt.Fprintf(w, "%s\n\n", mdEscape(s.Error))
+	}
 	if across := acrossStages(s); across != "" {
 		fmt.Fprintf(w, "## Response times (ms)\n\n%s\n", across)
 	}

@@ -99,7 +99,10 @@ func cmdShow(std *stdio, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.Status, s.Start.Format("2006-01-02 15:04:05"))
-	if s.Error != "" {
+	switch {
+	case s.Error != "" && s.Status == "running": // rebuilt from the history: a notice, not a failure
+		fmt.Fprintf(std.out, "note: %s\n", s.Error)
+	case s.Error != "":
 		fmt.Fprintf(std.out, "error: %s\n", s.Error)
 	}
 	if err := report.WriteTable(std.out, s); err != nil {
