@@ -171,6 +171,24 @@ func WriteThresholds(w io.Writer, ts []*plan.Threshold, rs []ThresholdResult) {
 // WriteJUnit writes the results as JUnit XML, one test case per threshold
 // and operation, for CI systems to show.
 func WriteJUnit(w io.Writer, ts []*plan.Threshold, rs []ThresholdResult) error {
+	return writeJUnit(w, ts, rs)
+}
+
+// WriteSummaryJUnit writes a finished run's thresholds as JUnit XML, the
+// thresholds read back from their results.
+func WriteSummaryJUnit(w io.Writer, s *Summary) error {
+	var ts []*plan.Threshold
+	seen := map[string]bool{}
+	for _, r := range s.Thresholds {
+		if t, err := plan.ParseThreshold(r.Threshold); err == nil && !seen[r.Threshold] {
+			seen[r.Threshold] = true
+			ts = append(ts, t)
+		}
+	}
+	return writeJUnit(w, ts, s.Thresholds)
+}
+
+func writeJUnit(w io.Writer, ts []*plan.Threshold, rs []ThresholdResult) error {
 	type failure struct {
 		Message string `xml:"message,attr"`
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -94,6 +95,19 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), sum, 0o644); err != nil {
 		return err
+	}
+	// The files a run writes at its end beside summary.json.
+	var s Summary
+	if err := json.Unmarshal(sum, &s); err != nil {
+		return fmt.Errorf("run %s: summary: %w", id, err)
+	}
+	if err := writeFile(filepath.Join(dir, "summary.txt"), func(w io.Writer) error { return WriteTable(w, &s) }); err != nil {
+		return err
+	}
+	if len(s.Thresholds) > 0 {
+		if err := writeFile(filepath.Join(dir, "junit.xml"), func(w io.Writer) error { return WriteSummaryJUnit(w, &s) }); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), src, 0o644); err != nil {
 		return err

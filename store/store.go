@@ -348,6 +348,9 @@ func (s *Store) Runs(f Filter) ([]Run, error) {
 	return out, rows.Err()
 }
 
+// ErrExists means a run of that id is in the history already.
+var ErrExists = errors.New("already in the history")
+
 // ErrNotFound means no run has the given id.
 var ErrNotFound = errors.New("no such run")
 
@@ -457,6 +460,9 @@ type Encoded struct {
 // Import stores a finished run read from elsewhere (a run directory) in one
 // transaction.
 func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time, status string, labels map[string]string, summary []byte, hs []Encoded) error {
+	if have, err := s.Runs(Filter{ID: id}); err == nil && len(have) > 0 {
+		return fmt.Errorf("%w: run %s", ErrExists, id)
+	}
 	if err := s.Begin(id, plan, planSource, start, labels); err != nil {
 		return err
 	}

@@ -639,10 +639,23 @@ func TestImportExportRoundTrip(t *testing.T) {
 	if code != exitOK || !strings.Contains(msg, "imported") {
 		t.Fatalf("import: %s %s", msg, errs)
 	}
+	if code, _, errs := runCLI(t, "import", "--store", db, dirs[0]); code == exitOK || !strings.Contains(errs, "already in the history") {
+		t.Errorf("import twice: %d %s", code, errs)
+	}
 	id := filepath.Base(dirs[0])
 	exported := filepath.Join(t.TempDir(), "again")
 	if code, _, errs := runCLI(t, "export", "--store", db, id, exported); code != exitOK {
 		t.Fatal(errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(exported, "summary.txt")); err != nil || !strings.Contains(string(b), "summary = ") {
+		t.Errorf("exported summary.txt: %v %q", err, b)
+	}
+	// -o FILE.html without --format writes HTML.
+	page := filepath.Join(t.TempDir(), "run.html")
+	if code, _, errs := runCLI(t, "report", "--store", db, id, "-o", page); code != exitOK {
+		t.Errorf("report -o run.html: %s", errs)
+	} else if b, _ := os.ReadFile(page); !strings.HasPrefix(strings.TrimSpace(string(b)), "<!DOCTYPE html>") {
+		t.Errorf("report -o run.html wrote %.60q", b)
 	}
 	orig, err1 := report.ReadRunDir(dirs[0])
 	back, err2 := report.ReadRunDir(exported)

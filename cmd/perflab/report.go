@@ -8,13 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/report"
 )
 
 func cmdReport(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	format := fs.String("format", "md", "md (Markdown tables for a wiki), html (a self-contained page with charts), csv (one table) or junit (the thresholds, for CI)")
+	format := fs.String("format", "md", "md (Markdown tables for a wiki), html (a self-contained page with charts), csv (one table) or junit (the thresholds, for CI); without it, -o FILE's extension (.md, .html, .csv, .xml) chooses")
 	out := fs.String("o", "", "write to this file instead of standard output")
 	table := fs.String("table", "operations", "csv: the table to write: "+strings.Join(report.CSVTables, ", "))
 	chartsDir := fs.String("charts", "", "md: write the charts as SVG files into this directory and show them in the Markdown (default with -o FILE.md: FILE-charts beside it)")
@@ -29,6 +28,11 @@ func cmdReport(std *stdio, args []string) int {
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return exitUsage
+	}
+	if !flagSet(fs, "format") && *out != "" {
+		if f, ok := map[string]string{".md": "md", ".html": "html", ".htm": "html", ".csv": "csv", ".xml": "junit"}[strings.ToLower(filepath.Ext(*out))]; ok {
+			*format = f
+		}
 	}
 	rd, err := loadOneRun(fs.Arg(0), *path)
 	if err != nil {
@@ -58,18 +62,7 @@ func cmdReport(std *stdio, args []string) int {
 	case "html":
 		write = report.WriteHTML
 	case "junit":
-		write = func(w io.Writer, rd *report.RunData) error {
-			// The run's thresholds, read back from their results.
-			var ts []*plan.Threshold
-			seen := map[string]bool{}
-			for _, r := range rd.Summary.Thresholds {
-				if t, err := plan.ParseThreshold(r.Threshold); err == nil && !seen[r.Threshold] {
-					seen[r.Threshold] = true
-					ts = append(ts, t)
-				}
-			}
-			return report.WriteJUnit(w, ts, rd.Summary.Thresholds)
-		}
+		write = func(w io.Writer, rd *report.RunData) error { return report.WriteSummaryJUnit(w, rd.Summary) }
 	default:
 		fmt.Fprintf(std.err, "perflab: --format %q: want md, html, csv or junit\n", *format)
 		return exitUsage
@@ -91,4 +84,11 @@ func cmdReport(std *stdio, args []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
