@@ -27,6 +27,7 @@ package perflab
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/perflab/perflab/engine"
@@ -87,7 +88,7 @@ func overrides(set []string) ([]plan.Override, error) {
 	for _, s := range set {
 		o, err := plan.ParseOverride(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("Set: %w", err)
 		}
 		out = append(out, o)
 	}

@@ -22,7 +22,7 @@ type Override struct {
 func ParseOverride(s string) (Override, error) {
 	name, value, ok := strings.Cut(s, "=")
 	if !ok || strings.TrimSpace(name) == "" {
-		return Override{}, fmt.Errorf("--set %q: want name=value", s)
+		return Override{}, fmt.Errorf("%q: want name=value", s)
 	}
 	return Override{Name: strings.TrimSpace(name), Value: value}, nil
 }

@@ -259,6 +259,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
 	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"upper":    upperFirst,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -288,7 +289,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
 {{if .Across}}<h2>Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
 {{with .S.Scaling}}<h2>Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th>Wall s</th><th>Requests/s</th><th>Speedup</th><th>Efficiency</th></tr>
 {{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>
-{{end}}</table><p>Throughput stops increasing at {{.SaturationVUs}} VUs.{{with .USL}} Universal Scalability Law: λ {{f1 .Lambda}}/s, σ {{printf "%.4f" .Sigma}}, κ {{printf "%.6f" .Kappa}}{{if .PeakVUs}}, predicted peak {{f1 .PeakRPS}}/s at {{f1 .PeakVUs}} VUs{{end}} (R² {{printf "%.3f" .R2}}).{{end}}</p>{{end}}
+{{end}}</table><p>{{upper .Sentence}}.{{with .USL}} Universal Scalability Law: λ {{f1 .Lambda}}/s, σ {{printf "%.4f" .Sigma}}, κ {{printf "%.6f" .Kappa}}{{if .PeakVUs}}, predicted peak {{f1 .PeakRPS}}/s at {{f1 .PeakVUs}} VUs{{end}} (R² {{printf "%.3f" .R2}}).{{end}}</p>{{end}}
 {{range $.Scaling}}{{.}}{{end}}
 {{range .Stages}}<h2>Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>

@@ -56,7 +56,10 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		for _, p := range sc.Points {
 			fmt.Fprintf(w, "| %d | %d | %.2f | %.1f | %.2f | %.0f%% |\n", p.VUs, p.Requests, p.Wall, p.RPS, p.Speedup, 100*p.Efficiency)
 		}
-		fmt.Fprintf(w, "\nThroughput stops increasing at %g VUs.\n\n", sc.SaturationVUs)
+		fmt.Fprintf(w, "\n%s.\n\n", upperFirst(sc.Sentence()))
+		if l := sc.USLLine(); l != "" {
+			fmt.Fprintf(w, "%s.\n\n", l)
+		}
 	}
 	if len(s.Thresholds) > 0 {
 		fmt.Fprintf(w, "## Thresholds\n\n%d passed, %d failed.\n\n| Threshold | Operation | Stage | Actual | Result |\n|---|---|---|--:|---|\n", len(s.Thresholds)-Failed(s.Thresholds), Failed(s.Thresholds))
@@ -223,4 +226,12 @@ func serverMarkdown(w io.Writer, ph PhaseSummary) {
 	if header {
 		fmt.Fprintln(w)
 	}
+}
+
+// upperFirst capitalises a sentence's first letter.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -347,3 +347,15 @@ func TestSentencesTooFewSamples(t *testing.T) {
 		}
 	}
 }
+
+// A sweep whose best throughput is at its largest VU count never saturated,
+// and says so instead of naming that count as the saturation point.
+func TestScalingSentence(t *testing.T) {
+	pts := []ScalingPoint{{VUs: 1}, {VUs: 2}, {VUs: 4}}
+	if got := (&Scaling{Points: pts, SaturationVUs: 2, Tolerance: 0.05}).Sentence(); got != "throughput stops increasing at 2 VUs (the fewest within 5% of the best)" {
+		t.Error(got)
+	}
+	if got := (&Scaling{Points: pts, SaturationVUs: 4, Tolerance: 0.05}).Sentence(); got != "throughput was still increasing at 4 VUs, the most tried: no saturation within the sweep" {
+		t.Error(got)
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -70,6 +71,32 @@ type Scaling struct {
 	Tolerance     float64 `json:"tolerance"`
 	// USL is a Universal Scalability Law fit, with three points or more.
 	USL *USLFit `json:"usl,omitempty"`
+}
+
+// Sentence says where throughput stopped increasing, or that it had not
+// by the largest VU count of the sweep.
+func (sc *Scaling) Sentence() string {
+	most := 0
+	for _, p := range sc.Points {
+		most = max(most, p.VUs)
+	}
+	if len(sc.Points) > 1 && sc.SaturationVUs >= float64(most) {
+		return fmt.Sprintf("throughput was still increasing at %d VUs, the most tried: no saturation within the sweep", most)
+	}
+	return fmt.Sprintf("throughput stops increasing at %g VUs (the fewest within %.0f%% of the best)", sc.SaturationVUs, 100*sc.Tolerance)
+}
+
+// USLLine states the Universal Scalability Law fit, if there is one.
+func (sc *Scaling) USLLine() string {
+	u := sc.USL
+	if u == nil {
+		return ""
+	}
+	line := fmt.Sprintf("Universal Scalability Law fit (R² %.3f): λ %.1f req/s per VU, contention σ %.4f, coherency κ %.6f", u.R2, u.Lambda, u.Sigma, u.Kappa)
+	if u.PeakVUs > 0 {
+		line += fmt.Sprintf("; predicted peak %.0f req/s at %.1f VUs", u.PeakRPS, u.PeakVUs)
+	}
+	return line
 }
 
 // USLFit is X(N) = λN / (1 + σ(N-1) + κN(N-1)) fitted to the points.

@@ -102,15 +102,11 @@ func scalingTable(w io.Writer, sc *Scaling) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "throughput stops increasing at %g VUs (the fewest within %.0f%% of the best)\n", sc.SaturationVUs, 100*sc.Tolerance); err != nil {
+	if _, err := fmt.Fprintln(w, sc.Sentence()); err != nil {
 		return err
 	}
-	if u := sc.USL; u != nil {
-		fmt.Fprintf(w, "Universal Scalability Law fit (R² %.3f): λ %.1f req/s per VU, contention σ %.4f, coherency κ %.6f", u.R2, u.Lambda, u.Sigma, u.Kappa)
-		if u.PeakVUs > 0 {
-			fmt.Fprintf(w, "; predicted peak %.0f req/s at %.1f VUs", u.PeakRPS, u.PeakVUs)
-		}
-		fmt.Fprintln(w)
+	if l := sc.USLLine(); l != "" {
+		fmt.Fprintln(w, l)
 	}
 	return nil
 }
