@@ -56,7 +56,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.set, "set", "override a plan variable: --set users=20, --set 'users=[1,5,8,20]' sweeps it (repeatable)")
 	fs.StringVar(&f.out, "out", "runs", "directory under which each run gets its own directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
-	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line every 10s), none")
+	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line per interval), none")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
