@@ -266,6 +266,13 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	if r.opts.Sink != nil {
 		sink = r.opts.Sink(ph)
 	}
+	if r.opts.OnStage != nil {
+		r.opts.OnStage(ph, false)
+		defer r.opts.OnStage(ph, true)
+	}
+	// The stage starts now, its bookkeeping done: open models' due times
+	// and every deadline count from here.
+	ph.Start = time.Now()
 	var onTick func(*metrics.Tick)
 	if r.opts.OnTick != nil {
 		onTick = func(t *metrics.Tick) { r.opts.OnTick(ph, t) }
@@ -285,10 +292,6 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		}
 	}()
 	ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: ph.Start, wg: &wg}
-	if r.opts.OnStage != nil {
-		r.opts.OnStage(ph, false)
-		defer r.opts.OnStage(ph, true)
-	}
 	for _, s := range scens {
 		// A scenario with a length ends at its deadline, think time and
 		// iterations in progress included; requests in flight complete.
@@ -298,11 +301,10 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(l))
 			cancels = append(cancels, cancel)
 		}
-		ex.launch(sctx, s)
+		ex.launch(sctx, ctx, s)
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	finished := true
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -311,15 +313,14 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		select {
 		case <-done:
 		case <-time.After(r.opts.Grace):
-			finished = false
 			ph.Abandoned = ex.inflight.Load()
 			r.opts.OnEvent(fmt.Sprintf("stage %s: %d requests still in flight after %v; not waiting for them (counted as abandoned)", st.Name(), ph.Abandoned, r.opts.Grace))
 		}
 	}
-	if finished {
-		for _, f := range ex.finish {
-			f()
-		}
+	// Count what is left queued as dropped, even when VUs hung on a server
+	// are not waited for: the pacers have closed their queues.
+	for _, f := range ex.finish {
+		f()
 	}
 	ph.Spans = ex.spans(scens)
 	stopCol()

@@ -26,7 +26,8 @@ type executor struct {
 	workers int // workers made so far: their shard and random stream
 	// inflight counts requests being sent or awaited.
 	inflight atomic.Int64
-	// finish runs once every goroutine of the stage has ended.
+	// finish runs once every goroutine of the stage has ended, or the
+	// interrupted stage's grace is over.
 	finish []func()
 	// ends holds, per scenario, when its last VU stopped (unix ns).
 	ends sync.Map // scenario name -> *atomic.Int64
@@ -87,11 +88,12 @@ func (e *executor) spawnVU(w *worker, f func()) {
 	})
 }
 
-// launch starts a scenario; ctx ends at the scenario's deadline, if any.
-func (e *executor) launch(ctx context.Context, s *scenario) {
+// launch starts a scenario; ctx ends at the scenario's deadline, if any,
+// parent when the load is stopped.
+func (e *executor) launch(ctx, parent context.Context, s *scenario) {
 	switch {
 	case s.Open():
-		e.arrivals(ctx, s)
+		e.arrivals(ctx, parent, s)
 	case len(s.RampVUs) > 0:
 		e.rampingVUs(ctx, s)
 	default:
@@ -203,7 +205,7 @@ type arrival struct {
 // times: each goes to an idle VU, to a new VU while fewer than MaxVUs exist,
 // and otherwise is dropped and counted, or (when_busy: queue) waits for the
 // first free VU. Latency is measured from the due time either way.
-func (e *executor) arrivals(ctx context.Context, s *scenario) {
+func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 	var p pacer = constantPacer{rate: s.Rate, duration: s.Duration}
 	if len(s.RampRate) > 0 {
 		segs := make([]rampSegment, len(s.RampRate))
@@ -217,12 +219,28 @@ func (e *executor) arrivals(ctx context.Context, s *scenario) {
 	if s.Queue {
 		backlog = make(chan arrival, maxBacklog)
 	}
+	// An iteration that started before the scenario's end runs to its end,
+	// within the request timeout (as k6's gracefulStop): cut short, it would
+	// count as neither run nor dropped. Stopping the load stops it at once.
+	ictx, icancel := context.WithCancel(parent)
+	context.AfterFunc(ctx, func() {
+		if parent.Err() != nil {
+			icancel()
+			return
+		}
+		grace := e.r.p.HTTP.Timeout.D
+		if grace <= 0 {
+			grace = 30 * time.Second
+		}
+		time.AfterFunc(grace, icancel)
+	})
+	e.finish = append(e.finish, icancel)
 	run := func(w *worker, a arrival) bool {
 		if ctx.Err() != nil { // the load ended before this iteration could start
 			e.rec.Drop(w.shard, s.iterOp)
 			return true
 		}
-		return w.iteration(ctx, a.iter, a.due)
+		return w.iteration(ictx, a.iter, a.due)
 	}
 	if s.Queue { // iterations still queued when the load ended were never run
 		e.finish = append(e.finish, func() {

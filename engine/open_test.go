@@ -241,3 +241,74 @@ scenarios:
 		}
 	}
 }
+
+// A bound function that returns because the load ended (its context) is
+// not a failure: the stage's end is not an error of the system under test.
+func TestBoundFunctionEndedIsNotAnError(t *testing.T) {
+	p := load(t, "http://127.0.0.1:1", `target: TARGET
+scenarios:
+  - {name: s, vus: 5, duration: 500ms, flow: [{name: work, call: work}]}
+`, nil)
+	work := func(ctx context.Context, _ *VU) error {
+		select {
+		case <-time.After(30 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r, err := Run(context.Background(), p, Options{RunID: "test", Seed: 1, Steps: map[string]StepFunc{"work": work}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := op(t, r.Stages[0], "work")
+	if w.Count < 40 || w.ErrorCount() != 0 {
+		t.Errorf("work: %d calls, %d errors; the deadline is not an error", w.Count, w.ErrorCount())
+	}
+	if s := op(t, r.Stages[0], "s"); s.ErrorCount() != 0 {
+		t.Errorf("scenario: %d failed iterations", s.ErrorCount())
+	}
+}
+
+// Iterations that started before an open model's end run to completion
+// (two 100 ms steps here, the last due 3 ms before the end): every
+// scheduled iteration ran or was dropped, and the server saw each step of
+// each one that ran.
+func TestOpenIterationsFinishAfterTheEnd(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) { time.Sleep(100 * time.Millisecond) }))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 300, duration: 1s, vus: 50, max_vus: 400, flow: [{name: a, url: /a}, {name: b, url: /b}]}
+`, nil)
+	r := run(t, p)
+	it := op(t, r.Stages[0], "s")
+	c.mu.Lock()
+	a, b := c.counts["GET /a"], c.counts["GET /b"]
+	c.mu.Unlock()
+	t.Logf("ran %d dropped %d a %d b %d", it.Count, it.Dropped, a, b)
+	if it.Count+it.Dropped != 300 || int64(a) != it.Count || int64(b) != it.Count {
+		t.Errorf("iterations %d + dropped %d, server /a %d /b %d; want 300 scheduled, each run whole", it.Count, it.Dropped, a, b)
+	}
+}
+
+// Interrupted with iterations queued for a VU hung on the server, a stage
+// that stops waiting after its grace still counts the queue as dropped.
+func TestInterruptedQueueIsCounted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(1500 * time.Millisecond) }))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 200, duration: 5s, vus: 1, max_vus: 1, when_busy: queue, flow: [{name: a, url: /a}]}
+`, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	r, _ := Run(ctx, p, Options{RunID: "test", Seed: 1, Grace: 200 * time.Millisecond})
+	it := op(t, r.Stages[0], "s")
+	// About 100 iterations were due in 0.5 s: one hung (abandoned), the
+	// rest queued behind it.
+	if it.Dropped < 80 || it.Count != 0 || r.Stages[0].Abandoned != 1 {
+		t.Errorf("ran %d, dropped %d, abandoned %d; want 0, about 99, 1", it.Count, it.Dropped, r.Stages[0].Abandoned)
+	}
+}

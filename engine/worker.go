@@ -194,13 +194,16 @@ func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
 
 // leaf runs one request or message step and records it. lat is from the
 // iteration's due time for an open model's first operation, svc from the
-// send. ended is true when the load ended during an await: not a result,
-// nothing recorded.
+// send. ended is true when the load ended during an await or a bound
+// function (which gets the load's context): not a result, nothing recorded.
 func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek metrics.ErrKind, ended bool) {
 	var res phttp.Result
 	switch {
 	case n.fn != nil:
 		res = call(ctx, n.fn, w.vars)
+		if res.Err != metrics.OK && ctx.Err() != nil {
+			return 0, 0, res.Err, true
+		}
 	case n.msg != nil:
 		res = n.msg.do(ctx, w.vars)
 		if res.Err != metrics.OK && ctx.Err() != nil {
