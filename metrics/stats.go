@@ -104,7 +104,9 @@ func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	ns := max(int64(lat), 0)
 	if ek != OK {
 		s.Errors[ek]++
-		s.Failed.add(ns)
+		if ek != NotSent { // nothing was sent: no latency to keep
+			s.Failed.add(ns)
+		}
 		return
 	}
 	s.OK.add(ns)
@@ -274,8 +276,8 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 	if s.Count > 0 {
 		out.SuccessRatio = float64(s.Count-out.Errors.Total) / float64(s.Count)
 	}
-	if elapsed > 0 {
-		out.RPS = float64(s.Count) / elapsed.Seconds()
+	if elapsed > 0 { // operations performed: those never sent are not throughput
+		out.RPS = float64(s.Count-s.Errors[NotSent]) / elapsed.Seconds()
 	}
 	out.Dropped = s.Dropped
 	if s.OK.N > 0 {

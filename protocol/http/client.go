@@ -129,6 +129,10 @@ func Classify(err error) metrics.ErrKind {
 	case errors.As(err, &tlsRec), errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
 		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout), strings.Contains(err.Error(), "tls:"):
 		return metrics.TLS
+	case errors.Is(err, fasthttp.ErrNoFreeConns):
+		// Every connection allowed to the host was busy for the whole
+		// timeout: the request was never sent.
+		return metrics.NotSent
 	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, os.ErrDeadlineExceeded):
 		return metrics.Timeout
 	case errors.As(err, &we):
