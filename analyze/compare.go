@@ -74,6 +74,30 @@ func Compare(base, cand []float64, alpha, minChange float64, lowerIsBetter bool)
 	return c
 }
 
+// CompareChange is Compare with the change the caller reports (such as the
+// change in a whole stage's percentile, beside the per-interval samples
+// the test runs on) deciding a verdict's size and direction: the test
+// decides whether there is one, the reported change must reach minChange,
+// and a reported change that disagrees in direction with the samples'
+// shift is no verdict. So a verdict never contradicts the figure printed
+// beside it.
+func CompareChange(base, cand []float64, change, alpha, minChange float64, lowerIsBetter bool) Comparison {
+	c := Compare(base, cand, alpha, 0, lowerIsBetter)
+	c.Change, c.MinChange = change, minChange
+	if c.Verdict == TooFewToSay {
+		return c
+	}
+	switch {
+	case c.P >= c.Alpha || change == 0 || math.Abs(change) < minChange || c.Shift != 0 && (c.Shift > 0) != (change > 0):
+		c.Verdict = NoChange
+	case (change < 0) == lowerIsBetter:
+		c.Verdict = Better
+	default:
+		c.Verdict = Worse
+	}
+	return c
+}
+
 // Median of a sample (NaN when empty).
 func Median(v []float64) float64 {
 	if len(v) == 0 {

@@ -84,3 +84,26 @@ func TestCompareVerdicts(t *testing.T) {
 		t.Errorf("%d false alarms in 400 comparisons at alpha 0.05", alarms)
 	}
 }
+
+// The reported change decides a verdict's size and direction against the
+// minimum (the samples' medians move 5% here), and a reported change
+// against the samples' shift is none.
+func TestCompareChange(t *testing.T) {
+	base := []float64{10, 10.1, 9.9, 10.2, 9.8, 10, 10.1, 9.9}
+	cand := []float64{10.5, 10.6, 10.4, 10.7, 10.3, 10.5, 10.6, 10.4}
+	if c := CompareChange(base, cand, 0.051, 0.05, 0.05, true); c.Verdict != Worse || c.Change != 0.051 {
+		t.Errorf("reported +5.1%%: %v %v", c.Verdict, c.Change)
+	}
+	if c := CompareChange(base, cand, 0.049, 0.05, 0.05, true); c.Verdict != NoChange {
+		t.Errorf("reported +4.9%%: %v", c.Verdict)
+	}
+	if c := CompareChange(base, cand, -0.08, 0.05, 0.05, true); c.Verdict != NoChange {
+		t.Errorf("reported -8%% against a rising shift: %v", c.Verdict)
+	}
+	if c := CompareChange(cand, base, -0.08, 0.05, 0.05, true); c.Verdict != Better {
+		t.Errorf("reported -8%% with a falling shift: %v", c.Verdict)
+	}
+	if c := CompareChange(base[:2], cand[:2], 0.5, 0.05, 0.05, true); c.Verdict != TooFewToSay {
+		t.Errorf("two samples: %v", c.Verdict)
+	}
+}

@@ -204,3 +204,28 @@ func TestParseThreshold(t *testing.T) {
 		}
 	}
 }
+
+// Percentages are exact fractions: errors <= 0.7% holds at 7 in 1000.
+func TestThresholdPercentExact(t *testing.T) {
+	for _, s := range []string{"errors <= 0.7%", "errors <= 0.1%", "errors <= 29%", "p75 regression vs release=A <= 0.7%"} {
+		th, err := ParseThreshold(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]float64{"errors <= 0.7%": 0.007, "errors <= 0.1%": 0.001, "errors <= 29%": 0.29, "p75 regression vs release=A <= 0.7%": 0.007}[s]
+		if th.Value != want {
+			t.Errorf("%s: %v, want %v", s, th.Value, want)
+		}
+	}
+	th, _ := ParseThreshold("errors <= 0.7%")
+	if !th.Holds(7.0 / 1000) {
+		t.Error("7 errors in 1000 exceed 0.7%")
+	}
+}
+
+// A total regression has nothing to compare and is refused, not ignored.
+func TestTotalRegressionRefused(t *testing.T) {
+	if _, err := ParseThreshold("total: p75 regression vs release=A < 10%"); err == nil || !strings.Contains(err.Error(), "total has none") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -75,7 +75,7 @@ func ParseThreshold(s string) (*Threshold, error) {
 	case "errors":
 		switch unit {
 		case "%":
-			v /= 100
+			v = percent(m[4], v)
 		case "":
 		default:
 			return nil, fmt.Errorf("threshold %q: errors are a ratio such as 0.1%% or 0.001", s)
@@ -108,6 +108,9 @@ func parseRegression(src, expr string) (*Threshold, error) {
 		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC regression vs LABEL=VALUE < PERCENT, such as \"p75 regression vs release=Goldenrod < 10%%\"", src)
 	}
 	t := &Threshold{Source: strings.TrimSpace(src), Operation: m[1], Metric: m[2], Baseline: m[3], Op: m[4]}
+	if t.Operation == "total" {
+		return nil, fmt.Errorf("threshold %q: a regression compares operations, stage by stage; total has none (name an operation, or none for all)", src)
+	}
 	if !slices.Contains(RegressionMetrics, t.Metric) {
 		return nil, fmt.Errorf("threshold %q: a regression is of one of %s, not %q%s", src, strings.Join(RegressionMetrics, ", "), t.Metric, suggest(t.Metric, RegressionMetrics))
 	}
@@ -115,8 +118,18 @@ func parseRegression(src, expr string) (*Threshold, error) {
 	if err != nil {
 		return nil, fmt.Errorf("threshold %q: %v", src, err)
 	}
-	t.Value = v / 100
+	t.Value = percent(m[5], v)
 	return t, nil
+}
+
+// percent is a percentage as a fraction, parsed exactly: 0.7% is 0.007,
+// where 0.7/100 is 0.006999999999999999 and "errors <= 0.7%" would fail
+// with 7 errors in 1000.
+func percent(text string, v float64) float64 {
+	if f, err := strconv.ParseFloat(text+"e-2", 64); err == nil {
+		return f
+	}
+	return v / 100
 }
 
 // Regression reports whether t compares with a baseline.

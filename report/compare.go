@@ -140,7 +140,7 @@ func CompareRuns(base, cand []*RunData, pct, alpha, minChange float64) (*RunComp
 			if bp > 0 {
 				c.Change = (cp - bp) / bp
 			}
-			c.Test = analyze.Compare(bs, cs, alpha, minChange, true)
+			c.Test = analyze.CompareChange(bs, cs, c.Change, alpha, minChange, true)
 			rc.Ops = append(rc.Ops, c)
 		}
 	}

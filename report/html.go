@@ -260,6 +260,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"upper":    upperFirst,
+	"actual":   ShownActual,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -278,7 +279,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 <p><code>{{.S.Total.Line}}</code></p>
 {{with .S.Thresholds}}<h2>Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th>Actual</th><th>Result</th></tr>
-{{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{f2 .Actual}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
+{{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{actual .}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{range .S.Warnings}}<p class="fail">Warning: {{.}}</p>
 {{end}}{{with .Resources}}<h2>Resources</h2><table><tr>{{range $.ResourceHeader}}<th>{{.}}</th>{{end}}</tr>

@@ -68,10 +68,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 			if !r.Pass {
 				res = "**fail**"
 			}
-			actual := num(r.Actual)
-			if r.Note != "" {
-				actual = r.Note
-			}
+			actual := ShownActual(r)
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Threshold), mdEscape(r.Operation), mdEscape(r.Stage), mdEscape(actual), res)
 		}
 		fmt.Fprintln(w)

@@ -50,7 +50,7 @@ func CheckRegression(t *plan.Threshold, base []*RunData, cand *RunData) []Thresh
 			if !latency {
 				r.Actual = -r.Actual
 			}
-			test := analyze.Compare(bs, cs, RegressionAlpha, 0, latency)
+			test := analyze.CompareChange(bs, cs, (cv-bv)/bv, RegressionAlpha, 0, latency)
 			regressed := !t.Holds(r.Actual)
 			switch test.Verdict {
 			case analyze.TooFewToSay:

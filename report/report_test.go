@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -357,5 +358,48 @@ func TestScalingSentence(t *testing.T) {
 	}
 	if got := (&Scaling{Points: pts, SaturationVUs: 4, Tolerance: 0.05}).Sentence(); got != "throughput was still increasing at 4 VUs, the most tried: no saturation within the sweep" {
 		t.Error(got)
+	}
+}
+
+// total: rps is the stage's requests over its wall time, not the sum of
+// operations' rates over their own scenarios' spans.
+func TestTotalRPSOverTheStage(t *testing.T) {
+	th, err := plan.ParseThreshold("total: rps > 150")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := func(name string, count int64, rps float64) Operation {
+		o := Operation{Name: name, Kind: metrics.KindStep}
+		o.Count, o.RPS = count, rps
+		return o
+	}
+	// 200 requests in a 2 s stage; the short scenario's step ran for 0.1 s.
+	rs := checkStage(th, "all", []Operation{op("long", 100, 50), op("short", 100, 1000)}, 2)
+	if len(rs) != 1 || rs[0].Actual != 100 || rs[0].Pass {
+		t.Errorf("%+v: want 100/s, failing > 150", rs)
+	}
+}
+
+// Thresholds' actual values carry their unit in Markdown and HTML, and a
+// regression shows its comparison.
+func TestThresholdActualsInReports(t *testing.T) {
+	s := &Summary{Plan: PlanInfo{Name: "p"}, Thresholds: []ThresholdResult{
+		{Threshold: "errors < 0.1%", Operation: "a", Stage: "all", Actual: 0.0355},
+		{Threshold: "p95 < 500ms", Operation: "a", Stage: "all", Actual: 612.5},
+		{Threshold: "p75 regression vs release=A < 10%", Operation: "a", Stage: "all", Actual: 0.91, Note: "3.525 ms → 6.731 ms: 91.0% worse (p=3.11e-08, worse)"},
+	}}
+	var md, page bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, &RunData{Summary: s}); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{md.String(), page.String()} {
+		for _, want := range []string{"3.550%", "612.50 ms", "91.0% worse"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("missing %q in:\n%.2000s", want, out)
+			}
+		}
 	}
 }

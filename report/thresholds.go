@@ -27,7 +27,7 @@ func CheckThresholds(ts []*plan.Threshold, s *Summary) []ThresholdResult {
 	for _, ph := range s.Stages {
 		for _, t := range ts {
 			if !t.Regression() {
-				out = append(out, checkStage(t, ph.Name, ph.Operations)...)
+				out = append(out, checkStage(t, ph.Name, ph.Operations, ph.Duration)...)
 			}
 		}
 	}
@@ -54,7 +54,7 @@ func CheckEarly(ts []*plan.Threshold, stage string, tk *metrics.Tick) *Threshold
 				ops = append(ops, Operation{Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction, Summary: s.Summarize(tk.Elapsed)})
 			}
 		}
-		for _, r := range checkStage(t, stage, started(ops)) {
+		for _, r := range checkStage(t, stage, started(ops), tk.Elapsed.Seconds()) {
 			if !r.Pass && r.Note == "" {
 				return &r
 			}
@@ -63,19 +63,24 @@ func CheckEarly(ts []*plan.Threshold, stage string, tk *metrics.Tick) *Threshold
 	return nil
 }
 
-// checkStage checks one threshold against the operations of one stage.
-func checkStage(t *plan.Threshold, stage string, ops []Operation) []ThresholdResult {
+// checkStage checks one threshold against the operations of one stage,
+// which lasted seconds.
+func checkStage(t *plan.Threshold, stage string, ops []Operation, seconds float64) []ThresholdResult {
 	if t.Operation == "total" {
 		var count, errs int64
-		var rps float64
 		for _, op := range ops {
 			if op.Kind == metrics.KindStep {
 				count += op.Count
 				errs += op.Errors.Total
-				rps += op.RPS
 			}
 		}
-		actual := rps
+		// The stage's requests over its wall time: adding the operations'
+		// rates would add rates over different spans (a scenario that ends
+		// early has a high one).
+		var actual float64
+		if seconds > 0 {
+			actual = float64(count) / seconds
+		}
 		if t.Metric == "errors" {
 			actual = ratio(errs, count)
 		}
@@ -138,6 +143,20 @@ func FormatActual(r ThresholdResult, metric string) string {
 		return fmt.Sprintf("%.1f/s", r.Actual)
 	}
 	return Ms(r.Actual) + " ms"
+}
+
+// ShownActual is a stored result's actual value as reports show it: its
+// note when it has one (a regression's comparison, a missing baseline),
+// else the value in its metric's unit.
+func ShownActual(r ThresholdResult) string {
+	if r.Note != "" {
+		return r.Note
+	}
+	metric := ""
+	if t, err := plan.ParseThreshold(r.Threshold); err == nil {
+		metric = t.Metric
+	}
+	return FormatActual(r, metric)
 }
 
 // WriteThresholds prints each result, failed ones first.
