@@ -266,13 +266,15 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	if r.opts.Sink != nil {
 		sink = r.opts.Sink(ph)
 	}
+	// The stage starts now, its bookkeeping done: open models' due times
+	// and every deadline count from here. Monitors mark the start after it
+	// (their samples are stamped when read), so the stage's window holds
+	// its first sample.
+	ph.Start = time.Now()
 	if r.opts.OnStage != nil {
 		r.opts.OnStage(ph, false)
 		defer r.opts.OnStage(ph, true)
 	}
-	// The stage starts now, its bookkeeping done: open models' due times
-	// and every deadline count from here.
-	ph.Start = time.Now()
 	var onTick func(*metrics.Tick)
 	if r.opts.OnTick != nil {
 		onTick = func(t *metrics.Tick) { r.opts.OnTick(ph, t) }
