@@ -75,13 +75,20 @@ func FitUSL(n, x []float64) (USL, error) {
 	for _, v := range x {
 		sst += (v - mean) * (v - mean)
 	}
-	if sst > 0 {
+	switch {
+	case sst > 0:
 		m.R2 = 1 - sse/sst
+	case sse <= 1e-12*math.Max(mean*mean, 1): // flat, and fitted exactly
+		m.R2 = 1
 	}
-	if m.Kappa > 0 && m.Sigma < 1 {
+	switch {
+	case m.Sigma >= 1 || m.Kappa > 0 && math.Sqrt((1-m.Sigma)/m.Kappa) < 1:
+		// Throughput never rises above one VU's: the peak is at N = 1.
+		m.PeakN, m.PeakX = 1, m.At(1)
+	case m.Kappa > 0:
 		m.PeakN = math.Sqrt((1 - m.Sigma) / m.Kappa)
 		m.PeakX = m.At(m.PeakN)
-	} else {
+	default: // no coherency cost: rising for ever towards λ/σ
 		m.PeakN, m.PeakX = math.Inf(1), m.Lambda/math.Max(m.Sigma, 1e-12)
 	}
 	return m, nil

@@ -55,3 +55,24 @@ func TestFitUSLLinearAndErrors(t *testing.T) {
 		t.Error("two points accepted")
 	}
 }
+
+// Throughput that falls from the first VU on peaks at about one VU (never
+// below it, nor at infinity).
+func TestUSLPeakNotBelowOneVU(t *testing.T) {
+	for _, pts := range [][][2]float64{
+		{{1, 100}, {2, 50}, {3, 33.3}},
+		{{1, 100}, {2, 80}, {3, 60}, {4, 40}},
+	} {
+		var n, x []float64
+		for _, p := range pts {
+			n, x = append(n, p[0]), append(x, p[1])
+		}
+		m, err := FitUSL(n, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.PeakN < 1 || m.PeakN > 1.5 || math.Abs(m.PeakX-m.At(m.PeakN)) > 1e-9 || m.PeakX > 1.05*pts[0][1] {
+			t.Errorf("%v: peak %.3g at %.3g VUs, want about the first point's, at about 1 VU", pts, m.PeakX, m.PeakN)
+		}
+	}
+}

@@ -155,6 +155,11 @@ func Drift(rd *RunData, pct float64, windows []Window) []OpDrift {
 				}})
 			}
 			d.Trend = analyze.MannKendall(series)
+			// The slope is per interval: the run's interval, not the last
+			// one's length (a stage's last interval is usually short).
+			if iv := time.Duration(rd.Summary.Interval * float64(time.Second)); iv > 0 {
+				step = iv
+			}
 			if step > 0 {
 				d.SlopePerHour = d.Trend.Slope * float64(time.Hour) / float64(step)
 			}
