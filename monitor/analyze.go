@@ -171,7 +171,17 @@ func monitorFigures(name string, metrics map[string][]sample, w Window) (Monitor
 	}
 	mf.Samples = len(taken)
 	if mf.Samples == 0 {
-		return mf, false
+		// A window shorter than the gaps between samples (a stage whose
+		// start mark came too soon after the last sample to be taken) still
+		// gets its cumulative figures, interpolated between the samples
+		// around it.
+		around := false
+		for _, s := range metrics {
+			around = around || len(s) > 0 && s[0].t.Before(w.Start) && s[len(s)-1].t.After(w.End)
+		}
+		if !around {
+			return mf, false
+		}
 	}
 
 	if user, ok := metrics[MetricCPUUser]; ok {

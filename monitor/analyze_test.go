@@ -156,3 +156,19 @@ func TestCoresInterpolatedAtTheEdges(t *testing.T) {
 		}
 	}
 }
+
+// A window between two samples (a stage shorter than the gap between them)
+// gets its CPU interpolated from the samples around it.
+func TestWindowBetweenSamples(t *testing.T) {
+	a := Analyze(synthetic(), nil, []Window{{Name: "short", Start: at(12), End: at(16), Transactions: 4}})
+	var api *MonitorFigures
+	for i, m := range a.Windows[0].Monitors {
+		if m.Monitor == "api" {
+			api = &a.Windows[0].Monitors[i]
+		}
+	}
+	// 0.5 CPU s per second for 4 s.
+	if api == nil || api.Samples != 0 || api.CPU == nil || math.Abs(api.CPU.Seconds-2) > 1e-9 || api.CPU.MSPerTx == nil || math.Abs(*api.CPU.MSPerTx-500) > 1e-6 {
+		t.Errorf("%+v", api)
+	}
+}

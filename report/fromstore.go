@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -81,6 +82,13 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 	}
 	var order []opKey
 	ops := map[opKey]*acc{}
+	// Each scenario's active span, from its intervals: rates are over it, as
+	// in a finished run's summary (a scenario may end before its stage).
+	type scenKey struct {
+		phase    int
+		scenario string
+	}
+	spans := map[scenKey][2]time.Time{}
 	stages := map[int]*PhaseSummary{}
 	var stageOrder []int
 	for _, h := range hs {
@@ -98,6 +106,18 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 		}
 		if h.End.After(ph.End) {
 			ph.End = h.End
+		}
+		sk := scenKey{h.Phase, h.Scenario}
+		if sp, ok := spans[sk]; !ok {
+			spans[sk] = [2]time.Time{h.Start, h.End}
+		} else {
+			if h.Start.Before(sp[0]) {
+				sp[0] = h.Start
+			}
+			if h.End.After(sp[1]) {
+				sp[1] = h.End
+			}
+			spans[sk] = sp
 		}
 		k := opKey{h.Phase, h.Scenario, h.Operation, h.Kind}
 		a := ops[k]
@@ -125,7 +145,11 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 				continue
 			}
 			a := ops[k]
-			a.op.Summary = metrics.SummarizeHistogram(a.h, a.count, a.errs, ph.End.Sub(ph.Start))
+			span := ph.End.Sub(ph.Start)
+			if sp, ok := spans[scenKey{k.phase, k.scenario}]; ok && sp[1].After(sp[0]) {
+				span = sp[1].Sub(sp[0])
+			}
+			a.op.Summary = metrics.SummarizeHistogram(a.h, a.count, a.errs, span)
 			ph.Operations = append(ph.Operations, a.op)
 			if a.op.Kind == metrics.KindStep {
 				total.Requests += a.count

@@ -18,17 +18,25 @@ type HistoryPoint struct {
 // HistorySeries is an operation's metric across the runs of a plan, oldest
 // first, with the runs where its level changed.
 type HistorySeries struct {
-	Stage     string         `json:"stage"`
-	Operation string         `json:"operation"`
-	Points    []HistoryPoint `json:"points"`
-	Changes   []string       `json:"changes"`
+	Stage       string         `json:"stage"`
+	Scenario    string         `json:"scenario"`
+	Transaction string         `json:"transaction,omitempty"`
+	Kind        metrics.Kind   `json:"kind"`
+	Operation   string         `json:"operation"`
+	Points      []HistoryPoint `json:"points"`
+	Changes     []string       `json:"changes"`
 }
 
 // History follows each stage's operations across runs (oldest first) by a
 // percentile of their latency, and names the run where each change of level
 // began, as performance CI systems do.
 func History(runs []*Summary, pct float64, minSize int) []HistorySeries {
-	type key struct{ stage, op string }
+	// One series per operation of a stage: a step of one name in two
+	// transactions or two scenarios is two series, one point per run each.
+	type key struct {
+		stage, scenario, transaction, op string
+		kind                             metrics.Kind
+	}
 	var order []key
 	series := map[key]*HistorySeries{}
 	for _, s := range runs {
@@ -37,10 +45,10 @@ func History(runs []*Summary, pct float64, minSize int) []HistorySeries {
 				if op.Kind == metrics.KindScenario || op.Count == op.Errors.Total {
 					continue
 				}
-				k := key{ph.Name, op.Name}
+				k := key{ph.Name, op.Scenario, op.Transaction, op.Name, op.Kind}
 				hs := series[k]
 				if hs == nil {
-					hs = &HistorySeries{Stage: ph.Name, Operation: op.Name}
+					hs = &HistorySeries{Stage: ph.Name, Scenario: op.Scenario, Transaction: op.Transaction, Kind: op.Kind, Operation: op.Name}
 					series[k] = hs
 					order = append(order, k)
 				}
@@ -49,10 +57,17 @@ func History(runs []*Summary, pct float64, minSize int) []HistorySeries {
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool {
-		if order[i].stage != order[j].stage {
-			return order[i].stage < order[j].stage
+		a, b := order[i], order[j]
+		if a.stage != b.stage {
+			return a.stage < b.stage
 		}
-		return order[i].op < order[j].op
+		if a.op != b.op {
+			return a.op < b.op
+		}
+		if a.scenario != b.scenario {
+			return a.scenario < b.scenario
+		}
+		return a.transaction < b.transaction
 	})
 	var out []HistorySeries
 	for _, k := range order {
@@ -100,12 +115,24 @@ func percentileOf(l metrics.LatencySummary, pct float64) float64 {
 
 // WriteHistory prints each series' changes, or that it held steady.
 func WriteHistory(w io.Writer, hs []HistorySeries, pct float64) error {
+	named := map[[2]string]int{} // series per stage and name: qualify the shared names
 	for _, s := range hs {
+		named[[2]string{s.Stage, s.Operation}]++
+	}
+	for _, s := range hs {
+		name := s.Operation
+		if named[[2]string{s.Stage, s.Operation}] > 1 {
+			name += " (scenario " + s.Scenario
+			if s.Transaction != "" {
+				name += ", in " + s.Transaction
+			}
+			name += ")"
+		}
 		first, last := s.Points[0], s.Points[len(s.Points)-1]
 		if len(s.Points) == 1 {
-			fmt.Fprintf(w, "%s  %s: 1 run, p%g %s (%s)\n", s.Stage, s.Operation, pct, human(first.Value), first.RunID)
+			fmt.Fprintf(w, "%s  %s: 1 run, p%g %s (%s)\n", s.Stage, name, pct, human(first.Value), first.RunID)
 		} else {
-			fmt.Fprintf(w, "%s  %s: %d runs, p%g %s (%s) -> %s (%s)\n", s.Stage, s.Operation, len(s.Points), pct,
+			fmt.Fprintf(w, "%s  %s: %d runs, p%g %s (%s) -> %s (%s)\n", s.Stage, name, len(s.Points), pct,
 				human(first.Value), first.RunID, human(last.Value), last.RunID)
 		}
 		for _, c := range s.Changes {

@@ -403,3 +403,25 @@ func TestThresholdActualsInReports(t *testing.T) {
 		}
 	}
 }
+
+// history follows each operation of a stage on its own: a step of one name
+// in two transactions is two series with one point per run, not one series
+// with two.
+func TestHistorySeriesPerOperation(t *testing.T) {
+	run := func(id string, a, b float64) *Summary {
+		op := func(tx string, p95 float64) Operation {
+			o := Operation{Name: "GET a", Kind: metrics.KindStep, Scenario: "s", Transaction: tx}
+			o.Count, o.Latency.P95 = 10, p95
+			return o
+		}
+		return &Summary{RunID: id, Stages: []PhaseSummary{{Name: "all", Operations: []Operation{op("in", a), op("out", b)}}}}
+	}
+	hs := History([]*Summary{run("r1", 1, 5), run("r2", 2, 6)}, 95, 3)
+	if len(hs) != 2 || len(hs[0].Points) != 2 || hs[0].Transaction != "in" || hs[1].Points[1].Value != 6 {
+		t.Fatalf("%+v", hs)
+	}
+	var b bytes.Buffer
+	if err := WriteHistory(&b, hs, 95); err != nil || !strings.Contains(b.String(), "all  GET a (scenario s, in out): 2 runs, p95 5.000 ms (r1) -> 6.000 ms (r2)") {
+		t.Errorf("%v\n%s", err, b.String())
+	}
+}
