@@ -173,8 +173,19 @@ func sentences(rc *RunComparison) []string {
 	}
 	var order []string
 	byOp := map[string]*agg{}
+	// A name in several scenarios is several operations: say which.
+	scenarios := map[string]map[string]bool{}
+	for _, c := range rc.Ops {
+		if scenarios[c.Operation] == nil {
+			scenarios[c.Operation] = map[string]bool{}
+		}
+		scenarios[c.Operation][c.Scenario] = true
+	}
 	for _, c := range rc.Ops {
 		key := c.Operation
+		if len(scenarios[c.Operation]) > 1 {
+			key = c.Scenario + ": " + c.Operation
+		}
 		a := byOp[key]
 		if a == nil {
 			a = &agg{}

@@ -140,6 +140,11 @@ func Drift(rd *RunData, pct float64, windows []Window) []OpDrift {
 				if h.TotalCount() == 0 {
 					continue
 				}
+				// A sliver of a last interval is in the windows, not in the
+				// series the trend and change points test.
+				if nominal := rd.Summary.Interval; nominal > 0 && float64(iv.EndMs-iv.StartMs)/1e3 < nominal/2 {
+					continue
+				}
 				series = append(series, float64(h.ValueAtPercentile(pct))/1e3)
 				offsets = append(offsets, time.Duration(iv.StartMs-start)*time.Millisecond)
 				step = time.Duration(iv.EndMs-iv.StartMs) * time.Millisecond

@@ -131,14 +131,20 @@ func metricSamples(runs []*RunData, stage string, key metrics.Key, m sampleMetri
 					if err != nil {
 						continue
 					}
+					// A stage's last interval is often a sliver (11 ms, one
+					// request): its figures go into the whole, but it is no
+					// sample of the same weight as a full interval.
+					secs := float64(d.EndMs-d.StartMs) / 1e3
+					sample := secs > 0 && (r.Summary.Interval <= 0 || secs >= r.Summary.Interval/2)
 					switch {
 					case m.RPS:
-						if secs := float64(d.EndMs-d.StartMs) / 1e3; secs > 0 {
+						if sample {
 							samples = append(samples, float64(h.TotalCount())/secs)
 						}
 						continue
 					case h.TotalCount() == 0:
 						continue
+					case !sample:
 					case m.Mean:
 						samples = append(samples, h.Mean()/1e3)
 					default:

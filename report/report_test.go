@@ -425,3 +425,45 @@ func TestHistorySeriesPerOperation(t *testing.T) {
 		t.Errorf("%v\n%s", err, b.String())
 	}
 }
+
+// A stage's sliver of a last interval counts in the whole, but is not a
+// sample of the test like a full interval.
+func TestShortLastIntervalIsNoSample(t *testing.T) {
+	run := fixture()
+	s := Summarize(run, host)
+	s.Interval = 1
+	op := run.Stages[0].Ops[0]
+	rd := &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}
+	var ivs []*IntervalData
+	for i, lat := range []int64{1000, 1000, 1000, 9000} { // µs; the last interval lasts 11 ms
+		h := metrics.NewHistogram()
+		h.RecordValue(lat)
+		enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		start := t0.UnixMilli() + int64(i)*1000
+		end := start + 1000
+		if i == 3 {
+			end = start + 11
+		}
+		ivs = append(ivs, NewIntervalData(start, end, 1, 0, string(enc)))
+	}
+	rd.Intervals[Tag("s1", op)] = ivs
+	samples, whole, _, ok := metricSamples([]*RunData{rd}, s.Stages[0].Name, metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}, sampleMetric{Pct: 50})
+	if !ok || len(samples) != 3 || whole <= 0 {
+		t.Errorf("samples %v, whole %v, ok %v: want the 3 full intervals", samples, whole, ok)
+	}
+}
+
+// A step name used in two scenarios is two operations in the sentences.
+func TestSentencesNameInTwoScenarios(t *testing.T) {
+	op := func(stage, scen string, v analyze.Verdict, change float64) OpComparison {
+		return OpComparison{Stage: stage, Scenario: scen, Operation: "GET b", Change: change, Test: analyze.Comparison{Verdict: v}}
+	}
+	rc := &RunComparison{Percentile: 75, Ops: []OpComparison{
+		op("users=1", "main", analyze.Worse, 0.2), op("users=2", "main", analyze.Worse, 0.3),
+		op("users=1", "short", analyze.NoChange, 0.01), op("users=2", "short", analyze.NoChange, 0.01),
+	}}
+	got := strings.Join(sentences(rc), "\n")
+	if !strings.Contains(got, "main: GET b is 20% to 30% slower at p75 across users=1 to users=2 (2 of 2 stages).") || !strings.Contains(got, "short: GET b: no significant change at p75.") {
+		t.Errorf("%s", got)
+	}
+}
