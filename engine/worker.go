@@ -201,16 +201,13 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 	switch {
 	case n.fn != nil:
 		res = call(ctx, n.fn, w.vars)
-		if res.Err != metrics.OK && ctx.Err() != nil {
-			return 0, 0, res.Err, true
-		}
 	case n.msg != nil:
 		res = n.msg.do(ctx, w.vars)
-		if res.Err != metrics.OK && ctx.Err() != nil {
-			return 0, 0, res.Err, true
-		}
 	default:
-		res = w.request(n.req)
+		res = w.request(n.req) // not bound to ctx: a request in flight completes
+	}
+	if res.Err != metrics.OK && (n.fn != nil || n.msg != nil) && ctx.Err() != nil {
+		return 0, 0, res.Err, true
 	}
 	lat = w.latency(res)
 	w.rec.Record(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
