@@ -228,11 +228,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 			icancel()
 			return
 		}
-		grace := e.r.p.HTTP.Timeout.D
-		if grace <= 0 {
-			grace = 30 * time.Second
-		}
-		time.AfterFunc(grace, icancel)
+		time.AfterFunc(e.r.client.Timeout(), icancel)
 	})
 	e.finish = append(e.finish, icancel)
 	run := func(w *worker, a arrival) bool {

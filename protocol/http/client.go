@@ -88,6 +88,9 @@ func NewClient(opts Options) *Client {
 	return cl
 }
 
+// Timeout bounds one request (Options.Timeout, or its default).
+func (c *Client) Timeout() time.Duration { return c.timeout }
+
 // ForVU returns the client a VU uses: c itself with a shared pool, or a
 // client with one connection of the VU's own (Options.PerVU).
 func (c *Client) ForVU() *Client {
