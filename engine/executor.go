@@ -53,12 +53,33 @@ func (e *executor) spans(scens []*scenario) map[string]time.Duration {
 }
 
 func (e *executor) newWorker(s *scenario, vu int) *worker {
+	w := e.bareWorker(s, vu)
+	w.client = e.r.client.ForVU()
+	return w
+}
+
+// bareWorker is a VU's variables and recording shard, without a client
+// (an event loop's VU sends through its loop).
+func (e *executor) bareWorker(s *scenario, vu int) *worker {
 	e.mu.Lock()
 	n := e.workers
 	e.workers++
 	e.mu.Unlock()
 	v := newVars(vu, s.sc.Name, e.stage.Name(), e.r.opts.RunID, e.base, e.data, e.r.opts.Seed, uint64(e.stage.Index)<<32|uint64(n))
-	return &worker{r: e.r, client: e.r.client.ForVU(), s: s, vars: v, rec: e.rec, shard: n, inflight: &e.inflight}
+	return &worker{r: e.r, s: s, vars: v, rec: e.rec, shard: n, inflight: &e.inflight}
+}
+
+// ended notes that a VU of scenario s stopped now, for the scenario's span.
+func (e *executor) ended(s *scenario) {
+	v, _ := e.ends.LoadOrStore(s.sc.Name, new(atomic.Int64))
+	end := v.(*atomic.Int64)
+	now := time.Now().UnixNano()
+	for {
+		old := end.Load()
+		if now <= old || end.CompareAndSwap(old, now) {
+			return
+		}
+	}
 }
 
 func (e *executor) spawnOwned(f func()) {
@@ -69,20 +90,13 @@ func (e *executor) spawnOwned(f func()) {
 // spawnVU runs a VU's loop and closes its own connection, if it has one, when
 // the loop ends.
 func (e *executor) spawnVU(w *worker, f func()) {
-	v, _ := e.ends.LoadOrStore(w.s.sc.Name, new(atomic.Int64))
-	end := v.(*atomic.Int64)
+	e.ends.LoadOrStore(w.s.sc.Name, new(atomic.Int64))
 	e.spawnOwned(func() {
 		defer func() {
 			if w.client != e.r.client {
 				w.client.CloseIdleConnections()
 			}
-			now := time.Now().UnixNano()
-			for {
-				old := end.Load()
-				if now <= old || end.CompareAndSwap(old, now) {
-					break
-				}
-			}
+			e.ended(w.s)
 		}()
 		f()
 	})
@@ -92,6 +106,8 @@ func (e *executor) spawnVU(w *worker, f func()) {
 // parent when the load is stopped.
 func (e *executor) launch(ctx, parent context.Context, s *scenario) {
 	switch {
+	case e.r.p.HTTP.EventLoop:
+		e.loops(ctx, parent, s)
 	case s.Open():
 		e.arrivals(ctx, parent, s)
 	case len(s.RampVUs) > 0:

@@ -78,6 +78,9 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 				n.think = defThink
 			}
 		case fns[st.Name] != nil || st.Call != "":
+			if p.HTTP.EventLoop {
+				return nil, fmt.Errorf("step %s is bound to a Go function: http.event_loop runs HTTP requests only (remove event_loop)", st.Name)
+			}
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			if n.fn = bound(fns, st); n.fn == nil {
 				return nil, fmt.Errorf("step %s calls %s, which the program running the plan does not bind (call steps run from Go: package perflab)", st.Name, st.Call)

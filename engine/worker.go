@@ -166,11 +166,7 @@ func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, boo
 }
 
 func (w *worker) think(ctx context.Context, t *plan.Think) bool {
-	d := t.Min
-	if t.Max > t.Min {
-		d += time.Duration(w.vars.rng.Int64N(int64(t.Max - t.Min)))
-	}
-	return w.sleep(ctx, d)
+	return w.sleep(ctx, w.thinkTime(t))
 }
 
 // sleep waits d unless ctx ends first; it reuses one timer per VU.

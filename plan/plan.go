@@ -82,6 +82,11 @@ type HTTPOptions struct {
 	// ServerTime reads the time the service reports it spent on each
 	// response, to split end-to-end time into server time and overhead.
 	ServerTime *ServerTime `yaml:"server_time"`
+	// EventLoop runs the scenarios' VUs on event loops (one per CPU, raw
+	// epoll, as wrk) instead of a goroutine each: plain HTTP/1.1 only,
+	// every VU with a connection of its own. Setup and teardown are not
+	// affected.
+	EventLoop bool `yaml:"event_loop"`
 }
 
 // ServerTime names the response header that carries the server's own time:

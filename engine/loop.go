@@ -1,0 +1,626 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	phttp "github.com/perflab/perflab/protocol/http"
+)
+
+// With http.event_loop a scenario's VUs are state machines on event loops
+// (phttp.Loop, raw epoll), one loop per CPU, instead of a goroutine each:
+// no goroutine is parked and woken per response, which is where a
+// goroutine per VU spends its CPU beyond wrk's (bench/README.md). A VU
+// runs the same flow as worker.iteration, steps, transaction and leaf, in
+// the same order, with the same timing and recording; its waits (a
+// response, a think time, the next arrival) are the loop's callbacks.
+//
+// The workload models are the goroutine executor's: closed (iterations,
+// total iterations, duration, ramp-up), ramping VUs, and arrival rates. In
+// an arrival-rate model each of the L loops paces every L-th arrival and
+// owns 1/L of the VU pool; an arrival that finds its loop's VUs busy is
+// dropped (or queued) even if another loop has one idle.
+
+// evLoop is one loop's share of a scenario.
+type evLoop struct {
+	e   *executor
+	s   *scenario
+	l   *phttp.Loop
+	ctx context.Context // the VUs': the scenario's, or an open model's iterations'
+	k   int             // this loop's index among n
+	n   int
+	vus []*loopVU
+	// live counts VUs that have not ended.
+	live int
+	// closed and ramping models
+	shared *atomic.Int64 // total_iterations
+	target *atomic.Int64 // ramp_vus
+	// arrival-rate models
+	sched   context.Context // the schedule's end
+	p       pacer
+	next    int64 // the next arrival this loop paces
+	pacing  *phttp.Timer
+	over    bool // no arrival is left to pace
+	idle    []*loopVU
+	backlog []arrival
+	maxVUs  int
+	made    int
+}
+
+// Flow positions of a loopVU.
+const (
+	pcNext    = iota // start the next iteration, if the model gives one
+	pcNode           // run the top-level node i
+	pcLeaf           // a response arrived for the step in flight
+	pcChild          // run child j of the transaction at i
+	pcTxStop         // the transaction ends early
+	pcTxEnd          // the transaction at i is over
+	pcStopped        // the iteration ends early and the VU stops
+	pcDead
+)
+
+type loopVU struct {
+	*worker
+	el    *evLoop
+	x     *phttp.Exchange
+	timer *phttp.Timer
+	onRes func(phttp.Result)
+	index int   // the VU's number in the scenario (${vu})
+	count int64 // iterations started (closed and ramping models)
+	delay time.Duration
+
+	pc      int
+	waiting bool // for a response, a timer or an arrival
+	i, j    int
+	inTx    bool
+	first   metrics.ErrKind
+	started time.Time
+	t0      time.Time
+	tx      struct {
+		first   metrics.ErrKind
+		elapsed time.Duration
+		svc     time.Duration
+		began   time.Time
+		stop    bool
+	}
+	res phttp.Result
+	// a sleep in progress
+	sleeping  bool
+	sleepFrom time.Time
+	moveDue   bool
+	okPC      int
+	failPC    int
+}
+
+// loops runs scenario s on event loops; ctx ends at the scenario's
+// deadline, parent when the load is stopped.
+func (e *executor) loops(ctx, parent context.Context, s *scenario) {
+	n := runtime.GOMAXPROCS(0)
+	top := s.VUs
+	for _, r := range s.RampVUs {
+		top = max(top, int(math.Ceil(r.Target)))
+	}
+	if s.Open() {
+		top = max(s.VUs, s.MaxVUs)
+	}
+	n = max(1, min(n, top))
+	vctx := ctx
+	var p pacer
+	if s.Open() {
+		p = constantPacer{rate: s.Rate, duration: s.Duration}
+		if len(s.RampRate) > 0 {
+			segs := make([]rampSegment, len(s.RampRate))
+			for i, r := range s.RampRate {
+				segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
+			}
+			p = newRampPacer(s.StartRate, segs)
+		}
+		// As in arrivals: an iteration that started before the schedule's
+		// end runs to its end within the request timeout.
+		ictx, icancel := context.WithCancel(parent)
+		context.AfterFunc(ctx, func() {
+			if parent.Err() != nil {
+				icancel()
+				return
+			}
+			time.AfterFunc(e.r.client.Timeout(), icancel)
+		})
+		e.finish = append(e.finish, icancel)
+		vctx = ictx
+	}
+	var target *atomic.Int64
+	if len(s.RampVUs) > 0 {
+		target = e.rampTarget(ctx, s)
+	}
+	shared := &atomic.Int64{}
+	e.ends.LoadOrStore(s.sc.Name, new(atomic.Int64))
+	for k := range n {
+		l, err := e.r.client.NewLoop()
+		if err != nil { // validated before the run; a system out of descriptors
+			e.r.opts.OnEvent("scenario " + s.sc.Name + ": " + err.Error())
+			return
+		}
+		el := &evLoop{e: e, s: s, l: l, ctx: vctx, k: k, n: n, shared: shared, target: target, sched: ctx, p: p, next: int64(k)}
+		for i := k + 1; i <= top; i += n {
+			if s.Open() {
+				if i <= s.MaxVUs || i <= s.VUs {
+					el.maxVUs++
+				}
+				if i > s.VUs {
+					continue
+				}
+			}
+			v := el.newVU(i)
+			if s.RampUp > 0 && s.VUs > 1 && !s.Open() {
+				v.delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
+			}
+		}
+		e.spawnOwned(l.Run)
+		l.Post(el.start)
+		context.AfterFunc(vctx, func() { l.Post(el.wakeSleepers) })
+		if s.Open() {
+			context.AfterFunc(ctx, func() { l.Post(el.scheduleEnded) })
+		}
+	}
+}
+
+// rampTarget keeps the number of VUs a ramp_vus model wants now.
+func (e *executor) rampTarget(ctx context.Context, s *scenario) *atomic.Int64 {
+	var target atomic.Int64
+	target.Store(int64(s.VUs))
+	e.spawnOwned(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			n, done := rampAt(float64(s.VUs), s.RampVUs, time.Since(e.start))
+			target.Store(int64(math.Floor(n + 1e-9)))
+			if done {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return &target
+}
+
+func (el *evLoop) newVU(index int) *loopVU {
+	v := &loopVU{worker: el.e.bareWorker(el.s, index), el: el, x: el.l.NewExchange(), index: index}
+	v.onRes = v.response
+	v.timer = el.l.NewTimer(v.wake)
+	el.vus = append(el.vus, v)
+	el.live++
+	el.made++
+	return v
+}
+
+// start runs on the loop: every VU begins, and an open model's pacing.
+func (el *evLoop) start() {
+	if el.p != nil {
+		el.pacing = el.l.NewTimer(el.arrive)
+		el.schedule()
+		for _, v := range el.vus {
+			v.pc, v.waiting = pcNext, true
+			el.idle = append(el.idle, v)
+		}
+		if el.over {
+			el.scheduleEnded()
+		}
+		return
+	}
+	for _, v := range el.vus {
+		if v.delay > 0 {
+			v.sleep(v.delay, false, pcNext, pcDead)
+			continue
+		}
+		v.advance()
+	}
+}
+
+// wakeSleepers ends every think time in progress: the VUs' context ended.
+func (el *evLoop) wakeSleepers() {
+	for _, v := range el.vus {
+		if v.sleeping && el.l.Cancel(v.timer) {
+			v.sleeping, v.waiting = false, false
+			v.pc = v.failPC
+			v.advance()
+		}
+	}
+}
+
+// vuEnded is called as each VU stops; the loop ends with the last.
+func (el *evLoop) vuEnded(v *loopVU) {
+	v.x.Close()
+	el.live--
+	el.e.ended(el.s)
+	el.maybeStop()
+}
+
+func (el *evLoop) maybeStop() {
+	if el.live == 0 && (el.p == nil || el.over) {
+		el.l.Stop()
+	}
+}
+
+// schedule arms the pacing timer for this loop's next arrival.
+func (el *evLoop) schedule() {
+	d, ok := el.p.Due(el.next)
+	if !ok {
+		el.over = true
+		return
+	}
+	el.l.ScheduleAt(el.pacing, el.e.start.Add(d).Add(pacerLateness))
+}
+
+// arrive hands out every arrival that is due.
+func (el *evLoop) arrive() {
+	now := time.Now()
+	for !el.over {
+		d, ok := el.p.Due(el.next)
+		if !ok {
+			el.over = true
+			break
+		}
+		due := el.e.start.Add(d)
+		if due.After(now) {
+			el.schedule()
+			return
+		}
+		if el.sched.Err() != nil {
+			el.scheduleEnded()
+			return
+		}
+		el.dispatch(arrival{iter: el.next, due: due})
+		el.next += int64(el.n)
+	}
+	// The schedule is over: idle VUs end; busy ones finish the backlog.
+	el.releaseIdle()
+	el.maybeStop()
+}
+
+func (el *evLoop) dispatch(a arrival) {
+	switch {
+	case len(el.idle) > 0:
+		v := el.idle[len(el.idle)-1]
+		el.idle = el.idle[:len(el.idle)-1]
+		v.begin(a.iter, a.due)
+	case el.made < el.maxVUs:
+		v := el.newVU(el.k + 1 + el.n*(el.made))
+		v.begin(a.iter, a.due)
+	case el.s.Queue && len(el.backlog) < maxBacklog/el.n:
+		el.backlog = append(el.backlog, a)
+	default:
+		el.e.rec.Drop(0, el.s.iterOp)
+	}
+}
+
+// scheduleEnded counts as dropped what was due and not started by the
+// schedule's end, and ends the idle VUs.
+func (el *evLoop) scheduleEnded() {
+	if el.p == nil {
+		return
+	}
+	if !el.over {
+		end := time.Now()
+		if dl, ok := el.sched.Deadline(); ok && dl.Before(end) {
+			end = dl
+		}
+		for ; ; el.next += int64(el.n) {
+			d, ok := el.p.Due(el.next)
+			if !ok || !el.e.start.Add(d).Before(end) {
+				break
+			}
+			el.e.rec.Drop(0, el.s.iterOp)
+		}
+		el.l.Cancel(el.pacing)
+		el.over = true
+	}
+	for range el.backlog {
+		el.e.rec.Drop(0, el.s.iterOp)
+	}
+	el.backlog = nil
+	el.releaseIdle()
+	el.maybeStop()
+}
+
+func (el *evLoop) releaseIdle() {
+	idle := el.idle
+	el.idle = nil
+	for _, v := range idle {
+		v.waiting = false
+		v.pc = pcDead
+		v.advance()
+	}
+}
+
+// advance runs the VU until it waits for something or ends.
+func (v *loopVU) advance() {
+	for !v.waiting {
+		switch v.pc {
+		case pcNext:
+			v.nextIteration()
+		case pcNode:
+			v.node()
+		case pcLeaf:
+			v.leafDone()
+		case pcChild:
+			v.child()
+		case pcTxStop:
+			v.tx.stop = true
+			v.pc = pcTxEnd
+		case pcTxEnd:
+			v.txEnd()
+		case pcStopped:
+			v.endIteration(true, false)
+		case pcDead:
+			v.waiting = true
+			v.el.vuEnded(v)
+			return
+		}
+	}
+}
+
+// nextIteration starts an iteration if the workload model gives one.
+func (v *loopVU) nextIteration() {
+	el, s := v.el, v.s
+	if el.p != nil { // an arrival-rate model
+		if len(el.backlog) > 0 {
+			a := el.backlog[0]
+			el.backlog = el.backlog[1:]
+			if el.sched.Err() != nil {
+				el.e.rec.Drop(0, s.iterOp)
+				v.pc = pcDead
+				return
+			}
+			v.begin(a.iter, a.due)
+			return
+		}
+		if el.over {
+			v.pc = pcDead
+			return
+		}
+		v.waiting = true
+		el.idle = append(el.idle, v)
+		return
+	}
+	if v.ctx().Err() != nil {
+		v.pc = pcDead
+		return
+	}
+	if el.target != nil && int64(v.index) > el.target.Load() {
+		v.sleep(20*time.Millisecond, false, pcNext, pcDead)
+		return
+	}
+	iter := v.count
+	switch {
+	case s.TotalIterations > 0:
+		iter = el.shared.Add(1) - 1
+		if iter >= s.TotalIterations {
+			v.pc = pcDead
+			return
+		}
+	case s.Iterations > 0 && v.count >= s.Iterations:
+		v.pc = pcDead
+		return
+	}
+	v.count++
+	v.begin(iter, time.Time{})
+}
+
+func (v *loopVU) ctx() context.Context { return v.el.ctx }
+
+// begin starts iteration iter, due at due in an open model (else zero).
+func (v *loopVU) begin(iter int64, due time.Time) {
+	v.vars.setIteration(iter)
+	v.started = time.Now()
+	v.t0 = v.started
+	if !due.IsZero() {
+		v.t0 = due
+	}
+	v.due = due
+	v.i, v.inTx, v.first = 0, false, metrics.OK
+	v.pc, v.waiting = pcNode, false
+	if v.el.p != nil && v.el.sched.Err() != nil {
+		// handed out as the schedule ended: never started
+		v.el.e.rec.Drop(0, v.s.iterOp)
+		v.pc = pcDead
+	}
+	v.advance()
+}
+
+// endIteration is the end of worker.iteration.
+func (v *loopVU) endIteration(stop, complete bool) {
+	if !complete && v.ctx().Err() != nil {
+		v.pc = pcDead // cut short by the end of the load: not a whole iteration
+		return
+	}
+	v.rec.Record(v.shard, v.s.iterOp, time.Since(v.t0), time.Since(v.started), v.first, 0)
+	if stop {
+		v.pc = pcDead
+		return
+	}
+	v.pc = pcNext
+}
+
+// node runs top-level node i (worker.steps).
+func (v *loopVU) node() {
+	nodes := v.s.nodes
+	if v.i >= len(nodes) {
+		v.endIteration(false, true)
+		return
+	}
+	if v.ctx().Err() != nil {
+		v.endIteration(true, false)
+		return
+	}
+	n := nodes[v.i]
+	switch {
+	case n.pause:
+		v.afterNode(metrics.OK, false)
+	case n.children != nil:
+		v.inTx, v.j = true, 0
+		v.tx.first, v.tx.elapsed, v.tx.svc, v.tx.stop = metrics.OK, 0, 0, false
+		v.tx.began = time.Now()
+		v.pc = pcChild
+	default:
+		v.send(n)
+	}
+}
+
+// afterNode applies the scenario's error policy and the node's think time.
+func (v *loopVU) afterNode(ek metrics.ErrKind, stop bool) {
+	if ek != metrics.OK && v.first == metrics.OK {
+		v.first = ek
+	}
+	if stop {
+		v.endIteration(true, false)
+		return
+	}
+	if ek != metrics.OK {
+		switch v.s.onError {
+		case "next_iteration":
+			v.endIteration(false, false)
+			return
+		case "stop_vu":
+			v.endIteration(true, false)
+			return
+		}
+	}
+	n := v.s.nodes[v.i]
+	v.i++
+	if n.think != nil {
+		v.sleep(v.thinkTime(n.think), true, pcNode, pcStopped)
+		return
+	}
+	v.pc = pcNode
+}
+
+// child runs child j of the transaction at i (worker.transaction).
+func (v *loopVU) child() {
+	kids := v.s.nodes[v.i].children
+	if v.j >= len(kids) {
+		v.pc = pcTxEnd
+		return
+	}
+	if v.ctx().Err() != nil {
+		v.pc = pcTxStop
+		return
+	}
+	c := kids[v.j]
+	if c.pause {
+		v.j++
+		v.sleep(v.thinkTime(c.think), true, pcChild, pcTxStop)
+		return
+	}
+	v.send(c)
+}
+
+func (v *loopVU) send(n *node) {
+	v.inflight.Add(1)
+	v.pc, v.waiting = pcLeaf, true
+	v.x.Send(n.req, v.vars, &v.scr, v.onRes)
+}
+
+// response is the loop's callback with a step's result.
+func (v *loopVU) response(res phttp.Result) {
+	v.inflight.Add(-1)
+	v.res, v.waiting = res, false
+	v.advance()
+}
+
+// leafDone records a step's result (worker.leaf).
+func (v *loopVU) leafDone() {
+	n := v.s.nodes[v.i]
+	if v.inTx {
+		n = n.children[v.j]
+	}
+	res := v.res
+	v.res = phttp.Result{}
+	lat := v.latency(res)
+	v.rec.Record(v.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
+	if res.HasServer && res.Err == metrics.OK {
+		v.rec.RecordServer(v.shard, n.op, res.Server, res.Latency)
+	}
+	if !res.Start.IsZero() {
+		v.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
+	}
+	if !v.inTx {
+		v.afterNode(res.Err, false)
+		return
+	}
+	v.tx.elapsed += lat
+	v.tx.svc += res.Latency
+	if res.Err != metrics.OK {
+		if v.tx.first == metrics.OK {
+			v.tx.first = res.Err
+		}
+		if v.s.onError == "next_iteration" || v.s.onError == "stop_vu" {
+			v.tx.stop = v.s.onError == "stop_vu"
+			v.pc = pcTxEnd
+			return
+		}
+	}
+	last := v.j == len(v.s.nodes[v.i].children)-1
+	v.j++
+	if n.think != nil && !last {
+		v.sleep(v.thinkTime(n.think), false, pcChild, pcTxStop)
+		return
+	}
+	v.pc = pcChild
+}
+
+// txEnd records a transaction and goes on after it.
+func (v *loopVU) txEnd() {
+	n := v.s.nodes[v.i]
+	v.inTx = false
+	if !v.tx.stop || v.tx.first != metrics.OK && v.ctx().Err() == nil {
+		v.rec.Record(v.shard, n.op, v.tx.elapsed, v.tx.svc, v.tx.first, 0)
+		v.correlate(n, v.tx.began, time.Now(), v.tx.first)
+	}
+	v.afterNode(v.tx.first, v.tx.stop)
+}
+
+// sleep waits d on the loop's timer, then goes on at ok, or at fail if the
+// VUs' context ends first. moveDue makes the wait the plan's, not the
+// system's, in an open model (worker.pause).
+func (v *loopVU) sleep(d time.Duration, moveDue bool, ok, fail int) {
+	if d <= 0 {
+		v.pc = ok
+		return
+	}
+	if v.ctx().Err() != nil {
+		v.pc = fail
+		return
+	}
+	v.sleeping, v.waiting = true, true
+	v.moveDue, v.okPC, v.failPC = moveDue, ok, fail
+	v.sleepFrom = time.Now()
+	v.el.l.Schedule(v.timer, d)
+}
+
+// wake is the timer's callback.
+func (v *loopVU) wake() {
+	v.sleeping, v.waiting = false, false
+	if v.moveDue && !v.due.IsZero() {
+		v.due = v.due.Add(time.Since(v.sleepFrom))
+	}
+	v.pc = v.okPC
+	v.advance()
+}
+
+// thinkTime draws a think time.
+func (w *worker) thinkTime(t *plan.Think) time.Duration {
+	d := t.Min
+	if t.Max > t.Min {
+		d += time.Duration(w.vars.rng.Int64N(int64(t.Max - t.Min)))
+	}
+	return d
+}

@@ -1,0 +1,586 @@
+//go:build linux
+
+package http
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// Loop runs the HTTP/1.1 exchanges of many virtual users on one goroutine
+// over raw edge-triggered epoll (http.event_loop), the shape of wrk: no
+// goroutine is parked and woken per response. Everything but Post runs on
+// the loop's goroutine: Send, Schedule and the callbacks they lead to.
+//
+// A request is written as soon as it is built; its response is framed as
+// its bytes arrive (wire.go) and judged by the step's checks like any
+// other; its latency runs from just before the write (or the connect, for
+// a new connection) to the read that completes it, as Client.Do's does.
+type Loop struct {
+	c       *Client
+	ep, efd int
+	xs      []*Exchange
+	events  []syscall.EpollEvent
+	timers  timerHeap
+	epoch   time.Time
+	rbuf    []byte // every read lands here first
+	done    []*Exchange
+	spare   []*Exchange
+	stopped bool
+	// busy counts exchanges with a request in flight, for the timeout scan.
+	busy     int
+	nextScan int64
+	addrs    map[string]syscall.Sockaddr
+	noPwait2 bool
+
+	mu     sync.Mutex
+	posted []func()
+}
+
+// timeoutScan is how often requests in flight are checked against their
+// deadlines: a timeout is reported at most this late.
+const timeoutScan = 2 * time.Millisecond
+
+// NewLoop returns an event loop sending with c's options. Run it on a
+// goroutine of its own.
+func (c *Client) NewLoop() (*Loop, error) {
+	if c.std != nil {
+		return nil, errors.New("http.event_loop sends HTTP/1.1 only, not http.version 2")
+	}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	efd, _, errno := syscall.Syscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if errno != 0 {
+		syscall.Close(ep)
+		return nil, errno
+	}
+	l := &Loop{c: c, ep: ep, efd: int(efd), events: make([]syscall.EpollEvent, 512), epoch: time.Now(),
+		rbuf: make([]byte, 64<<10), addrs: map[string]syscall.Sockaddr{}}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.efd, &ev); err != nil {
+		syscall.Close(ep)
+		syscall.Close(l.efd)
+		return nil, err
+	}
+	return l, nil
+}
+
+// now is monotonic nanoseconds since the loop was made.
+func (l *Loop) now() int64 { return int64(time.Since(l.epoch)) }
+
+// Post runs f on the loop's goroutine soon; it may be called from any
+// goroutine.
+func (l *Loop) Post(f func()) {
+	l.mu.Lock()
+	l.posted = append(l.posted, f)
+	l.mu.Unlock()
+	one := uint64(1)
+	syscall.Write(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:]) //nolint:errcheck // a full counter still wakes the loop
+}
+
+// Stop makes Run return after the callbacks it is running.
+func (l *Loop) Stop() { l.stopped = true }
+
+// Run waits for events, timers and posted functions and runs their
+// callbacks until Stop. It closes every connection before it returns.
+func (l *Loop) Run() {
+	defer l.close()
+	for !l.stopped {
+		wait := int64(-1)
+		if len(l.done) > 0 {
+			wait = 0
+		}
+		if len(l.timers) > 0 {
+			wait = maxWait(wait, l.timers[0].at-l.now())
+		}
+		if l.busy > 0 {
+			wait = maxWait(wait, l.nextScan-l.now())
+		}
+		n, err := l.wait(wait)
+		if err != nil && !errors.Is(err, syscall.EINTR) {
+			panic("perflab: epoll_wait: " + err.Error()) // a bad descriptor: a bug, not a load condition
+		}
+		for _, ev := range l.events[:max(n, 0)] {
+			if ev.Fd < 0 {
+				l.runPosted()
+				continue
+			}
+			l.xs[ev.Fd].event(ev)
+		}
+		l.runDone()
+		now := l.now()
+		for len(l.timers) > 0 && l.timers[0].at <= now {
+			t := heap.Pop(&l.timers).(*Timer)
+			t.f()
+		}
+		l.runDone()
+		if l.busy > 0 && now >= l.nextScan {
+			l.scan(now)
+			l.runDone()
+		}
+	}
+}
+
+// maxWait is the shorter of two waits, -1 meaning forever.
+func maxWait(cur, d int64) int64 {
+	d = max(d, 0)
+	if cur < 0 || d < cur {
+		return d
+	}
+	return cur
+}
+
+// wait is epoll_pwait2 (a timeout in nanoseconds), else epoll_wait
+// (milliseconds, rounded up).
+func (l *Loop) wait(ns int64) (int, error) {
+	if !l.noPwait2 {
+		var ts *syscall.Timespec
+		if ns >= 0 {
+			t := syscall.NsecToTimespec(ns)
+			ts = &t
+		}
+		n, _, errno := syscall.Syscall6(sysEpollPwait2, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+		if errno != syscall.ENOSYS {
+			if errno != 0 {
+				return 0, errno
+			}
+			return int(n), nil
+		}
+		l.noPwait2 = true
+	}
+	ms := -1
+	if ns >= 0 {
+		ms = int((ns + 999_999) / 1_000_000)
+	}
+	return syscall.EpollWait(l.ep, l.events, ms)
+}
+
+// sysEpollPwait2 is epoll_pwait2's number on every Linux architecture
+// (5.11 and later).
+const sysEpollPwait2 = 441
+
+func (l *Loop) runPosted() {
+	var b [8]byte
+	syscall.Read(l.efd, b[:]) //nolint:errcheck // emptied; EAGAIN when already
+	l.mu.Lock()
+	fs := l.posted
+	l.posted = nil
+	l.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// runDone runs the callbacks of the exchanges that completed, except those
+// that complete meanwhile (they run on the next round, after epoll has been
+// asked again, so that a VU whose requests fail at once cannot starve the
+// loop).
+func (l *Loop) runDone() {
+	if len(l.done) == 0 {
+		return
+	}
+	batch := l.done
+	l.done = l.spare[:0]
+	for _, x := range batch {
+		f := x.then
+		x.then = nil
+		f(x.res)
+	}
+	clear(batch)
+	l.spare = batch[:0]
+}
+
+// scan fails the requests in flight past their deadline.
+func (l *Loop) scan(now int64) {
+	l.nextScan = now + int64(timeoutScan)
+	for _, x := range l.xs {
+		switch {
+		case x.state == stateIdle:
+		case x.state == stateConnecting && now >= x.connDeadline && x.connDeadline < x.deadline:
+			x.fail(metrics.Connect, "connect: timeout")
+		case now >= x.deadline:
+			x.fail(metrics.Timeout, "timeout")
+		}
+	}
+}
+
+func (l *Loop) close() {
+	for _, x := range l.xs {
+		x.closeConn()
+	}
+	syscall.Close(l.ep)
+	syscall.Close(l.efd)
+}
+
+// Timer calls its function on the loop's goroutine when scheduled.
+type Timer struct {
+	at  int64
+	idx int // in the heap; -1 when not scheduled
+	f   func()
+}
+
+// NewTimer returns a timer that calls f.
+func (l *Loop) NewTimer(f func()) *Timer { return &Timer{f: f, idx: -1} }
+
+// Schedule (re)arms t to fire after d.
+func (l *Loop) Schedule(t *Timer, d time.Duration) {
+	t.at = l.now() + int64(d)
+	if t.idx >= 0 {
+		heap.Fix(&l.timers, t.idx)
+		return
+	}
+	heap.Push(&l.timers, t)
+}
+
+// ScheduleAt (re)arms t to fire at a time.
+func (l *Loop) ScheduleAt(t *Timer, at time.Time) { l.Schedule(t, time.Until(at)) }
+
+// Cancel disarms t; it reports whether t was armed.
+func (l *Loop) Cancel(t *Timer) bool {
+	if t.idx < 0 {
+		return false
+	}
+	heap.Remove(&l.timers, t.idx)
+	return true
+}
+
+type timerHeap []*Timer
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*Timer)
+	t.idx = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.idx = -1
+	*h = old[:len(old)-1]
+	return t
+}
+
+const (
+	stateIdle = iota
+	stateConnecting
+	stateWriting
+	stateReading
+)
+
+// Exchange is one VU's connection on a loop and the request it has in
+// flight, if any.
+type Exchange struct {
+	l         *Loop
+	id        int32
+	gen       int32 // the connection's generation, in its epoll events
+	fd        int   // -1 with no connection
+	authority []byte
+	lastUsed  int64
+	state     uint8
+	readable  bool // data or a close arrived while the request was still being written
+	inflight  bool // counted in the loop's busy
+
+	req          *Request
+	vars         Vars
+	wbuf         []byte
+	wpos         int
+	resp         response
+	start        time.Time
+	deadline     int64
+	connDeadline int64
+	res          Result
+	then         func(Result)
+	hdr          func(string) ([]byte, bool)
+}
+
+// NewExchange returns an exchange with no connection yet.
+func (l *Loop) NewExchange() *Exchange {
+	x := &Exchange{l: l, id: int32(len(l.xs)), fd: -1}
+	x.hdr = x.resp.header
+	l.xs = append(l.xs, x)
+	return x
+}
+
+// maxIdle matches the pooled client's MaxIdleConnDuration: a connection
+// idle longer is closed before the next request rather than reused.
+const maxIdle = 4 * time.Second
+
+// Send writes the request for vars and calls then with its result, on the
+// loop's goroutine, once the response is whole or the request failed.
+// Nothing may be sent on x until then.
+func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
+	l, c := x.l, x.l.c
+	x.req, x.vars, x.then = r, vars, then
+	var auth []byte
+	var err error
+	x.wbuf, auth, err = c.appendRequest(x.wbuf[:0], r, vars, s)
+	if err != nil {
+		x.res = Result{Err: metrics.NotSent, Detail: err.Error()}
+		l.done = append(l.done, x)
+		return
+	}
+	x.start = time.Now()
+	now := int64(x.start.Sub(l.epoch))
+	x.deadline = now + int64(r.timeout)
+	x.wpos, x.readable = 0, false
+	x.resp.reset(bytes.Equal(r.method, []byte("HEAD")))
+	x.inflight = true
+	if l.busy++; l.busy == 1 {
+		l.nextScan = now + int64(timeoutScan)
+	}
+	if x.fd >= 0 && (!bytes.Equal(auth, x.authority) || now-x.lastUsed > int64(maxIdle)) {
+		x.closeConn()
+	}
+	if x.fd < 0 {
+		x.connect(auth, now)
+		return
+	}
+	x.state = stateWriting
+	x.write()
+}
+
+func (x *Exchange) connect(auth []byte, now int64) {
+	l := x.l
+	sa, kind, err := l.resolve(string(auth))
+	if err != nil {
+		x.fail(kind, err.Error())
+		return
+	}
+	family := syscall.AF_INET
+	if _, ok := sa.(*syscall.SockaddrInet6); ok {
+		family = syscall.AF_INET6
+	}
+	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		x.fail(metrics.Connect, "connect: "+err.Error())
+		return
+	}
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1) //nolint:errcheck // as Go's net package
+	if err := syscall.Connect(fd, sa); err != nil && !errors.Is(err, syscall.EINPROGRESS) {
+		syscall.Close(fd)
+		x.fail(connectKind(err), "connect: "+err.Error())
+		return
+	}
+	x.gen++
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: x.id, Pad: x.gen}
+	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		syscall.Close(fd)
+		x.fail(metrics.Connect, "connect: "+err.Error())
+		return
+	}
+	x.fd = fd
+	x.authority = append(x.authority[:0], auth...)
+	x.state = stateConnecting
+	x.connDeadline = x.deadline
+	if ct := l.c.opts.ConnectTimeout; ct > 0 {
+		x.connDeadline = min(x.deadline, now+int64(ct))
+	}
+}
+
+func connectKind(err error) metrics.ErrKind {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return metrics.ConnRefused
+	}
+	return metrics.Connect
+}
+
+// resolve returns the socket address of host:port, looked up once per loop.
+func (l *Loop) resolve(auth string) (syscall.Sockaddr, metrics.ErrKind, error) {
+	if sa, ok := l.addrs[auth]; ok {
+		return sa, metrics.OK, nil
+	}
+	host, port, err := net.SplitHostPort(hostPort(auth))
+	if err != nil {
+		return nil, metrics.NotSent, err
+	}
+	pn, err := strconv.Atoi(port)
+	if err != nil || pn <= 0 || pn > 65535 {
+		return nil, metrics.NotSent, errors.New("bad port in " + strconv.Quote(auth))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil || len(ips) == 0 {
+		if err == nil {
+			err = errors.New("no address for " + host)
+		}
+		return nil, metrics.DNS, err
+	}
+	ip := ips[0].IP
+	for _, a := range ips { // IPv4 first, as the pooled client dials
+		if a.IP.To4() != nil {
+			ip = a.IP
+			break
+		}
+	}
+	var sa syscall.Sockaddr
+	if v4 := ip.To4(); v4 != nil {
+		s := &syscall.SockaddrInet4{Port: pn}
+		copy(s.Addr[:], v4)
+		sa = s
+	} else {
+		s := &syscall.SockaddrInet6{Port: pn}
+		copy(s.Addr[:], ip.To16())
+		sa = s
+	}
+	l.addrs[auth] = sa
+	return sa, metrics.OK, nil
+}
+
+func (x *Exchange) event(ev syscall.EpollEvent) {
+	if ev.Pad != x.gen || x.fd < 0 {
+		return // an event of a connection closed since
+	}
+	in := ev.Events&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
+	switch x.state {
+	case stateConnecting:
+		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
+			return
+		}
+		errno, err := syscall.GetsockoptInt(x.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+		if err == nil && errno != 0 {
+			err = syscall.Errno(errno)
+		}
+		if err != nil {
+			x.fail(connectKind(err), "connect: "+err.Error())
+			return
+		}
+		x.state = stateWriting
+		x.readable = in
+		x.write()
+	case stateWriting:
+		x.readable = x.readable || in
+		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR) != 0 {
+			x.write()
+		}
+	case stateReading:
+		if in {
+			x.read()
+		}
+	case stateIdle:
+		if in { // the server closed a kept-alive connection between requests
+			x.closeConn()
+		}
+	}
+}
+
+func (x *Exchange) write() {
+	for x.wpos < len(x.wbuf) {
+		n, err := syscall.Write(x.fd, x.wbuf[x.wpos:])
+		switch {
+		case errors.Is(err, syscall.EAGAIN):
+			return // the next EPOLLOUT goes on
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			x.fail(metrics.Write, "write: "+err.Error())
+			return
+		}
+		x.wpos += n
+	}
+	x.state = stateReading
+	if x.readable {
+		x.read()
+	}
+}
+
+func (x *Exchange) read() {
+	rb := x.l.rbuf
+	for {
+		n, err := syscall.Read(x.fd, rb)
+		switch {
+		case errors.Is(err, syscall.EAGAIN):
+			return
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.ECONNRESET):
+			x.fail(metrics.ConnReset, "read: "+err.Error())
+			return
+		case err != nil:
+			x.fail(metrics.Read, "read: "+err.Error())
+			return
+		case n == 0:
+			switch {
+			case x.resp.eof():
+				x.finish()
+			case len(x.resp.buf) == 0:
+				x.fail(metrics.ConnReset, "the server closed the connection before responding")
+			default:
+				x.fail(metrics.Read, "the server closed the connection mid-response")
+			}
+			return
+		}
+		x.resp.buf = append(x.resp.buf, rb[:n]...)
+		done, err := x.resp.feed()
+		if err != nil {
+			x.fail(metrics.Read, err.Error())
+			return
+		}
+		if done {
+			x.finish()
+			return
+		}
+	}
+}
+
+// finish judges a whole response.
+func (x *Exchange) finish() {
+	res := Result{Start: x.start, Status: x.resp.status, Latency: time.Since(x.start)}
+	body := x.resp.body()
+	res.Bytes = len(body)
+	x.l.c.serverTime(&res, x.hdr)
+	x.req.judge(&res, x.hdr, body, x.vars)
+	if x.resp.close || !x.l.c.keepAlive {
+		x.closeConn()
+	}
+	x.lastUsed = int64(time.Since(x.l.epoch))
+	if cap(x.resp.buf) > 1<<20 { // one large response does not pin its buffer
+		x.resp.buf, x.resp.decoded = nil, nil
+	}
+	x.complete(res)
+}
+
+// fail ends the request in flight with an error and drops the connection.
+func (x *Exchange) fail(kind metrics.ErrKind, detail string) {
+	res := Result{Start: x.start, Latency: time.Since(x.start), Err: kind, Detail: detail}
+	x.closeConn()
+	x.complete(res)
+}
+
+func (x *Exchange) complete(res Result) {
+	if x.inflight {
+		x.inflight = false
+		x.l.busy--
+	}
+	x.state = stateIdle
+	x.res = res
+	x.l.done = append(x.l.done, x)
+}
+
+func (x *Exchange) closeConn() {
+	if x.fd >= 0 {
+		syscall.Close(x.fd)
+		x.fd = -1
+	}
+}
+
+// Close drops the exchange's connection.
+func (x *Exchange) Close() { x.closeConn() }

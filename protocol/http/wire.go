@@ -1,0 +1,344 @@
+package http
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// The event loop (loop_linux.go) speaks HTTP/1.1 itself: it writes a
+// request into a byte slice and frames the response as its bytes arrive,
+// so that no goroutine has to block on a connection. What the request says
+// follows Client.build, which fills fasthttp's request for the same step.
+
+// errHTTPS is the one scheme the event loop cannot send.
+var errHTTPS = errors.New("http.event_loop sends plain HTTP/1.1 only: an https URL needs the default client (remove event_loop)")
+
+// appendRequest writes r's request for vars to b. It returns the bytes and
+// the authority (host[:port]) of its URL, a slice of s.buf that the next
+// request overwrites.
+func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out, authority []byte, err error) {
+	u, err := r.appendURL(s.buf[:0], vars)
+	s.buf = u
+	if err != nil {
+		return b, nil, err
+	}
+	authority, uri, err := splitURL(u)
+	if err != nil {
+		return b, nil, err
+	}
+	b = append(b, r.method...)
+	b = append(b, ' ')
+	if len(uri) == 0 || uri[0] == '?' {
+		b = append(b, '/')
+	}
+	b = append(b, uri...)
+	b = append(b, " HTTP/1.1\r\n"...)
+	hostAt := len(b)
+	b = append(b, "Host: "...)
+	b = append(b, authority...)
+	b = append(b, "\r\n"...)
+	hostEnd := len(b)
+	ownUA, ownHost := false, false
+	err = r.eachHeader(vars, func(name, value string) {
+		switch {
+		case strings.EqualFold(name, "Host"):
+			ownHost = true
+		case strings.EqualFold(name, "User-Agent"):
+			ownUA = true
+		case r.contentType != "" && strings.EqualFold(name, "Content-Type"):
+			return // the step's JSON body sets it, as in build
+		case strings.EqualFold(name, "Content-Length"), strings.EqualFold(name, "Connection"):
+			return // written below from the body and the keep-alive option
+		}
+		b = append(b, name...)
+		b = append(b, ": "...)
+		b = appendHeaderValue(b, value)
+		b = append(b, "\r\n"...)
+	})
+	if err != nil {
+		return b, nil, err
+	}
+	if !ownUA {
+		b = append(b, "User-Agent: "...)
+		b = append(b, c.userAgent...)
+		b = append(b, "\r\n"...)
+	}
+	if r.contentType != "" {
+		b = append(b, "Content-Type: "...)
+		b = append(b, r.contentType...)
+		b = append(b, "\r\n"...)
+	}
+	var body []byte
+	if r.body != nil {
+		if body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
+			return b, nil, err
+		}
+		s.body = body
+	}
+	if r.body != nil || !bytes.Equal(r.method, []byte("GET")) && !bytes.Equal(r.method, []byte("HEAD")) {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	if !c.keepAlive {
+		b = append(b, "Connection: close\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, body...)
+	if ownHost { // the step's own Host header replaces the URL's
+		b = append(b[:hostAt], b[hostEnd:]...)
+	}
+	return b, authority, nil
+}
+
+// appendHeaderValue appends v without CR or LF, which would end the header.
+func appendHeaderValue(b []byte, v string) []byte {
+	if strings.ContainsAny(v, "\r\n") {
+		return append(b, strings.NewReplacer("\r", " ", "\n", " ").Replace(v)...)
+	}
+	return append(b, v...)
+}
+
+// splitURL splits an absolute http URL into its authority and its
+// request-URI (path and query, without the fragment).
+func splitURL(u []byte) (authority, uri []byte, err error) {
+	const scheme = "http://"
+	if len(u) < len(scheme) || !strings.EqualFold(string(u[:len(scheme)]), scheme) {
+		if len(u) >= 8 && strings.EqualFold(string(u[:8]), "https://") {
+			return nil, nil, errHTTPS
+		}
+		return nil, nil, errors.New("URL " + strconv.Quote(string(u)) + " is not absolute http://")
+	}
+	rest := u[len(scheme):]
+	end := bytes.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, uri = rest[:end], rest[end:]
+	if bytes.IndexByte(authority, '@') >= 0 || len(authority) == 0 {
+		return nil, nil, errors.New("URL " + strconv.Quote(string(u)) + ": want http://host[:port]/path")
+	}
+	if i := bytes.IndexByte(uri, '#'); i >= 0 {
+		uri = uri[:i]
+	}
+	return authority, uri, nil
+}
+
+// hostPort is the address to dial for an authority: the port is 80 when
+// the URL gives none.
+func hostPort(authority string) string {
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.HasSuffix(authority, "]") {
+		return authority
+	}
+	return authority + ":80"
+}
+
+// response frames and parses one HTTP/1.1 response as its bytes arrive.
+type response struct {
+	buf      []byte // everything read for the response so far
+	scanned  int    // where the search for the header's end resumes
+	headEnd  int    // after the blank line; 0 while the header is incomplete
+	status   int
+	length   int64 // Content-Length; -1 when none
+	chunked  bool
+	close    bool // the connection closes after this response
+	noBody   bool // HEAD, 204, 304
+	untilEOF bool // the body ends when the server closes
+	// chunked decoding
+	chunkAt int    // next unread byte of the chunked body
+	decoded []byte // the chunked body, decoded
+	done    bool
+}
+
+var errMalformed = errors.New("malformed response")
+
+// reset prepares for the response to a request with method head (HEAD)
+// or not; the buffers are kept.
+func (p *response) reset(head bool) {
+	*p = response{buf: p.buf[:0], decoded: p.decoded[:0], noBody: head, length: -1}
+}
+
+// feed parses what has arrived in p.buf; it returns true when the response
+// is whole.
+func (p *response) feed() (bool, error) {
+	for p.headEnd == 0 {
+		from := max(p.scanned-3, 0)
+		i := bytes.Index(p.buf[from:], []byte("\r\n\r\n"))
+		if i < 0 {
+			p.scanned = len(p.buf)
+			if len(p.buf) > 64<<10 {
+				return false, errors.New("response header over 64 KB")
+			}
+			return false, nil
+		}
+		end := from + i + 4
+		if err := p.head(p.buf[:end]); err != nil {
+			return false, err
+		}
+		if p.status >= 100 && p.status < 200 { // 100 Continue, 103 Early Hints: the real response follows
+			p.buf = append(p.buf[:0], p.buf[end:]...)
+			p.scanned, p.status, p.length, p.chunked, p.close = 0, 0, -1, false, false
+			continue
+		}
+		p.headEnd = end
+	}
+	body := len(p.buf) - p.headEnd
+	switch {
+	case p.noBody || p.status == 204 || p.status == 304:
+		p.done = body == 0
+		if body > 0 {
+			return false, errors.New("response has bytes after a body-less response")
+		}
+	case p.chunked:
+		return p.dechunk()
+	case p.length >= 0:
+		if int64(body) > p.length {
+			return false, errors.New("response is longer than its Content-Length")
+		}
+		p.done = int64(body) == p.length
+	default:
+		p.untilEOF = true
+	}
+	return p.done, nil
+}
+
+// eof is the server closing the connection: it ends a body that had no
+// length, and is an error anywhere else.
+func (p *response) eof() bool {
+	if p.headEnd > 0 && p.untilEOF {
+		p.done, p.close = true, true
+		return true
+	}
+	return false
+}
+
+// head reads the status line and the headers framing depends on.
+func (p *response) head(h []byte) error {
+	line, rest, _ := bytes.Cut(h, []byte("\r\n"))
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return errMalformed
+	}
+	code, err := strconv.Atoi(string(line[9:12]))
+	if err != nil || code < 100 {
+		return errMalformed
+	}
+	p.status = code
+	p.close = line[7] == '0' // HTTP/1.0 closes unless it says keep-alive
+	for len(rest) > 0 {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		name, value, ok := bytes.Cut(l, []byte(":"))
+		if !ok {
+			continue
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case equalFold(name, "Content-Length"):
+			n, err := strconv.ParseInt(string(value), 10, 64)
+			if err != nil || n < 0 {
+				return errors.New("bad Content-Length " + strconv.Quote(string(value)))
+			}
+			p.length = n
+		case equalFold(name, "Transfer-Encoding"):
+			p.chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+		case equalFold(name, "Connection"):
+			switch {
+			case bytes.EqualFold(value, []byte("close")):
+				p.close = true
+			case bytes.EqualFold(value, []byte("keep-alive")):
+				p.close = false
+			}
+		}
+	}
+	return nil
+}
+
+// dechunk decodes the chunks that have arrived.
+func (p *response) dechunk() (bool, error) {
+	if p.chunkAt == 0 {
+		p.chunkAt = p.headEnd
+	}
+	for {
+		b := p.buf[p.chunkAt:]
+		line, _, ok := bytes.Cut(b, []byte("\r\n"))
+		if !ok {
+			return false, nil
+		}
+		size := line
+		if i := bytes.IndexByte(size, ';'); i >= 0 {
+			size = size[:i]
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(size)), 16, 64)
+		if err != nil || n < 0 {
+			return false, errors.New("bad chunk size " + strconv.Quote(string(line)))
+		}
+		data := len(line) + 2
+		if n == 0 { // the last chunk, then trailers up to a blank line
+			t := b[data:]
+			if bytes.HasPrefix(t, []byte("\r\n")) {
+				p.done = len(t) == 2
+			} else if i := bytes.Index(t, []byte("\r\n\r\n")); i >= 0 {
+				p.done = i+4 == len(t)
+			} else {
+				return false, nil
+			}
+			if !p.done {
+				return false, errors.New("response has bytes after its last chunk")
+			}
+			return true, nil
+		}
+		if int64(len(b)) < int64(data)+n+2 {
+			return false, nil
+		}
+		p.decoded = append(p.decoded, b[data:data+int(n)]...)
+		if b[data+int(n)] != '\r' || b[data+int(n)+1] != '\n' {
+			return false, errors.New("chunk not followed by CRLF")
+		}
+		p.chunkAt += data + int(n) + 2
+	}
+}
+
+// body is the whole response body.
+func (p *response) body() []byte {
+	if p.chunked {
+		return p.decoded
+	}
+	return p.buf[p.headEnd:]
+}
+
+// header returns the first value of a header, for checks, extractions and
+// the server's time.
+func (p *response) header(name string) ([]byte, bool) {
+	_, rest, _ := bytes.Cut(p.buf[:p.headEnd], []byte("\r\n"))
+	for len(rest) > 0 {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		n, v, ok := bytes.Cut(l, []byte(":"))
+		if ok && equalFold(n, name) {
+			return bytes.TrimSpace(v), true
+		}
+	}
+	return nil, false
+}
+
+// equalFold compares an ASCII header name without regard to case.
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		if lower(b[i]) != lower(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
