@@ -81,6 +81,7 @@ type loopVU struct {
 	first   metrics.ErrKind
 	started time.Time
 	t0      time.Time
+	ended   time.Time // when the last iteration ended, if the next begins at once
 	tx      struct {
 		first   metrics.ErrKind
 		elapsed time.Duration
@@ -420,7 +421,11 @@ func (v *loopVU) ctx() context.Context { return v.el.ctx }
 // begin starts iteration iter, due at due in an open model (else zero).
 func (v *loopVU) begin(iter int64, due time.Time) {
 	v.vars.setIteration(iter)
-	v.started = time.Now()
+	if v.ended.IsZero() {
+		v.started = time.Now()
+	} else { // straight after the previous iteration: no need to read the clock again
+		v.started, v.ended = v.ended, time.Time{}
+	}
 	v.t0 = v.started
 	if !due.IsZero() {
 		v.t0 = due
@@ -442,12 +447,16 @@ func (v *loopVU) endIteration(stop, complete bool) {
 		v.pc = pcDead // cut short by the end of the load: not a whole iteration
 		return
 	}
-	v.rec.Record(v.shard, v.s.iterOp, time.Since(v.t0), time.Since(v.started), v.first, 0)
+	took := time.Since(v.started)
+	v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.first, 0)
 	if stop {
 		v.pc = pcDead
 		return
 	}
 	v.pc = pcNext
+	if v.el.p == nil {
+		v.ended = v.started.Add(took)
+	}
 }
 
 // node runs top-level node i (worker.steps).

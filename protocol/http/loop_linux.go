@@ -337,8 +337,11 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 		l.done = append(l.done, x)
 		return
 	}
-	x.start = time.Now()
-	now := int64(x.start.Sub(l.epoch))
+	// One clock read: the wall time is the loop's epoch plus the monotonic
+	// time since (time.Now reads both clocks).
+	since := time.Since(l.epoch)
+	x.start = l.epoch.Add(since)
+	now := int64(since)
 	x.deadline = now + int64(r.timeout)
 	x.wpos, x.readable = 0, false
 	x.resp.reset(bytes.Equal(r.method, []byte("HEAD")))
@@ -484,8 +487,9 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 
 func (x *Exchange) write() {
 	for x.wpos < len(x.wbuf) {
-		n, err := syscall.Write(x.fd, x.wbuf[x.wpos:])
+		n, err := rawWrite(x.fd, x.wbuf[x.wpos:])
 		switch {
+		case err == nil:
 		case errors.Is(err, syscall.EAGAIN):
 			return // the next EPOLLOUT goes on
 		case errors.Is(err, syscall.EINTR):
@@ -503,10 +507,16 @@ func (x *Exchange) write() {
 }
 
 func (x *Exchange) read() {
-	rb := x.l.rbuf
 	for {
-		n, err := syscall.Read(x.fd, rb)
+		// Straight into the response's buffer when it has room, else
+		// through the loop's and appended.
+		rb, direct := x.l.rbuf, false
+		if free := cap(x.resp.buf) - len(x.resp.buf); free >= 512 {
+			rb, direct = x.resp.buf[len(x.resp.buf):cap(x.resp.buf)], true
+		}
+		n, err := rawRead(x.fd, rb)
 		switch {
+		case err == nil && n > 0:
 		case errors.Is(err, syscall.EAGAIN):
 			return
 		case errors.Is(err, syscall.EINTR):
@@ -528,7 +538,14 @@ func (x *Exchange) read() {
 			}
 			return
 		}
-		x.resp.buf = append(x.resp.buf, rb[:n]...)
+		if direct {
+			x.resp.buf = x.resp.buf[:len(x.resp.buf)+n]
+		} else {
+			if cap(x.resp.buf) == 0 {
+				x.resp.buf = make([]byte, 0, max(n, 1<<10))
+			}
+			x.resp.buf = append(x.resp.buf, rb[:n]...)
+		}
 		done, err := x.resp.feed()
 		if err != nil {
 			x.fail(metrics.Read, err.Error())
@@ -543,7 +560,8 @@ func (x *Exchange) read() {
 
 // finish judges a whole response.
 func (x *Exchange) finish() {
-	res := Result{Start: x.start, Status: x.resp.status, Latency: time.Since(x.start)}
+	lat := time.Since(x.start)
+	res := Result{Start: x.start, Status: x.resp.status, Latency: lat}
 	body := x.resp.body()
 	res.Bytes = len(body)
 	x.l.c.serverTime(&res, x.hdr)
@@ -551,7 +569,7 @@ func (x *Exchange) finish() {
 	if x.resp.close || !x.l.c.keepAlive {
 		x.closeConn()
 	}
-	x.lastUsed = int64(time.Since(x.l.epoch))
+	x.lastUsed = int64(x.start.Sub(x.l.epoch) + lat)
 	if cap(x.resp.buf) > 1<<20 { // one large response does not pin its buffer
 		x.resp.buf, x.resp.decoded = nil, nil
 	}
@@ -580,6 +598,25 @@ func (x *Exchange) closeConn() {
 		syscall.Close(x.fd)
 		x.fd = -1
 	}
+}
+
+// rawRead and rawWrite are read(2) and write(2) on non-blocking sockets,
+// which never block: they skip the runtime's bookkeeping for a system call
+// that might (entersyscall/exitsyscall, 5-10% of the loop's CPU).
+func rawRead(fd int, b []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, b []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 // Close drops the exchange's connection.

@@ -138,7 +138,6 @@ func hostPort(authority string) string {
 // response frames and parses one HTTP/1.1 response as its bytes arrive.
 type response struct {
 	buf      []byte // everything read for the response so far
-	scanned  int    // where the search for the header's end resumes
 	headEnd  int    // after the blank line; 0 while the header is incomplete
 	status   int
 	length   int64 // Content-Length; -1 when none
@@ -164,22 +163,13 @@ func (p *response) reset(head bool) {
 // is whole.
 func (p *response) feed() (bool, error) {
 	for p.headEnd == 0 {
-		from := max(p.scanned-3, 0)
-		i := bytes.Index(p.buf[from:], []byte("\r\n\r\n"))
-		if i < 0 {
-			p.scanned = len(p.buf)
-			if len(p.buf) > 64<<10 {
-				return false, errors.New("response header over 64 KB")
-			}
-			return false, nil
-		}
-		end := from + i + 4
-		if err := p.head(p.buf[:end]); err != nil {
+		end, err := p.head()
+		if err != nil || end == 0 {
 			return false, err
 		}
 		if p.status >= 100 && p.status < 200 { // 100 Continue, 103 Early Hints: the real response follows
 			p.buf = append(p.buf[:0], p.buf[end:]...)
-			p.scanned, p.status, p.length, p.chunked, p.close = 0, 0, -1, false, false
+			p.status, p.length, p.chunked, p.close = 0, -1, false, false
 			continue
 		}
 		p.headEnd = end
@@ -214,31 +204,62 @@ func (p *response) eof() bool {
 	return false
 }
 
-// head reads the status line and the headers framing depends on.
-func (p *response) head(h []byte) error {
-	line, rest, _ := bytes.Cut(h, []byte("\r\n"))
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return errMalformed
+// head reads the status line and the headers framing depends on, in one
+// pass over the lines that have arrived; it returns where the header ends,
+// or 0 while it is incomplete (the lines are read again with more bytes).
+func (p *response) head() (int, error) {
+	b := p.buf
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		return 0, p.tooLong()
 	}
-	code, err := strconv.Atoi(string(line[9:12]))
-	if err != nil || code < 100 {
-		return errMalformed
+	line := b[:nl]
+	if len(line) < 13 || line[len(line)-1] != '\r' || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return 0, errMalformed
 	}
-	p.status = code
+	code := 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return 0, errMalformed
+		}
+		code = code*10 + int(c-'0')
+	}
+	if code < 100 {
+		return 0, errMalformed
+	}
+	p.status, p.length, p.chunked = code, -1, false
 	p.close = line[7] == '0' // HTTP/1.0 closes unless it says keep-alive
-	for len(rest) > 0 {
-		var l []byte
-		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		name, value, ok := bytes.Cut(l, []byte(":"))
-		if !ok {
+	at := nl + 1
+	for {
+		nl := bytes.IndexByte(b[at:], '\n')
+		if nl < 0 {
+			return 0, p.tooLong()
+		}
+		line := b[at : at+nl]
+		at += nl + 1
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if len(line) == 0 {
+			return at, nil
+		}
+		// Only three headers frame a response; most lines are skipped on
+		// their first letter.
+		switch line[0] | 0x20 {
+		case 'c', 't':
+		default:
 			continue
 		}
-		value = bytes.TrimSpace(value)
+		colon := bytes.IndexByte(line, ':')
+		if colon < 0 {
+			continue
+		}
+		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 		switch {
 		case equalFold(name, "Content-Length"):
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 {
-				return errors.New("bad Content-Length " + strconv.Quote(string(value)))
+			n, ok := atoi(value)
+			if !ok {
+				return 0, errors.New("bad Content-Length " + strconv.Quote(string(value)))
 			}
 			p.length = n
 		case equalFold(name, "Transfer-Encoding"):
@@ -251,6 +272,27 @@ func (p *response) head(h []byte) error {
 				p.close = false
 			}
 		}
+	}
+}
+
+// atoi reads a non-negative decimal number.
+func atoi(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+func (p *response) tooLong() error {
+	if len(p.buf) > 64<<10 {
+		return errors.New("response header over 64 KB")
 	}
 	return nil
 }
