@@ -40,8 +40,13 @@ func load(t *testing.T, target, body string, files map[string]string, set ...pla
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, src)
 	}
+	p.HTTP.EventLoop = p.HTTP.EventLoop || eventLoop
 	return p
 }
+
+// eventLoop makes load's plans run on event loops (http.event_loop), for
+// TestEventLoop, which runs the engine's tests again that way.
+var eventLoop bool
 
 func run(t *testing.T, p *plan.Plan) *metrics.Run {
 	t.Helper()

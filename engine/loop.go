@@ -161,6 +161,7 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 				v.delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
 			}
 		}
+		loopsStarted.Add(1)
 		e.spawnOwned(l.Run)
 		l.Post(el.start)
 		context.AfterFunc(vctx, func() { l.Post(el.wakeSleepers) })
@@ -169,6 +170,9 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 		}
 	}
 }
+
+// loopsStarted counts the event loops started, for tests.
+var loopsStarted atomic.Int64
 
 // rampTarget keeps the number of VUs a ramp_vus model wants now.
 func (e *executor) rampTarget(ctx context.Context, s *scenario) *atomic.Int64 {

@@ -1,0 +1,121 @@
+package engine
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// The event loop (http.event_loop) must count, time and classify exactly
+// as a goroutine per VU does: the engine's tests of HTTP scenarios run again
+// with every plan's VUs on event loops, against the same servers and with
+// the same assertions.
+func TestEventLoop(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("http.event_loop needs Linux")
+	}
+	tests := []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"ClosedModelsCountExactly", TestClosedModelsCountExactly},
+		{"DurationModelMatchesServerCount", TestDurationModelMatchesServerCount},
+		{"ErrorsAreClassified", TestErrorsAreClassified},
+		{"TemplatingExtractionAndData", TestTemplatingExtractionAndData},
+		{"TransactionsAndParallelScenarios", TestTransactionsAndParallelScenarios},
+		{"SweepStagesKeepStatisticsApart", TestSweepStagesKeepStatisticsApart},
+		{"InterruptRunsTeardownAndKeepsResults", TestInterruptRunsTeardownAndKeepsResults},
+		{"DurationCutsThinkTime", TestDurationCutsThinkTime},
+		{"RampUpSpreadsStarts", TestRampUpSpreadsStarts},
+		{"ForEachSetupAndRandomThink", TestForEachSetupAndRandomThink},
+		{"ConstantArrivalRate", TestConstantArrivalRate},
+		{"StallShowsInLatencyNotServiceTime", TestStallShowsInLatencyNotServiceTime},
+		{"DroppedIterationsAreCounted", TestDroppedIterationsAreCounted},
+		{"RampingArrivalRate", TestRampingArrivalRate},
+		{"LatePacerLosesNoIteration", TestLatePacerLosesNoIteration},
+		{"RampingVUs", TestRampingVUs},
+		{"InterruptOpenModelCounts", TestInterruptOpenModelCounts},
+		{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
+		{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
+		{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
+		{"P50MatchesServerTime", TestP50MatchesServerTime},
+	}
+	eventLoop = true
+	defer func() { eventLoop = false }()
+	for _, tt := range tests {
+		before := loopsStarted.Load()
+		t.Run(tt.name, tt.f)
+		if loopsStarted.Load() == before {
+			t.Errorf("%s ran no event loop", tt.name)
+		}
+	}
+}
+
+// Responses framed every way HTTP/1.1 allows, and connections the server
+// closes, through the event loop: each request counted once, with the
+// right outcome.
+func TestEventLoopFramingAndClosedConnections(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("http.event_loop needs Linux")
+	}
+	var served atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		switch r.URL.Path {
+		case "/chunked": // no length, flushed in parts: chunked
+			io.WriteString(w, `{"id":`)
+			w.(http.Flusher).Flush()
+			io.WriteString(w, `"c-`+r.Header.Get("X-N")+`"}`)
+		case "/close":
+			w.Header().Set("Connection", "close")
+			io.WriteString(w, "bye")
+		case "/eof", "/cut": // HTTP/1.0-style body ended by the close, or cut short
+			conn, buf, _ := w.(http.Hijacker).Hijack()
+			if r.URL.Path == "/eof" {
+				buf.WriteString("HTTP/1.0 200 OK\r\nX-Kind: eof\r\n\r\nuntil the end")
+			} else {
+				buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+			}
+			buf.Flush()
+			conn.Close()
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	srv.Config.IdleTimeout = 100 * time.Millisecond // closes kept-alive connections while VUs think
+	srv.Start()
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+http: {event_loop: true}
+scenarios:
+  - name: s
+    vus: 3
+    iterations: 4
+    flow:
+      - {name: chunked, url: /chunked, headers: {X-N: "${vu}"}, extract: {id: $.id}}
+      - {name: echo, url: "/echo?id=${id}", check: {status: [200]}}
+      - {name: close, url: /close, check: {body_contains: bye}}
+      - {name: eof, url: /eof, check: {body_contains: until the end}, extract: {kind: {header: X-Kind}}}
+      - {name: cut, url: /cut}
+      - {name: idle, url: /, think: 150ms}
+`, nil)
+	r := run(t, p)
+	for _, name := range []string{"chunked", "echo", "close", "eof", "idle"} {
+		s := op(t, r.Stages[0], name)
+		if s.Count != 12 || s.ErrorCount() != 0 {
+			t.Errorf("%s: count %d, errors %v; want 12 without error", name, s.Count, s.Errors)
+		}
+	}
+	if s := op(t, r.Stages[0], "cut"); s.Count != 12 || s.Errors[metrics.Read] != 12 {
+		t.Errorf("cut: count %d, errors %v; want 12 read errors", s.Count, s.Errors)
+	}
+	if got := served.Load(); got != 6*12 {
+		t.Errorf("server served %d requests, want %d", got, 6*12)
+	}
+}
