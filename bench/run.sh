@@ -100,9 +100,13 @@ if [[ " $PEERS " == *" k6 "* && -x "$GOBIN/k6" ]]; then
   row "k6 --vus $CONNS" "$(grep -o 'http_reqs[^0-9]*[0-9]*' "$OUT/cmd.out" | grep -o '[0-9]*$')" "$C" "$R"
 fi
 
+# perflab runs the plan twice a round: with http.event_loop (its cheap
+# path, VUs as state machines on epoll, as wrk) and with the default engine
+# (a goroutine per VU, which every other feature runs on).
 cat > "$OUT/plan.yaml" <<PLAN
 name: bench-1step
 target: http://127.0.0.1:$PORT
+http: {event_loop: true}
 scenarios:
   - name: get
     vus: $CONNS
@@ -115,16 +119,22 @@ PLAN
 # median round of each.
 ROUNDS=${ROUNDS:-3}
 FLOOR=${FLOOR:-1}   # also the two floors of a Go generator (bench/floor)
-WRK_RUNS=(); PL_RUNS=(); GO_RUNS=(); LOOP_RUNS=()
+sed 's/event_loop: true/event_loop: false/' "$OUT/plan.yaml" > "$OUT/plan-goroutines.yaml"
+WRK_RUNS=(); PL_RUNS=(); PG_RUNS=(); GO_RUNS=(); LOOP_RUNS=()
+perflab_run() { # plan: appends "requests cpu rss" to RUN
+  read -r C R < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$1" --out "$OUT/runs" --store off --quiet)
+  if ! grep -q "Err: 0 " "$OUT/cmd.out"; then echo "bench: perflab saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
+  RUN="$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}') $C $R"
+}
 for round in $(seq "$ROUNDS"); do
   echo "== round $round/$ROUNDS: wrk, 1 thread, $CONNS connections, ${SECS}s" >&2
   read -r C R < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
   if grep -q "Non-2xx" "$OUT/cmd.out"; then echo "bench: wrk saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
   WRK_RUNS+=("$(awk '/requests in/ {print $1}' "$OUT/cmd.out") $C $R")
-  echo "== round $round/$ROUNDS: perflab, $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
-  read -r C R < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$OUT/plan.yaml" --out "$OUT/runs" --store off --quiet)
-  if ! grep -q "Err: 0 " "$OUT/cmd.out"; then echo "bench: perflab saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
-  PL_RUNS+=("$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}') $C $R")
+  echo "== round $round/$ROUNDS: perflab, event loop, $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
+  perflab_run "$OUT/plan.yaml"; PL_RUNS+=("$RUN")
+  echo "== round $round/$ROUNDS: perflab, goroutine per VU, $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
+  perflab_run "$OUT/plan-goroutines.yaml"; PG_RUNS+=("$RUN")
   if [ "$FLOOR" = 1 ]; then
     for mode in goroutines loop; do
       echo "== round $round/$ROUNDS: floor, $mode, $CONNS connections, ${SECS}s, GOMAXPROCS=1" >&2
@@ -139,7 +149,9 @@ done
 median() { printf '%s\n' "$@" | awk '{printf "%.6f %s\n", $2/$1, $0}' | sort -n | awk '{a[NR]=$0} END {split(a[int((NR+1)/2)], f, " "); print f[2], f[3], f[4]}'; }
 read -r WRK_REQ WRK_CPU WRK_RSS < <(median "${WRK_RUNS[@]}")
 read -r PL_REQ PL_CPU PL_RSS < <(median "${PL_RUNS[@]}")
-ROWS=("wrk -t1 -c$CONNS (median of $ROUNDS)|$WRK_REQ|$WRK_CPU|$WRK_RSS" "${ROWS[@]}" "perflab $CONNS VUs (median of $ROUNDS)|$PL_REQ|$PL_CPU|$PL_RSS")
+read -r PG_REQ PG_CPU PG_RSS < <(median "${PG_RUNS[@]}")
+ROWS=("wrk -t1 -c$CONNS (median of $ROUNDS)|$WRK_REQ|$WRK_CPU|$WRK_RSS" "${ROWS[@]}"
+  "perflab, event loop (median)|$PL_REQ|$PL_CPU|$PL_RSS" "perflab, goroutines (median)|$PG_REQ|$PG_CPU|$PG_RSS")
 if [ "$FLOOR" = 1 ]; then
   read -r REQ CPU RSS < <(median "${GO_RUNS[@]}");   ROWS+=("floor: goroutines (median)|$REQ|$CPU|$RSS")
   read -r REQ CPU RSS < <(median "${LOOP_RUNS[@]}"); ROWS+=("floor: event loop (median)|$REQ|$CPU|$RSS")
@@ -160,6 +172,10 @@ PLAN
 echo "== perflab: 10,000 VUs, one request each then think time (20s)" >&2
 read -r IDLE_CPU IDLE_RSS < <(cputime "$OUT/perflab" run "$OUT/idle.yaml" --out "$OUT/runs" --quiet)
 IDLE_REQ=$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}')
+sed 's/^scenarios:/http: {event_loop: true}\nscenarios:/' "$OUT/idle.yaml" > "$OUT/idle-loop.yaml"
+echo "== perflab, event loop: 10,000 VUs, one request each then think time (20s)" >&2
+read -r IDLE_LOOP_CPU IDLE_LOOP_RSS < <(cputime "$OUT/perflab" run "$OUT/idle-loop.yaml" --out "$OUT/runs" --quiet)
+IDLE_LOOP_REQ=$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}')
 
 us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "n/a" }'; }
 printf '\n%-28s %12s %12s %14s %12s %14s\n' tool requests "req/s" "CPU us/req" "peak RSS MB" "CPU vs wrk"
@@ -171,11 +187,12 @@ for r in "${ROWS[@]}"; do
     "$(awk -v k="$rss" 'BEGIN{print k/1024}')" "$(awk -v a="$u" -v b="$WRK_US" 'BEGIN { if (b > 0 && a != "n/a") printf "%.2fx", a / b; else print "-" }')"
 done
 printf '%-28s %12s %12s %14s %12.1f\n' "perflab 10,000 idle VUs" "$IDLE_REQ" "-" "-" "$(awk -v k="$IDLE_RSS" 'BEGIN{print k/1024}')"
+printf '%-28s %12s %12s %14s %12.1f\n' "  the same, event loop" "$IDLE_LOOP_REQ" "-" "-" "$(awk -v k="$IDLE_LOOP_RSS" 'BEGIN{print k/1024}')"
 echo
 for i in "${!WRK_RUNS[@]}"; do
-  read -r wr wc _ <<< "${WRK_RUNS[$i]}"; read -r pr pc _ <<< "${PL_RUNS[$i]}"
+  read -r wr wc _ <<< "${WRK_RUNS[$i]}"; read -r pr pc _ <<< "${PL_RUNS[$i]}"; read -r qr qc _ <<< "${PG_RUNS[$i]}"
   ratio() { awk -v a="$1" -v b="$(us "$wc" "$wr")" 'BEGIN { printf "%.2fx", a / b }'; }
-  line="round $((i + 1)): wrk $(us "$wc" "$wr") us/req, perflab $(us "$pc" "$pr") ($(ratio "$(us "$pc" "$pr")"))"
+  line="round $((i + 1)): wrk $(us "$wc" "$wr") us/req, perflab loop $(us "$pc" "$pr") ($(ratio "$(us "$pc" "$pr")")), perflab goroutines $(us "$qc" "$qr") ($(ratio "$(us "$qc" "$qr")"))"
   if [ "$FLOOR" = 1 ]; then
     read -r gr gc _ <<< "${GO_RUNS[$i]}"; read -r lr lc _ <<< "${LOOP_RUNS[$i]}"
     line+=", floor goroutines $(us "$gc" "$gr") ($(ratio "$(us "$gc" "$gr")")), floor loop $(us "$lc" "$lr") ($(ratio "$(us "$lc" "$lr")"))"
@@ -183,6 +200,7 @@ for i in "${!WRK_RUNS[@]}"; do
   echo "$line"
 done
 PL_US=$(us "$PL_CPU" "$PL_REQ")
-awk -v a="$PL_US" -v b="$WRK_US" 'BEGIN { printf "perflab / wrk CPU per request: %.2fx\n", a / b }'
-awk -v k="$IDLE_RSS" 'BEGIN { printf "10,000 VUs holding 10,000 connections in think time: %.0f MB peak RSS\n", k / 1024 }'
+PG_US=$(us "$PG_CPU" "$PG_REQ")
+awk -v a="$PL_US" -v g="$PG_US" -v b="$WRK_US" 'BEGIN { printf "perflab / wrk CPU per request: %.2fx with http.event_loop, %.2fx with a goroutine per VU\n", a / b, g / b }'
+awk -v k="$IDLE_RSS" -v l="$IDLE_LOOP_RSS" 'BEGIN { printf "10,000 VUs holding 10,000 connections in think time: %.0f MB peak RSS (%.0f MB with http.event_loop)\n", k / 1024, l / 1024 }'
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); generator on CPU $GEN_CPU, nginx on CPU $SRV_CPU"

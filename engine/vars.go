@@ -75,7 +75,7 @@ func newVars(vu int, scenario, stage, runID string, base map[string]string, data
 
 func (v *vars) setIteration(i int64) {
 	v.iteration = i
-	v.iterStr = strconv.FormatInt(i, 10)
+	v.iterStr = "" // formatted when a template asks for it
 	for k := range v.picks {
 		v.picks[k] = -1
 	}
@@ -90,6 +90,9 @@ func (v *vars) Lookup(name string) (string, bool) {
 	case "vu":
 		return v.vuStr, true
 	case "iteration":
+		if v.iterStr == "" {
+			v.iterStr = strconv.FormatInt(v.iteration, 10)
+		}
 		return v.iterStr, true
 	case "scenario":
 		return v.scenario, true
