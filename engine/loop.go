@@ -162,12 +162,17 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 			}
 		}
 		loopsStarted.Add(1)
-		e.spawnOwned(l.Run)
 		l.Post(el.start)
-		context.AfterFunc(vctx, func() { l.Post(el.wakeSleepers) })
+		stopWake := context.AfterFunc(vctx, func() { l.Post(el.wakeSleepers) })
+		stopSched := func() bool { return false }
 		if s.Open() {
-			context.AfterFunc(ctx, func() { l.Post(el.scheduleEnded) })
+			stopSched = context.AfterFunc(ctx, func() { l.Post(el.scheduleEnded) })
 		}
+		e.spawnOwned(func() {
+			l.Run()
+			stopWake()
+			stopSched()
+		})
 	}
 }
 

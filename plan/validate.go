@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -81,6 +82,8 @@ func (v *validator) validate() {
 	}
 	if p.HTTP.EventLoop {
 		switch {
+		case runtime.GOOS != "linux":
+			v.errorf(nil, "http.event_loop needs Linux (epoll); remove it to run on %s", runtime.GOOS)
 		case p.HTTP.Version == "2":
 			v.errorf(nil, "http.event_loop sends HTTP/1.1: it does not go with http.version 2")
 		case p.HTTP.MaxConnsPerHost > 0:

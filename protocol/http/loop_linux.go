@@ -45,6 +45,7 @@ type Loop struct {
 
 	mu     sync.Mutex
 	posted []func()
+	closed bool // the eventfd is closed: its number may be another file's now
 }
 
 // timeoutScan is how often requests in flight are checked against their
@@ -82,10 +83,14 @@ func (l *Loop) now() int64 { return int64(time.Since(l.epoch)) }
 
 // Post runs f on the loop's goroutine soon; it may be called from any
 // goroutine.
+// After Run has returned, f is dropped.
 func (l *Loop) Post(f func()) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
 	l.posted = append(l.posted, f)
-	l.mu.Unlock()
 	one := uint64(1)
 	syscall.Write(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:]) //nolint:errcheck // a full counter still wakes the loop
 }
@@ -221,7 +226,10 @@ func (l *Loop) close() {
 		x.closeConn()
 	}
 	syscall.Close(l.ep)
+	l.mu.Lock()
+	l.closed = true
 	syscall.Close(l.efd)
+	l.mu.Unlock()
 }
 
 // Timer calls its function on the loop's goroutine when scheduled.
