@@ -305,6 +305,7 @@ type Exchange struct {
 	state     uint8
 	readable  bool // data or a close arrived while the request was still being written
 	inflight  bool // counted in the loop's busy
+	sending   bool // inside Send: a result is queued, not handed over
 
 	req          *Request
 	vars         Vars
@@ -337,6 +338,8 @@ const maxIdle = 4 * time.Second
 func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	l, c := x.l, x.l.c
 	x.req, x.vars, x.then = r, vars, then
+	x.sending = true
+	defer func() { x.sending = false }()
 	var auth []byte
 	var err error
 	x.wbuf, auth, err = c.appendRequest(x.wbuf[:0], r, vars, s)
@@ -591,6 +594,10 @@ func (x *Exchange) fail(kind metrics.ErrKind, detail string) {
 	x.complete(res)
 }
 
+// complete hands the result to the exchange's callback: at once, so that
+// the VU's next request goes out before the loop reads the next response
+// of the batch, or, when the request failed inside Send, after Send has
+// returned (a VU whose requests all fail at once must not recurse).
 func (x *Exchange) complete(res Result) {
 	if x.inflight {
 		x.inflight = false
@@ -598,7 +605,13 @@ func (x *Exchange) complete(res Result) {
 	}
 	x.state = stateIdle
 	x.res = res
-	x.l.done = append(x.l.done, x)
+	if x.sending {
+		x.l.done = append(x.l.done, x)
+		return
+	}
+	f := x.then
+	x.then = nil
+	f(res)
 }
 
 func (x *Exchange) closeConn() {
