@@ -233,6 +233,7 @@ func (el *evLoop) start() {
 		}
 		v.advance()
 	}
+	el.maybeStop() // a loop left without VUs (vus: 0) ends at once
 }
 
 // wakeSleepers ends every think time in progress: the VUs' context ended.
