@@ -310,6 +310,8 @@ type Exchange struct {
 	req          *Request
 	vars         Vars
 	wbuf         []byte
+	built        *Request // whose bytes wbuf holds
+	builtAuth    []byte   // and the authority of its URL
 	wpos         int
 	resp         response
 	start        time.Time
@@ -340,13 +342,18 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	x.req, x.vars, x.then = r, vars, then
 	x.sending = true
 	defer func() { x.sending = false }()
-	var auth []byte
-	var err error
-	x.wbuf, auth, err = c.appendRequest(x.wbuf[:0], r, vars, s)
-	if err != nil {
-		x.res = Result{Err: metrics.NotSent, Detail: err.Error()}
-		l.done = append(l.done, x)
-		return
+	auth := x.builtAuth
+	if !r.literal || x.built != r { // a literal request's bytes are those of the last time
+		var err error
+		x.wbuf, auth, err = c.appendRequest(x.wbuf[:0], r, vars, s)
+		if err != nil {
+			x.built = nil
+			x.res = Result{Err: metrics.NotSent, Detail: err.Error()}
+			l.done = append(l.done, x)
+			return
+		}
+		x.built, x.builtAuth = r, append(x.builtAuth[:0], auth...)
+		auth = x.builtAuth
 	}
 	// One clock read: the wall time is the loop's epoch plus the monotonic
 	// time since (time.Now reads both clocks).

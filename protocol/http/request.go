@@ -36,6 +36,9 @@ type Request struct {
 	status      []int // accepted; nil means 200-299
 	contains    [][]byte
 	jsonChecks  []jsonCheck
+	// literal is true when no part of the request has a placeholder: the
+	// event loop builds its bytes once per connection.
+	literal bool
 }
 
 type header struct {
@@ -99,6 +102,10 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		}
 	case st.Body != nil:
 		r.body = st.Body.T
+	}
+	r.literal = r.url.IsLiteral() && (r.body == nil || r.body.IsLiteral())
+	for _, h := range append(append([]header(nil), r.headers...), r.query...) {
+		r.literal = r.literal && h.value.IsLiteral()
 	}
 	if r.extract, err = CompileExtracts(st.Extract); err != nil {
 		return nil, err
