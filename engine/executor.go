@@ -157,24 +157,7 @@ func (e *executor) rampingVUs(ctx context.Context, s *scenario) {
 	for _, r := range s.RampVUs {
 		top = math.Max(top, r.Target)
 	}
-	var target atomic.Int64
-	target.Store(int64(s.VUs))
-	e.spawnOwned(func() {
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			n, done := rampAt(float64(s.VUs), s.RampVUs, time.Since(e.start))
-			target.Store(int64(math.Floor(n + 1e-9)))
-			if done {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
+	target := e.rampTarget(ctx, s)
 	for i := 1; i <= int(top); i++ {
 		w := e.newWorker(s, i)
 		e.spawnVU(w, func() {
@@ -197,6 +180,29 @@ func (e *executor) rampingVUs(ctx context.Context, s *scenario) {
 	}
 }
 
+// rampTarget keeps the number of VUs a ramp_vus model wants now.
+func (e *executor) rampTarget(ctx context.Context, s *scenario) *atomic.Int64 {
+	var target atomic.Int64
+	target.Store(int64(s.VUs))
+	e.spawnOwned(func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			n, done := rampAt(float64(s.VUs), s.RampVUs, time.Since(e.start))
+			target.Store(int64(math.Floor(n + 1e-9)))
+			if done {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return &target
+}
+
 // rampAt is the value of a piecewise-linear ramp from start at elapsed, and
 // whether the ramp is over.
 func rampAt(start float64, segs []*plan.RampStep, elapsed time.Duration) (float64, bool) {
@@ -211,6 +217,35 @@ func rampAt(start float64, segs []*plan.RampStep, elapsed time.Duration) (float6
 	return v, true
 }
 
+// scenarioPacer is an arrival-rate scenario's schedule.
+func scenarioPacer(s *scenario) pacer {
+	if len(s.RampRate) == 0 {
+		return constantPacer{rate: s.Rate, duration: s.Duration}
+	}
+	segs := make([]rampSegment, len(s.RampRate))
+	for i, r := range s.RampRate {
+		segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
+	}
+	return newRampPacer(s.StartRate, segs)
+}
+
+// iterationContext is the context of an open model's iterations: one that
+// started before the scenario's end (ctx) runs to its end, within the
+// request timeout (as k6's gracefulStop): cut short, it would count as
+// neither run nor dropped. Stopping the load (parent) stops it at once.
+func (e *executor) iterationContext(ctx, parent context.Context) context.Context {
+	ictx, icancel := context.WithCancel(parent)
+	context.AfterFunc(ctx, func() {
+		if parent.Err() != nil {
+			icancel()
+			return
+		}
+		time.AfterFunc(e.r.client.Timeout(), icancel)
+	})
+	e.finish = append(e.finish, icancel)
+	return ictx
+}
+
 // arrival is an iteration an open model hands to a VU.
 type arrival struct {
 	iter int64
@@ -222,31 +257,13 @@ type arrival struct {
 // and otherwise is dropped and counted, or (when_busy: queue) waits for the
 // first free VU. Latency is measured from the due time either way.
 func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
-	var p pacer = constantPacer{rate: s.Rate, duration: s.Duration}
-	if len(s.RampRate) > 0 {
-		segs := make([]rampSegment, len(s.RampRate))
-		for i, r := range s.RampRate {
-			segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
-		}
-		p = newRampPacer(s.StartRate, segs)
-	}
+	p := scenarioPacer(s)
 	idle := make(chan arrival) // unbuffered: a send succeeds only to an idle VU
 	var backlog chan arrival   // when_busy: queue
 	if s.Queue {
 		backlog = make(chan arrival, maxBacklog)
 	}
-	// An iteration that started before the scenario's end runs to its end,
-	// within the request timeout (as k6's gracefulStop): cut short, it would
-	// count as neither run nor dropped. Stopping the load stops it at once.
-	ictx, icancel := context.WithCancel(parent)
-	context.AfterFunc(ctx, func() {
-		if parent.Err() != nil {
-			icancel()
-			return
-		}
-		time.AfterFunc(e.r.client.Timeout(), icancel)
-	})
-	e.finish = append(e.finish, icancel)
+	ictx := e.iterationContext(ctx, parent)
 	run := func(w *worker, a arrival) bool {
 		if ctx.Err() != nil { // the load ended before this iteration could start
 			e.rec.Drop(w.shard, s.iterOp)

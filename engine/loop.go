@@ -113,26 +113,8 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 	vctx := ctx
 	var p pacer
 	if s.Open() {
-		p = constantPacer{rate: s.Rate, duration: s.Duration}
-		if len(s.RampRate) > 0 {
-			segs := make([]rampSegment, len(s.RampRate))
-			for i, r := range s.RampRate {
-				segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
-			}
-			p = newRampPacer(s.StartRate, segs)
-		}
-		// As in arrivals: an iteration that started before the schedule's
-		// end runs to its end within the request timeout.
-		ictx, icancel := context.WithCancel(parent)
-		context.AfterFunc(ctx, func() {
-			if parent.Err() != nil {
-				icancel()
-				return
-			}
-			time.AfterFunc(e.r.client.Timeout(), icancel)
-		})
-		e.finish = append(e.finish, icancel)
-		vctx = ictx
+		p = scenarioPacer(s)
+		vctx = e.iterationContext(ctx, parent) // as in arrivals
 	}
 	var target *atomic.Int64
 	if len(s.RampVUs) > 0 {
@@ -178,29 +160,6 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 
 // loopsStarted counts the event loops started, for tests.
 var loopsStarted atomic.Int64
-
-// rampTarget keeps the number of VUs a ramp_vus model wants now.
-func (e *executor) rampTarget(ctx context.Context, s *scenario) *atomic.Int64 {
-	var target atomic.Int64
-	target.Store(int64(s.VUs))
-	e.spawnOwned(func() {
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			n, done := rampAt(float64(s.VUs), s.RampVUs, time.Since(e.start))
-			target.Store(int64(math.Floor(n + 1e-9)))
-			if done {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	})
-	return &target
-}
 
 func (el *evLoop) newVU(index int) *loopVU {
 	v := &loopVU{worker: el.e.bareWorker(el.s, index), el: el, x: el.l.NewExchange(), index: index}
