@@ -33,10 +33,15 @@ type Loop struct {
 	events  []syscall.EpollEvent
 	timers  timerHeap
 	epoch   time.Time
-	rbuf    []byte // every read lands here first
-	done    []*Exchange
-	spare   []*Exchange
-	stopped bool
+	// anchor is a recent time.Now and anchorAt its now(): request starts
+	// are stamped from it, and it is taken again every second so that the
+	// wall clock's corrections reach requests.csv.
+	anchor   time.Time
+	anchorAt int64
+	rbuf     []byte // every read lands here first
+	done     []*Exchange
+	spare    []*Exchange
+	stopped  bool
 	// busy counts exchanges with a request in flight, for the timeout scan.
 	busy     int
 	nextScan int64
@@ -69,6 +74,7 @@ func (c *Client) NewLoop() (*Loop, error) {
 	}
 	l := &Loop{c: c, ep: ep, efd: int(efd), events: make([]syscall.EpollEvent, 512), epoch: time.Now(),
 		rbuf: make([]byte, 64<<10), addrs: map[string]syscall.Sockaddr{}}
+	l.anchor = l.epoch
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
 	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.efd, &ev); err != nil {
 		syscall.Close(ep)
@@ -126,6 +132,9 @@ func (l *Loop) Run() {
 		}
 		l.runDone()
 		now := l.now()
+		if now-l.anchorAt > int64(time.Second) {
+			l.anchor, l.anchorAt = time.Now(), l.now()
+		}
 		for len(l.timers) > 0 && l.timers[0].at <= now {
 			t := heap.Pop(&l.timers).(*Timer)
 			t.f()
@@ -213,8 +222,8 @@ func (l *Loop) scan(now int64) {
 	for _, x := range l.xs {
 		switch {
 		case x.state == stateIdle:
-		case x.state == stateConnecting && now >= x.connDeadline && x.connDeadline < x.deadline:
-			x.fail(metrics.Connect, "connect: timeout")
+		case x.state == stateConnecting && now >= x.connDeadline:
+			x.fail(metrics.Connect, "connect: timeout") // as the pooled client's dialer
 		case now >= x.deadline:
 			x.fail(metrics.Timeout, "timeout")
 		}
@@ -355,11 +364,10 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 		x.built, x.builtAuth = r, append(x.builtAuth[:0], auth...)
 		auth = x.builtAuth
 	}
-	// One clock read: the wall time is the loop's epoch plus the monotonic
-	// time since (time.Now reads both clocks).
-	since := time.Since(l.epoch)
-	x.start = l.epoch.Add(since)
-	now := int64(since)
+	// One clock read: the wall time is the anchor's plus the monotonic time
+	// since (time.Now reads both clocks).
+	now := l.now()
+	x.start = l.anchor.Add(time.Duration(now - l.anchorAt))
 	x.deadline = now + int64(r.timeout)
 	x.wpos, x.readable = 0, false
 	x.resp.reset(bytes.Equal(r.method, []byte("HEAD")))
