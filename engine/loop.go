@@ -122,12 +122,21 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 	}
 	shared := &atomic.Int64{}
 	e.ends.LoadOrStore(s.sc.Name, new(atomic.Int64))
+	// Every loop is made before any starts: a system out of descriptors
+	// runs none of the scenario rather than a part.
+	ls := make([]*phttp.Loop, n)
 	for k := range n {
 		l, err := e.r.client.NewLoop()
-		if err != nil { // validated before the run; a system out of descriptors
-			e.r.opts.OnEvent("scenario " + s.sc.Name + ": " + err.Error())
+		if err != nil {
+			for _, l := range ls[:k] {
+				l.Close()
+			}
+			e.r.opts.OnEvent("scenario " + s.sc.Name + " did not run: " + err.Error())
 			return
 		}
+		ls[k] = l
+	}
+	for k, l := range ls {
 		el := &evLoop{e: e, s: s, l: l, ctx: vctx, k: k, n: n, shared: shared, target: target, sched: ctx, p: p, next: int64(k)}
 		for i := k + 1; i <= top; i += n {
 			if s.Open() {
@@ -216,6 +225,10 @@ func (el *evLoop) vuEnded(v *loopVU) {
 
 func (el *evLoop) maybeStop() {
 	if el.live == 0 && (el.p == nil || el.over) {
+		for range el.backlog { // queued for VUs that have all stopped
+			el.e.rec.Drop(0, el.s.iterOp)
+		}
+		el.backlog = nil
 		el.l.Stop()
 	}
 }
@@ -579,6 +592,7 @@ func (v *loopVU) sleep(d time.Duration, moveDue bool, ok, fail int) {
 		return
 	}
 	v.sleeping, v.waiting = true, true
+	v.ended = time.Time{} // the next iteration does not begin where the last ended
 	v.moveDue, v.okPC, v.failPC = moveDue, ok, fail
 	v.sleepFrom = time.Now()
 	v.el.l.Schedule(v.timer, d)

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,9 +110,10 @@ scenarios:
       - {name: eof, url: /eof, check: {body_contains: until the end}, extract: {kind: {header: X-Kind}}}
       - {name: cut, url: /cut}
       - {name: idle, url: /, think: 150ms}
+      - {name: byname, url: "http://localhost:`+strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)+`/"}
 `, nil)
 	r := run(t, p)
-	for _, name := range []string{"chunked", "echo", "close", "eof", "idle"} {
+	for _, name := range []string{"chunked", "echo", "close", "eof", "idle", "byname"} {
 		s := op(t, r.Stages[0], name)
 		if s.Count != 12 || s.ErrorCount() != 0 {
 			t.Errorf("%s: count %d, errors %v; want 12 without error", name, s.Count, s.Errors)
@@ -119,7 +122,34 @@ scenarios:
 	if s := op(t, r.Stages[0], "cut"); s.Count != 12 || s.Errors[metrics.Read] != 12 {
 		t.Errorf("cut: count %d, errors %v; want 12 read errors", s.Count, s.Errors)
 	}
-	if got := served.Load(); got != 6*12 {
-		t.Errorf("server served %d requests, want %d", got, 6*12)
+	if got := served.Load(); got != 7*12 {
+		t.Errorf("server served %d requests, want %d", got, 7*12)
+	}
+}
+
+// A VU parked by a ramp down does not count the time parked in the
+// iteration it runs when the ramp brings it back.
+func TestParkedVUIterationTime(t *testing.T) {
+	for _, loop := range []bool{false, true} {
+		if loop && runtime.GOOS != "linux" {
+			continue
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 2
+    ramp_vus: [{target: 2, duration: 200ms}, {target: 1, duration: 10ms}, {target: 1, duration: 500ms}, {target: 2, duration: 10ms}, {target: 2, duration: 200ms}]
+    think: 5ms
+    flow: [{name: a, url: /}]
+`, nil)
+		p.HTTP.EventLoop = loop
+		r := run(t, p)
+		srv.Close()
+		it := op(t, r.Stages[0], "s").Summarize(time.Second).Latency
+		t.Logf("loop %v max %.1f", loop, it.Max)
+		if it.Max > 200 {
+			t.Errorf("event loop %v: an iteration took %.1f ms; the VU was parked for 500 ms, which is not iteration time", loop, it.Max)
+		}
 	}
 }

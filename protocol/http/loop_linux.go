@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -166,7 +167,9 @@ func (l *Loop) wait(ns int64) (int, error) {
 			ts = &t
 		}
 		n, _, errno := syscall.Syscall6(sysEpollPwait2, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 0)
-		if errno != syscall.ENOSYS {
+		// ENOSYS: before Linux 5.11; EPERM: a seccomp profile that does
+		// not know the call (older container runtimes).
+		if errno != syscall.ENOSYS && errno != syscall.EPERM {
 			if errno != 0 {
 				return 0, errno
 			}
@@ -222,6 +225,8 @@ func (l *Loop) scan(now int64) {
 	for _, x := range l.xs {
 		switch {
 		case x.state == stateIdle:
+		case x.state == stateResolving && now >= x.connDeadline:
+			x.fail(metrics.DNS, "dns: timeout")
 		case x.state == stateConnecting && now >= x.connDeadline:
 			x.fail(metrics.Connect, "connect: timeout") // as the pooled client's dialer
 		case now >= x.deadline:
@@ -229,6 +234,9 @@ func (l *Loop) scan(now int64) {
 		}
 	}
 }
+
+// Close releases a loop that was never run.
+func (l *Loop) Close() { l.close() }
 
 func (l *Loop) close() {
 	for _, x := range l.xs {
@@ -297,6 +305,7 @@ func (h *timerHeap) Pop() any {
 
 const (
 	stateIdle = iota
+	stateResolving
 	stateConnecting
 	stateWriting
 	stateReading
@@ -312,9 +321,10 @@ type Exchange struct {
 	authority []byte
 	lastUsed  int64
 	state     uint8
-	readable  bool // data or a close arrived while the request was still being written
-	inflight  bool // counted in the loop's busy
-	sending   bool // inside Send: a result is queued, not handed over
+	readable  bool   // data or a close arrived while the request was still being written
+	inflight  bool   // counted in the loop's busy
+	sending   bool   // inside Send: a result is queued, not handed over
+	seq       uint64 // counts requests, for a name lookup that returns late
 
 	req          *Request
 	vars         Vars
@@ -349,6 +359,7 @@ const maxIdle = 4 * time.Second
 func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	l, c := x.l, x.l.c
 	x.req, x.vars, x.then = r, vars, then
+	x.seq++
 	x.sending = true
 	defer func() { x.sending = false }()
 	auth := x.builtAuth
@@ -388,11 +399,51 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 
 func (x *Exchange) connect(auth []byte, now int64) {
 	l := x.l
-	sa, kind, err := l.resolve(string(auth))
-	if err != nil {
-		x.fail(kind, err.Error())
+	x.connDeadline = x.deadline
+	if ct := l.c.opts.ConnectTimeout; ct > 0 {
+		x.connDeadline = min(x.deadline, now+int64(ct))
+	}
+	if sa, ok := l.addrs[string(auth)]; ok {
+		x.dial(sa, auth)
 		return
 	}
+	a := string(auth)
+	if host, _, err := net.SplitHostPort(hostPort(a)); err != nil || net.ParseIP(strings.Trim(host, "[]")) != nil {
+		sa, kind, err := lookup(a, 0) // an address already: nothing to wait for
+		if err != nil {
+			x.fail(kind, err.Error())
+			return
+		}
+		l.addrs[a] = sa
+		x.dial(sa, auth)
+		return
+	}
+	// A name is looked up on a goroutine of its own, so that a slow or
+	// failing resolver holds up this request only; the timeout scan ends
+	// it at its deadline like a connect.
+	x.state = stateResolving
+	seq, wait := x.seq, time.Duration(x.connDeadline-now)
+	go func() {
+		sa, kind, err := lookup(a, wait)
+		l.Post(func() {
+			if err == nil {
+				l.addrs[a] = sa
+			}
+			if x.seq != seq || x.state != stateResolving {
+				return // the request timed out meanwhile
+			}
+			if err != nil {
+				x.fail(kind, err.Error())
+				return
+			}
+			x.dial(sa, []byte(a))
+		})
+	}()
+}
+
+// dial opens a non-blocking connection to sa for the request in flight.
+func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
+	l := x.l
 	family := syscall.AF_INET
 	if _, ok := sa.(*syscall.SockaddrInet6); ok {
 		family = syscall.AF_INET6
@@ -418,10 +469,6 @@ func (x *Exchange) connect(auth []byte, now int64) {
 	x.fd = fd
 	x.authority = append(x.authority[:0], auth...)
 	x.state = stateConnecting
-	x.connDeadline = x.deadline
-	if ct := l.c.opts.ConnectTimeout; ct > 0 {
-		x.connDeadline = min(x.deadline, now+int64(ct))
-	}
 }
 
 func connectKind(err error) metrics.ErrKind {
@@ -431,11 +478,10 @@ func connectKind(err error) metrics.ErrKind {
 	return metrics.Connect
 }
 
-// resolve returns the socket address of host:port, looked up once per loop.
-func (l *Loop) resolve(auth string) (syscall.Sockaddr, metrics.ErrKind, error) {
-	if sa, ok := l.addrs[auth]; ok {
-		return sa, metrics.OK, nil
-	}
+// lookup returns the socket address of host:port (the first IPv4 address
+// of a name, else its first); wait bounds a name's lookup. Loops cache
+// what it returns for the run.
+func lookup(auth string, wait time.Duration) (syscall.Sockaddr, metrics.ErrKind, error) {
 	host, port, err := net.SplitHostPort(hostPort(auth))
 	if err != nil {
 		return nil, metrics.NotSent, err
@@ -444,9 +490,9 @@ func (l *Loop) resolve(auth string) (syscall.Sockaddr, metrics.ErrKind, error) {
 	if err != nil || pn <= 0 || pn > 65535 {
 		return nil, metrics.NotSent, errors.New("bad port in " + strconv.Quote(auth))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), max(wait, time.Millisecond))
 	defer cancel()
-	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, strings.Trim(host, "[]"))
 	if err != nil || len(ips) == 0 {
 		if err == nil {
 			err = errors.New("no address for " + host)
@@ -470,7 +516,6 @@ func (l *Loop) resolve(auth string) (syscall.Sockaddr, metrics.ErrKind, error) {
 		copy(s.Addr[:], ip.To16())
 		sa = s
 	}
-	l.addrs[auth] = sa
 	return sa, metrics.OK, nil
 }
 
@@ -549,6 +594,9 @@ func (x *Exchange) read() {
 			continue
 		case errors.Is(err, syscall.ECONNRESET):
 			x.fail(metrics.ConnReset, "read: "+err.Error())
+			return
+		case errors.Is(err, syscall.ETIMEDOUT): // keep-alive probes unanswered
+			x.fail(metrics.Timeout, "read: "+err.Error())
 			return
 		case err != nil:
 			x.fail(metrics.Read, "read: "+err.Error())

@@ -23,6 +23,7 @@ func (c *Client) NewLoop() (*Loop, error) {
 
 func (l *Loop) Post(func())                                     {}
 func (l *Loop) Stop()                                           {}
+func (l *Loop) Close()                                          {}
 func (l *Loop) Run()                                            {}
 func (l *Loop) NewTimer(func()) *Timer                          { return nil }
 func (l *Loop) Schedule(*Timer, time.Duration)                  {}

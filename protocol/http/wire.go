@@ -264,11 +264,16 @@ func (p *response) head() (int, error) {
 			p.length = n
 		case equalFold(name, "Transfer-Encoding"):
 			p.chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
-		case equalFold(name, "Connection"):
-			switch {
-			case bytes.EqualFold(value, []byte("close")):
+		case equalFold(name, "Connection"): // a list: "keep-alive, close"
+			closes, keeps := false, false
+			for _, tok := range bytes.Split(value, []byte(",")) {
+				tok = bytes.TrimSpace(tok)
+				closes = closes || bytes.EqualFold(tok, []byte("close"))
+				keeps = keeps || bytes.EqualFold(tok, []byte("keep-alive"))
+			}
+			if closes {
 				p.close = true
-			case bytes.EqualFold(value, []byte("keep-alive")):
+			} else if keeps {
 				p.close = false
 			}
 		}
@@ -313,7 +318,7 @@ func (p *response) dechunk() (bool, error) {
 			size = size[:i]
 		}
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(size)), 16, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > maxChunk {
 			return false, errors.New("bad chunk size " + strconv.Quote(string(line)))
 		}
 		data := len(line) + 2
@@ -341,6 +346,10 @@ func (p *response) dechunk() (bool, error) {
 		p.chunkAt += data + int(n) + 2
 	}
 }
+
+// maxChunk bounds a chunk's size (1 TB), so that sizes add up without
+// overflow.
+const maxChunk = 1 << 40
 
 // body is the whole response body.
 func (p *response) body() []byte {

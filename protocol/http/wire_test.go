@@ -27,6 +27,7 @@ func TestResponseFraming(t *testing.T) {
 		{name: "head", raw: "HTTP/1.1 200 OK\r\nContent-Length: 512\r\n\r\n", head: true, status: 200},
 		{name: "204", raw: "HTTP/1.1 204 No Content\r\n\r\n", status: 204},
 		{name: "http/1.0 keep-alive", raw: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", status: 200},
+		{name: "connection list", raw: "HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n", status: 200, close: true},
 		{name: "http/1.0 closes", raw: "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", status: 200, close: true},
 		{name: "until EOF", raw: "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nstream", status: 200, body: "stream", close: true, untilEOF: true},
 	}
