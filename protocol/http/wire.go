@@ -263,10 +263,17 @@ func (p *response) head() (int, error) {
 			}
 			p.length = n
 		case equalFold(name, "Transfer-Encoding"):
-			p.chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+			p.chunked = false // the last coding is what frames the body
+			for rest := value; len(rest) > 0; {
+				var tok []byte
+				tok, rest, _ = bytes.Cut(rest, []byte(","))
+				p.chunked = bytes.EqualFold(bytes.TrimSpace(tok), []byte("chunked"))
+			}
 		case equalFold(name, "Connection"): // a list: "keep-alive, close"
 			closes, keeps := false, false
-			for _, tok := range bytes.Split(value, []byte(",")) {
+			for rest := value; len(rest) > 0; {
+				var tok []byte
+				tok, rest, _ = bytes.Cut(rest, []byte(","))
 				tok = bytes.TrimSpace(tok)
 				closes = closes || bytes.EqualFold(tok, []byte("close"))
 				keeps = keeps || bytes.EqualFold(tok, []byte("keep-alive"))

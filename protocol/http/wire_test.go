@@ -131,3 +131,21 @@ func TestAppendRequest(t *testing.T) {
 		t.Errorf("https: %v", err)
 	}
 }
+
+// Parsing a whole response allocates nothing: the event loop parses one
+// per request.
+func TestResponseParsingAllocatesNothing(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: 2\r\nConnection: keep-alive\r\nTransfer-Encoding: identity\r\n\r\nok")
+	var p response
+	p.reset(false)
+	allocs := testing.AllocsPerRun(100, func() {
+		p.reset(false)
+		p.buf = append(p.buf, raw...)
+		if done, err := p.feed(); !done || err != nil {
+			t.Fatalf("done %v, %v", done, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per response", allocs)
+	}
+}
