@@ -213,8 +213,8 @@ func (p *response) head() (int, error) {
 	if nl < 0 {
 		return 0, p.tooLong()
 	}
-	line := b[:nl]
-	if len(line) < 13 || line[len(line)-1] != '\r' || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+	line := bytes.TrimSuffix(b[:nl], []byte("\r")) // a bare LF ends a line too, as fasthttp reads it
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
 		return 0, errMalformed
 	}
 	code := 0
@@ -369,10 +369,11 @@ func (p *response) body() []byte {
 // header returns the first value of a header, for checks, extractions and
 // the server's time.
 func (p *response) header(name string) ([]byte, bool) {
-	_, rest, _ := bytes.Cut(p.buf[:p.headEnd], []byte("\r\n"))
+	_, rest, _ := bytes.Cut(p.buf[:p.headEnd], []byte("\n"))
 	for len(rest) > 0 {
 		var l []byte
-		l, rest, _ = bytes.Cut(rest, []byte("\r\n"))
+		l, rest, _ = bytes.Cut(rest, []byte("\n")) // the value is trimmed of a CR
+
 		n, v, ok := bytes.Cut(l, []byte(":"))
 		if ok && equalFold(n, name) {
 			return bytes.TrimSpace(v), true

@@ -27,6 +27,8 @@ func TestResponseFraming(t *testing.T) {
 		{name: "head", raw: "HTTP/1.1 200 OK\r\nContent-Length: 512\r\n\r\n", head: true, status: 200},
 		{name: "204", raw: "HTTP/1.1 204 No Content\r\n\r\n", status: 204},
 		{name: "http/1.0 keep-alive", raw: "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", status: 200},
+		{name: "bare LF", raw: "HTTP/1.1 200 OK\nContent-Length: 3\nX-A: b\n\nabc", status: 200, body: "abc"},
+		{name: "no reason phrase", raw: "HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", status: 200},
 		{name: "connection list", raw: "HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n", status: 200, close: true},
 		{name: "http/1.0 closes", raw: "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", status: 200, close: true},
 		{name: "until EOF", raw: "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nstream", status: 200, body: "stream", close: true, untilEOF: true},
@@ -71,6 +73,14 @@ func TestResponseFraming(t *testing.T) {
 	}
 	if _, ok := p.header("X-Missing"); ok {
 		t.Error("found a header that is not there")
+	}
+	p.reset(false)
+	p.buf = append(p.buf, "HTTP/1.1 200 OK\nX-Trace: lf\nContent-Length: 0\n\n"...)
+	if done, err := p.feed(); !done || err != nil {
+		t.Fatalf("bare LF: %v %v", done, err)
+	}
+	if v, ok := p.header("X-Trace"); !ok || string(v) != "lf" {
+		t.Errorf("bare LF: header X-Trace = %q %v", v, ok)
 	}
 }
 
