@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/metrics"
-	"github.com/perflab/perflab/plan"
 	phttp "github.com/perflab/perflab/protocol/http"
 )
 
@@ -90,8 +89,7 @@ type loopVU struct {
 		stop    bool
 	}
 	res phttp.Result
-	// a sleep in progress
-	sleeping  bool
+	// a sleep in progress (its timer armed)
 	sleepFrom time.Time
 	moveDue   bool
 	okPC      int
@@ -207,8 +205,8 @@ func (el *evLoop) start() {
 // wakeSleepers ends every think time in progress: the VUs' context ended.
 func (el *evLoop) wakeSleepers() {
 	for _, v := range el.vus {
-		if v.sleeping && el.l.Cancel(v.timer) {
-			v.sleeping, v.waiting = false, false
+		if el.l.Cancel(v.timer) {
+			v.waiting = false
 			v.pc = v.failPC
 			v.advance()
 		}
@@ -275,9 +273,11 @@ func (el *evLoop) dispatch(a arrival) {
 		v := el.idle[len(el.idle)-1]
 		el.idle = el.idle[:len(el.idle)-1]
 		v.begin(a.iter, a.due)
+		v.advance()
 	case el.made < el.maxVUs:
 		v := el.newVU(el.k + 1 + el.n*(el.made))
 		v.begin(a.iter, a.due)
+		v.advance()
 	case el.s.Queue && len(el.backlog) < maxBacklog/el.n:
 		el.backlog = append(el.backlog, a)
 	default:
@@ -358,11 +358,6 @@ func (v *loopVU) nextIteration() {
 		if len(el.backlog) > 0 {
 			a := el.backlog[0]
 			el.backlog = el.backlog[1:]
-			if el.sched.Err() != nil {
-				el.e.rec.Drop(0, s.iterOp)
-				v.pc = pcDead
-				return
-			}
 			v.begin(a.iter, a.due)
 			return
 		}
@@ -400,7 +395,8 @@ func (v *loopVU) nextIteration() {
 
 func (v *loopVU) ctx() context.Context { return v.el.ctx }
 
-// begin starts iteration iter, due at due in an open model (else zero).
+// begin starts iteration iter, due at due in an open model (else zero);
+// advance runs it.
 func (v *loopVU) begin(iter int64, due time.Time) {
 	v.vars.setIteration(iter)
 	if v.ended.IsZero() {
@@ -420,7 +416,6 @@ func (v *loopVU) begin(iter int64, due time.Time) {
 		v.el.e.rec.Drop(0, v.s.iterOp)
 		v.pc = pcDead
 	}
-	v.advance()
 }
 
 // endIteration is the end of worker.iteration.
@@ -591,7 +586,7 @@ func (v *loopVU) sleep(d time.Duration, moveDue bool, ok, fail int) {
 		v.pc = fail
 		return
 	}
-	v.sleeping, v.waiting = true, true
+	v.waiting = true
 	v.ended = time.Time{} // the next iteration does not begin where the last ended
 	v.moveDue, v.okPC, v.failPC = moveDue, ok, fail
 	v.sleepFrom = time.Now()
@@ -600,19 +595,10 @@ func (v *loopVU) sleep(d time.Duration, moveDue bool, ok, fail int) {
 
 // wake is the timer's callback.
 func (v *loopVU) wake() {
-	v.sleeping, v.waiting = false, false
+	v.waiting = false
 	if v.moveDue && !v.due.IsZero() {
 		v.due = v.due.Add(time.Since(v.sleepFrom))
 	}
 	v.pc = v.okPC
 	v.advance()
-}
-
-// thinkTime draws a think time.
-func (w *worker) thinkTime(t *plan.Think) time.Duration {
-	d := t.Min
-	if t.Max > t.Min {
-		d += time.Duration(w.vars.rng.Int64N(int64(t.Max - t.Min)))
-	}
-	return d
 }

@@ -169,6 +169,15 @@ func (w *worker) think(ctx context.Context, t *plan.Think) bool {
 	return w.sleep(ctx, w.thinkTime(t))
 }
 
+// thinkTime draws a think time.
+func (w *worker) thinkTime(t *plan.Think) time.Duration {
+	d := t.Min
+	if t.Max > t.Min {
+		d += time.Duration(w.vars.rng.Int64N(int64(t.Max - t.Min)))
+	}
+	return d
+}
+
 // sleep waits d unless ctx ends first; it reuses one timer per VU.
 func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {

@@ -39,7 +39,7 @@ type Loop struct {
 	// wall clock's corrections reach requests.csv.
 	anchor   time.Time
 	anchorAt int64
-	rbuf     []byte // every read lands here first
+	rbuf     []byte // reads land here when the response's buffer is short of room
 	done     []*Exchange
 	spare    []*Exchange
 	stopped  bool
@@ -89,8 +89,7 @@ func (c *Client) NewLoop() (*Loop, error) {
 func (l *Loop) now() int64 { return int64(time.Since(l.epoch)) }
 
 // Post runs f on the loop's goroutine soon; it may be called from any
-// goroutine.
-// After Run has returned, f is dropped.
+// goroutine. After Run has returned, f is dropped.
 func (l *Loop) Post(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -114,11 +113,14 @@ func (l *Loop) Run() {
 		if len(l.done) > 0 {
 			wait = 0
 		}
-		if len(l.timers) > 0 {
-			wait = maxWait(wait, l.timers[0].at-l.now())
-		}
-		if l.busy > 0 {
-			wait = maxWait(wait, l.nextScan-l.now())
+		if len(l.timers) > 0 || l.busy > 0 {
+			now := l.now()
+			if len(l.timers) > 0 {
+				wait = sooner(wait, l.timers[0].at-now)
+			}
+			if l.busy > 0 {
+				wait = sooner(wait, l.nextScan-now)
+			}
 		}
 		n, err := l.wait(wait)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
@@ -148,8 +150,8 @@ func (l *Loop) Run() {
 	}
 }
 
-// maxWait is the shorter of two waits, -1 meaning forever.
-func maxWait(cur, d int64) int64 {
+// sooner is the shorter of two waits, -1 meaning forever.
+func sooner(cur, d int64) int64 {
 	d = max(d, 0)
 	if cur < 0 || d < cur {
 		return d
