@@ -7,7 +7,9 @@
 //
 //	-mode goroutines  one goroutine per connection over net.Conn, the
 //	                  shape of perflab's engine (a VU is a goroutine);
-//	-mode loop        one event loop on raw epoll, the shape of wrk.
+//	-mode loop        one event loop on raw epoll, the shape of wrk and
+//	                  of perflab's http.event_loop: non-blocking raw system
+//	                  calls, waiting in the runtime's netpoller.
 //
 // Each response is framed by its Content-Length and its latency recorded
 // in an HDR histogram, which is all that is left of a load generator's
@@ -25,6 +27,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -132,9 +135,12 @@ func goroutines(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 	return total
 }
 
-// loop is one thread on raw epoll, edge-triggered: on a whole response it
-// records the latency and writes the next request at once (wrk instead
-// waits for a writable event, two epoll_ctl calls more per request).
+// loop is one goroutine on raw epoll, edge-triggered: on a whole response
+// it records the latency and writes the next request at once (wrk instead
+// waits for a writable event, two epoll_ctl calls more per request). Its
+// reads and writes are raw system calls (non-blocking: the runtime need
+// not know of them), and it waits with the epoll set parked in the Go
+// runtime's netpoller, as perflab's event loop does.
 func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 	r := result{h: newHist()}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
@@ -142,7 +148,6 @@ func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 		r.errors++
 		return r
 	}
-	defer syscall.Close(ep)
 	sa := &syscall.SockaddrInet4{Port: addr.Port}
 	copy(sa.Addr[:], addr.IP.To4())
 	type conn struct {
@@ -160,6 +165,7 @@ func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 			return r
 		}
 		defer syscall.Close(fd)
+		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1) //nolint:errcheck // as wrk
 		if err := syscall.Connect(fd, sa); err != nil && !errors.Is(err, syscall.EINPROGRESS) {
 			r.errors++
 			return r
@@ -173,14 +179,32 @@ func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 	}
 	send := func(c *conn) {
 		c.start = time.Now()
-		if w, err := syscall.Write(c.fd, req); err != nil || w != len(req) {
+		if w, err := rawWrite(c.fd, req); err != nil || w != len(req) {
 			r.errors++
 		}
 	}
 	events := make([]syscall.EpollEvent, 256)
 	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		k, err := syscall.EpollWait(ep, events, 100)
+	if err := syscall.SetNonblock(ep, true); err != nil {
+		r.errors++
+		return r
+	}
+	f := os.NewFile(uintptr(ep), "epoll") // f owns ep from here
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil || f.SetReadDeadline(end) != nil {
+		r.errors++
+		return r
+	}
+	var k int
+	poll := func(fd uintptr) bool {
+		k, err = epollWait(int(fd), events)
+		return k > 0 || err != nil
+	}
+	for {
+		if werr := rc.Read(poll); errors.Is(werr, os.ErrDeadlineExceeded) {
+			break
+		}
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			r.errors++
 			return r
@@ -198,7 +222,7 @@ func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 				continue
 			}
 			for { // edge-triggered: read until EAGAIN or a whole response
-				m, err := syscall.Read(c.fd, c.buf[c.n:])
+				m, err := rawRead(c.fd, c.buf[c.n:])
 				if errors.Is(err, syscall.EAGAIN) {
 					break
 				}
@@ -217,4 +241,29 @@ func loop(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 		}
 	}
 	return r
+}
+
+// epollWait returns the events ready now, without waiting.
+func epollWait(ep int, ev []syscall.EpollEvent) (int, error) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(ep), uintptr(unsafe.Pointer(&ev[0])), uintptr(len(ev)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+func rawRead(fd int, b []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
+}
+
+func rawWrite(fd int, b []byte) (int, error) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(n), nil
 }

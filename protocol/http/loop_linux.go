@@ -7,7 +7,9 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"math"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +29,13 @@ import (
 // its bytes arrive (wire.go) and judged by the step's checks like any
 // other; its latency runs from just before the write (or the connect, for
 // a new connection) to the read that completes it, as Client.Do's does.
+//
+// The loop waits in the Go runtime's own netpoller, on its epoll
+// descriptor (an epoll set is itself pollable), never in a blocking system
+// call: every system call of the loop is non-blocking and made raw, so the
+// runtime has no P to take back from a thread stuck in the kernel, and its
+// monitor thread (sysmon) sleeps instead of waking tens of thousands of
+// times a second (bench/README.md measures what this saves).
 type Loop struct {
 	c       *Client
 	ep, efd int
@@ -43,11 +52,30 @@ type Loop struct {
 	done     []*Exchange
 	spare    []*Exchange
 	stopped  bool
-	// busy counts exchanges with a request in flight, for the timeout scan.
+	// busy counts exchanges with a request in flight, for the timeout scan;
+	// due is the earliest deadline among them (or earlier: one of a request
+	// that has completed since), and the scan runs at the later of due and
+	// nextScan. The loop's wait is thus bounded by the requests' timeouts,
+	// not by the scan's period: in a virtual machine each wait that ends
+	// before the next scheduler tick costs the kernel two reprogrammings of
+	// the timer hardware, each an exit to the hypervisor (bench/README.md).
 	busy     int
+	due      int64
 	nextScan int64
 	addrs    map[string]syscall.Sockaddr
 	noPwait2 bool
+
+	// The epoll set as a file registered with the runtime's netpoller
+	// (nil where it cannot be: the loop then blocks in epoll_pwait2).
+	epf     *os.File
+	epc     syscall.RawConn
+	pollFn  func(uintptr) bool
+	polled  int // events pollFn found
+	pollErr error
+	// The read deadline of epf, in now() nanoseconds, when armed (it may
+	// have passed).
+	deadline int64
+	armed    bool
 
 	mu     sync.Mutex
 	posted []func()
@@ -82,6 +110,25 @@ func (c *Client) NewLoop() (*Loop, error) {
 		syscall.Close(l.efd)
 		return nil, err
 	}
+	l.pollFn = func(uintptr) bool {
+		l.polled, l.pollErr = l.poll()
+		return l.polled > 0 || l.pollErr != nil
+	}
+	if syscall.SetNonblock(ep, true) == nil {
+		f := os.NewFile(uintptr(ep), "epoll")
+		// A file the netpoller did not take refuses deadlines.
+		if f.SetReadDeadline(time.Time{}) == nil {
+			if rc, err := f.SyscallConn(); err == nil {
+				l.epf, l.epc = f, rc
+			}
+		}
+		if l.epf == nil {
+			syscall.SetNonblock(ep, false) //nolint:errcheck // epoll_wait ignores the flag
+			// f owns ep now: keep it so that its finalizer cannot close ep.
+			l.epf = f
+			l.epc = nil
+		}
+	}
 	return l, nil
 }
 
@@ -109,20 +156,22 @@ func (l *Loop) Stop() { l.stopped = true }
 func (l *Loop) Run() {
 	defer l.close()
 	for !l.stopped {
-		wait := int64(-1)
+		var n int
+		var err error
 		if len(l.done) > 0 {
-			wait = 0
-		}
-		if len(l.timers) > 0 || l.busy > 0 {
-			now := l.now()
+			n, err = l.poll()
+		} else {
+			at := int64(-1) // when the loop must wake, in now() nanoseconds
 			if len(l.timers) > 0 {
-				wait = sooner(wait, l.timers[0].at-now)
+				at = l.timers[0].at
 			}
 			if l.busy > 0 {
-				wait = sooner(wait, l.nextScan-now)
+				if scan := max(l.due, l.nextScan); at < 0 || scan < at {
+					at = scan
+				}
 			}
+			n, err = l.wait(at)
 		}
-		n, err := l.wait(wait)
 		if err != nil && !errors.Is(err, syscall.EINTR) {
 			panic("perflab: epoll_wait: " + err.Error()) // a bad descriptor: a bug, not a load condition
 		}
@@ -143,25 +192,64 @@ func (l *Loop) Run() {
 			t.f()
 		}
 		l.runDone()
-		if l.busy > 0 && now >= l.nextScan {
+		if l.busy > 0 && now >= l.due && now >= l.nextScan {
 			l.scan(now)
 			l.runDone()
 		}
 	}
 }
 
-// sooner is the shorter of two waits, -1 meaning forever.
-func sooner(cur, d int64) int64 {
-	d = max(d, 0)
-	if cur < 0 || d < cur {
-		return d
+// poll returns the events ready now, without waiting.
+func (l *Loop) poll() (int, error) {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
+	if errno != 0 {
+		return 0, errno
 	}
-	return cur
+	return int(n), nil
 }
 
-// wait is epoll_pwait2 (a timeout in nanoseconds), else epoll_wait
-// (milliseconds, rounded up).
-func (l *Loop) wait(ns int64) (int, error) {
+// wait returns the events that are ready, waiting for one until at (in
+// now() nanoseconds; -1: no limit). It parks the goroutine in the runtime's
+// netpoller until the epoll set is readable or the set's read deadline
+// passes. The deadline is moved only when it would wake the loop too late,
+// or has passed: a wake that comes early costs one more turn of Run, while
+// each move costs a runtime timer update.
+func (l *Loop) wait(at int64) (int, error) {
+	if l.epc == nil {
+		ns := int64(-1)
+		if at >= 0 {
+			ns = max(at-l.now(), 0)
+		}
+		return l.waitSyscall(ns)
+	}
+	if at >= 0 || l.armed {
+		now := l.now()
+		if at >= 0 && at <= now {
+			return l.poll()
+		}
+		passed := l.armed && l.deadline <= now // Read would fail at once
+		switch {
+		case at >= 0 && (!l.armed || passed || at < l.deadline):
+			l.epf.SetReadDeadline(l.epoch.Add(time.Duration(at))) //nolint:errcheck // the netpoller took the file in NewLoop
+			l.deadline, l.armed = at, true
+		case at < 0 && passed:
+			l.epf.SetReadDeadline(time.Time{}) //nolint:errcheck // as above
+			l.armed = false
+		}
+	}
+	if err := l.epc.Read(l.pollFn); err != nil {
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return 0, err
+		}
+		return l.poll() // pollFn may not have run
+	}
+	return l.polled, l.pollErr
+}
+
+// waitSyscall is epoll_pwait2 (a timeout in nanoseconds), else epoll_wait
+// (milliseconds, rounded up), for a loop whose epoll set the netpoller
+// could not take.
+func (l *Loop) waitSyscall(ns int64) (int, error) {
 	if !l.noPwait2 {
 		var ts *syscall.Timespec
 		if ns >= 0 {
@@ -221,20 +309,30 @@ func (l *Loop) runDone() {
 	l.spare = batch[:0]
 }
 
-// scan fails the requests in flight past their deadline.
+// scan fails the requests in flight past their deadline and finds the
+// earliest deadline of the others.
 func (l *Loop) scan(now int64) {
 	l.nextScan = now + int64(timeoutScan)
+	l.due = math.MaxInt64 // lowered by the requests that failures' callbacks send
+	due := int64(math.MaxInt64)
 	for _, x := range l.xs {
 		switch {
 		case x.state == stateIdle:
-		case x.state == stateResolving && now >= x.connDeadline:
-			x.fail(metrics.DNS, "dns: timeout")
-		case x.state == stateConnecting && now >= x.connDeadline:
-			x.fail(metrics.Connect, "connect: timeout") // as the pooled client's dialer
+		case x.state == stateResolving || x.state == stateConnecting:
+			if now < x.connDeadline {
+				due = min(due, x.connDeadline)
+			} else if x.state == stateResolving {
+				x.fail(metrics.DNS, "dns: timeout")
+			} else {
+				x.fail(metrics.Connect, "connect: timeout") // as the pooled client's dialer
+			}
 		case now >= x.deadline:
 			x.fail(metrics.Timeout, "timeout")
+		default:
+			due = min(due, x.deadline)
 		}
 	}
+	l.due = min(l.due, due)
 }
 
 // Close releases a loop that was never run.
@@ -244,7 +342,11 @@ func (l *Loop) close() {
 	for _, x := range l.xs {
 		x.closeConn()
 	}
-	syscall.Close(l.ep)
+	if l.epf != nil {
+		l.epf.Close() // it owns l.ep
+	} else {
+		syscall.Close(l.ep)
+	}
 	l.mu.Lock()
 	l.closed = true
 	syscall.Close(l.efd)
@@ -387,6 +489,9 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	x.inflight = true
 	if l.busy++; l.busy == 1 {
 		l.nextScan = now + int64(timeoutScan)
+		l.due = x.deadline
+	} else {
+		l.due = min(l.due, x.deadline)
 	}
 	if x.fd >= 0 && (!bytes.Equal(auth, x.authority) || now-x.lastUsed > int64(maxIdle)) {
 		x.closeConn()
@@ -404,6 +509,7 @@ func (x *Exchange) connect(auth []byte, now int64) {
 	x.connDeadline = x.deadline
 	if ct := l.c.opts.ConnectTimeout; ct > 0 {
 		x.connDeadline = min(x.deadline, now+int64(ct))
+		l.due = min(l.due, x.connDeadline)
 	}
 	if sa, ok := l.addrs[string(auth)]; ok {
 		x.dial(sa, auth)
