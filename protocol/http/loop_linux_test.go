@@ -15,8 +15,20 @@ import (
 // The loop waits until the earliest deadline of the requests in flight,
 // not on a short period: each request must still time out when due, also
 // when it was sent after a request with a later deadline (which lowers the
-// wait) and while the loop is parked with nothing else to do.
+// wait) and while the loop is parked with nothing else to do; both when it
+// parks in the runtime's netpoller and when it blocks in epoll_pwait2 (the
+// fallback where the netpoller refuses the epoll set).
 func TestLoopTimesOutEachRequestWhenDue(t *testing.T) {
+	for _, netpoller := range []bool{true, false} {
+		name := "netpoller"
+		if !netpoller {
+			name = "epoll_pwait2"
+		}
+		t.Run(name, func(t *testing.T) { testLoopTimeouts(t, netpoller) })
+	}
+}
+
+func testLoopTimeouts(t *testing.T, netpoller bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +62,9 @@ func TestLoopTimesOutEachRequestWhenDue(t *testing.T) {
 	}
 	if l.epc == nil {
 		t.Error("the loop's epoll set is not in the runtime's netpoller")
+	}
+	if !netpoller {
+		l.epc = nil // as NewLoop leaves a loop whose set the netpoller refused
 	}
 	target := text("http://" + ln.Addr().String())
 	compile := func(timeout time.Duration) *Request {
