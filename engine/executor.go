@@ -340,24 +340,15 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 				e.rec.Drop(0, s.iterOp)
 			}
 		}
-		timer := time.NewTimer(time.Hour)
-		defer timer.Stop()
+		al := newAlarm(ctx)
+		defer al.close()
 		for n := int64(0); ; n++ {
 			d, ok := p.Due(n)
 			if !ok {
 				return
 			}
 			due := e.start.Add(d)
-			if wait := time.Until(due); wait > 0 {
-				timer.Reset(wait + pacerLateness)
-				select {
-				case <-ctx.Done():
-					ended(n)
-					return
-				case <-timer.C:
-				}
-			}
-			if ctx.Err() != nil {
+			if !al.wait(due.Add(pacerLateness)) || ctx.Err() != nil {
 				ended(n)
 				return
 			}
@@ -373,6 +364,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 			case backlog != nil:
 				select {
 				case backlog <- a:
+					e.rec.Queue(0, s.iterOp)
 				default:
 					e.rec.Drop(0, s.iterOp)
 				}

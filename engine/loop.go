@@ -280,6 +280,7 @@ func (el *evLoop) dispatch(a arrival) {
 		v.advance()
 	case el.s.Queue && len(el.backlog) < maxBacklog/el.n:
 		el.backlog = append(el.backlog, a)
+		el.e.rec.Queue(0, el.s.iterOp)
 	default:
 		el.e.rec.Drop(0, el.s.iterOp)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -13,15 +15,12 @@ import (
 	"github.com/perflab/perflab/report"
 )
 
-// GeneratorMonitor names the monitor of the load generator's own host,
-// which every run has: a saturated generator makes results suspect.
-const GeneratorMonitor = "generator"
-
-// startMonitors opens the plan's monitors and cfg's, and one of the load
-// generator's host, and samples them every interval until stop. A monitor
+// startMonitors opens the plan's monitors and cfg's, and those of the load
+// generator's host and of perflab's own process (a saturated generator
+// makes results suspect), and samples them every interval until stop. A monitor
 // that cannot be opened is reported once and left out; the run goes on.
 func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stderr io.Writer) *monitor.Sampler {
-	specs := []monitor.Spec{{Name: GeneratorMonitor, Kind: monitor.KindHost}}
+	specs := []monitor.Spec{{Name: report.GeneratorMonitor, Kind: monitor.KindHost}, {Name: report.SelfMonitor, Kind: monitor.KindProcess, PID: os.Getpid()}}
 	for _, m := range p.Monitors {
 		specs = append(specs, m.Spec)
 	}
@@ -47,7 +46,7 @@ func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stde
 }
 
 // resources analyses what the monitors sampled, per stage and over the
-// whole run, and warns when the generator's CPU was saturated.
+// whole run, and judges whether the generator kept up in each stage.
 func resources(res monitor.Result, run *metrics.Run, sum *report.Summary) {
 	var windows []monitor.Window
 	var total int64
@@ -64,11 +63,7 @@ func resources(res monitor.Result, run *metrics.Run, sum *report.Summary) {
 	for _, w := range res.Warnings {
 		sum.Warnings = append(sum.Warnings, w.String())
 	}
-	for _, w := range a.Windows {
-		if w.Saturated() {
-			sum.Warnings = append(sum.Warnings, fmt.Sprintf("the load generator's CPU was saturated in %s (over %.0f%% busy): its latencies include time waiting for the generator itself, treat them as suspect", w.Window, 100*monitor.SaturationBusy))
-		}
-	}
+	report.CheckGenerator(sum, runtime.GOMAXPROCS(0))
 }
 
 // transactions counts what a stage completed, for CPU per transaction: its

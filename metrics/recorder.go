@@ -76,6 +76,14 @@ func (r *Recorder) Drop(shardIdx, op int) {
 	sh.mu.Unlock()
 }
 
+// Queue counts an iteration of operation op that waited for a free VU.
+func (r *Recorder) Queue(shardIdx, op int) {
+	sh := &r.shards[shardIdx%len(r.shards)]
+	sh.mu.Lock()
+	sh.stats[op].Queued++
+	sh.mu.Unlock()
+}
+
 // Drain merges everything recorded since the last Drain into into (indexed by
 // op id) and empties the shards.
 func (r *Recorder) Drain(into []*Stats) {
@@ -83,7 +91,7 @@ func (r *Recorder) Drain(into []*Stats) {
 		sh := &r.shards[i]
 		sh.mu.Lock()
 		for op, s := range sh.stats {
-			if s.Count > 0 || s.Dropped > 0 {
+			if s.Count > 0 || s.Dropped > 0 || s.Queued > 0 {
 				into[op].Merge(s)
 				s.Reset()
 			}

@@ -37,9 +37,18 @@ type Stats struct {
 	// models, where the two are the same.
 	Svc   *hdr.Histogram
 	SvcOK Moments
+	// Delay holds the start delay in open models: from the due time to the
+	// send (to the iteration's start, for the scenario operation), the
+	// time an iteration waited for a VU or for the generator itself; zero
+	// for the operations after the first of an iteration. It is kept for
+	// every operation that started, failed ones too: it says how the
+	// generator kept to the schedule, whatever the server answered.
+	Delay    *hdr.Histogram
+	DelayAll Moments
 	// Dropped counts iterations an open model could not start because every
-	// VU was busy (on the scenario operation).
-	Dropped int64
+	// VU was busy (on the scenario operation), and Queued those that
+	// waited for a VU to be free (when_busy: queue).
+	Dropped, Queued int64
 	// Server holds the time the server reported it spent on successful
 	// responses that said (nil until one did), and Overhead the rest of
 	// their service time: network, queues, the client.
@@ -92,16 +101,24 @@ func (m Moments) Mean() float64 {
 // NewStats returns empty statistics.
 func NewStats() *Stats { return &Stats{Hist: NewHistogram()} }
 
-// NewOpenStats returns empty statistics that also keep service time.
-func NewOpenStats() *Stats { return &Stats{Hist: NewHistogram(), Svc: NewHistogram()} }
+// NewOpenStats returns empty statistics that also keep service time and
+// start delay.
+func NewOpenStats() *Stats {
+	return &Stats{Hist: NewHistogram(), Svc: NewHistogram(), Delay: NewHistogram()}
+}
 
 // Add records one operation: lat is its latency (from the due time in open
 // models), svc its service time (from the actual send; pass lat in closed
-// models).
+// models). In open models the difference is the start delay.
 func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	s.Count++
 	s.Bytes += int64(bytes)
 	ns := max(int64(lat), 0)
+	if s.Delay != nil && ek != NotSent {
+		d := max(int64(lat-svc), 0)
+		s.DelayAll.add(d)
+		recordUs(s.Delay, d)
+	}
 	if ek != OK {
 		s.Errors[ek]++
 		if ek != NotSent { // nothing was sent: no latency to keep
@@ -132,10 +149,16 @@ func (s *Stats) AddServer(srv, svc time.Duration) {
 	s.Overhead.add(max(int64(svc)-ns, 0))
 }
 
-// record adds ns to h in microseconds; true when it had to be clamped.
+// record adds ns to h in microseconds, at least 1; true when it had to be
+// clamped to the histogram's top.
 func record(h *hdr.Histogram, ns int64) bool {
+	return recordUs(h, max(ns, lowestUs*1000-500))
+}
+
+// recordUs adds ns to h in microseconds, rounded: a time below 0.5 µs
+// counts as 0 (a start delay of an operation after the first).
+func recordUs(h *hdr.Histogram, ns int64) bool {
 	us := (ns + 500) / 1000
-	us = max(us, lowestUs)
 	clamped := us > highestUs
 	if clamped {
 		us = highestUs
@@ -146,7 +169,7 @@ func record(h *hdr.Histogram, ns int64) bool {
 
 // Merge adds o into s exactly.
 func (s *Stats) Merge(o *Stats) {
-	if o.Count == 0 && o.Dropped == 0 {
+	if o.Count == 0 && o.Dropped == 0 && o.Queued == 0 {
 		return
 	}
 	s.Count += o.Count
@@ -156,6 +179,7 @@ func (s *Stats) Merge(o *Stats) {
 		s.Errors[i] += o.Errors[i]
 	}
 	s.Dropped += o.Dropped
+	s.Queued += o.Queued
 	s.OK.Merge(o.OK)
 	s.Failed.Merge(o.Failed)
 	if o.OK.N > 0 {
@@ -167,6 +191,13 @@ func (s *Stats) Merge(o *Stats) {
 		}
 		s.Svc.Merge(o.Svc)
 		s.SvcOK.Merge(o.SvcOK)
+	}
+	if o.DelayAll.N > 0 {
+		if s.Delay == nil {
+			s.Delay = NewHistogram()
+		}
+		s.Delay.Merge(o.Delay)
+		s.DelayAll.Merge(o.DelayAll)
 	}
 	if o.ServerOK.N > 0 {
 		if s.Server == nil {
@@ -180,17 +211,20 @@ func (s *Stats) Merge(o *Stats) {
 
 // Reset empties s, keeping its histograms' memory.
 func (s *Stats) Reset() {
-	h, svc, srv := s.Hist, s.Svc, s.Server
+	h, svc, delay, srv := s.Hist, s.Svc, s.Delay, s.Server
 	if s.OK.N > 0 {
 		h.Reset()
 	}
 	if s.SvcOK.N > 0 {
 		svc.Reset()
 	}
+	if s.DelayAll.N > 0 {
+		delay.Reset()
+	}
 	if s.ServerOK.N > 0 {
 		srv.Reset()
 	}
-	*s = Stats{Hist: h, Svc: svc, Server: srv}
+	*s = Stats{Hist: h, Svc: svc, Delay: delay, Server: srv}
 }
 
 // ErrorCount is the number of failed operations.
@@ -207,12 +241,16 @@ type Summary struct {
 	SuccessRatio float64         `json:"success_ratio"`
 	Latency      LatencySummary  `json:"latency_ms"`
 	ServiceTime  *LatencySummary `json:"service_time_ms,omitempty"`
+	// StartDelay is the time from the due time to the send in open models,
+	// of every operation that started (failed ones too).
+	StartDelay *LatencySummary `json:"start_delay_ms,omitempty"`
 	// ServerTime is what the server reported it spent (http.server_time),
 	// and Overhead the rest of the same responses' service time.
 	ServerTime      *LatencySummary  `json:"server_time_ms,omitempty"`
 	Overhead        *FailedSummary   `json:"overhead_ms,omitempty"`
 	ServerResponses int64            `json:"server_responses,omitempty"`
 	Dropped         int64            `json:"dropped,omitempty"`
+	Queued          int64            `json:"queued,omitempty"`
 	Failed          *FailedSummary   `json:"failed_latency_ms,omitempty"`
 	RPS             float64          `json:"rps"`
 	OpRate          OpRate           `json:"single_op_rate"`
@@ -279,7 +317,7 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 	if elapsed > 0 { // operations performed: those never sent are not throughput
 		out.RPS = float64(s.Count-s.Errors[NotSent]) / elapsed.Seconds()
 	}
-	out.Dropped = s.Dropped
+	out.Dropped, out.Queued = s.Dropped, s.Queued
 	if s.OK.N > 0 {
 		out.Latency = latency(s.Hist, s.OK)
 		l := &out.Latency
@@ -290,6 +328,10 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 	if s.SvcOK.N > 0 {
 		svc := latency(s.Svc, s.SvcOK)
 		out.ServiceTime = &svc
+	}
+	if s.DelayAll.N > 0 {
+		d := latency(s.Delay, s.DelayAll)
+		out.StartDelay = &d
 	}
 	if s.ServerOK.N > 0 {
 		srv := latency(s.Server, s.ServerOK)
@@ -317,14 +359,24 @@ func SummarizeHistogram(h *hdr.Histogram, count, errors int64, elapsed time.Dura
 	if elapsed > 0 {
 		out.RPS = float64(count) / elapsed.Seconds()
 	}
-	if n := h.TotalCount(); n > 0 {
-		m := Moments{N: n, Sum: int64(h.Mean() * float64(n) * 1e3), Min: h.Min() * 1e3, Max: h.Max() * 1e3}
-		out.Latency = latency(h, m)
-		l := &out.Latency
+	if l := HistogramLatency(h); l != nil {
+		out.Latency = *l
 		inv := func(ms float64) float64 { return 1000 / math.Max(ms, 1e-6) }
 		out.OpRate = OpRate{Min: inv(l.Max), Max: inv(l.Min), Avg: inv(l.Mean)}
 	}
 	return out
+}
+
+// HistogramLatency summarises a histogram (µs) in ms, its minimum, mean and
+// maximum within its precision; nil when it is empty.
+func HistogramLatency(h *hdr.Histogram) *LatencySummary {
+	n := h.TotalCount()
+	if n == 0 {
+		return nil
+	}
+	m := Moments{N: n, Sum: int64(h.Mean() * float64(n) * 1e3), Min: h.Min() * 1e3, Max: h.Max() * 1e3}
+	l := latency(h, m)
+	return &l
 }
 
 func latency(h *hdr.Histogram, m Moments) LatencySummary {

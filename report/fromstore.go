@@ -47,8 +47,29 @@ func FromStore(st *store.Store, id string) (*RunData, error) {
 		}
 		tag := stageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
 		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded))
+		for _, d := range storedDurations(h) {
+			rd.Intervals[tag+d.suffix] = append(rd.Intervals[tag+d.suffix], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), -1, -1, d.enc))
+		}
 	}
 	return rd, nil
+}
+
+// storedDuration is an open model's service time or start delay histogram
+// as stored, with its tag suffix.
+type storedDuration struct {
+	suffix, enc string
+}
+
+// storedDurations is a stored row's service time and start delay, those it has.
+func storedDurations(h store.Histogram) []storedDuration {
+	var out []storedDuration
+	if h.ServiceTime != "" {
+		out = append(out, storedDuration{ServiceTimeTag, h.ServiceTime})
+	}
+	if h.StartDelay != "" {
+		out = append(out, storedDuration{StartDelayTag, h.StartDelay})
+	}
+	return out
 }
 
 // unfinishedSummary rebuilds the summary of a run that never wrote one
@@ -78,6 +99,7 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 	type acc struct {
 		op          Operation
 		h           *hdr.Histogram
+		durs        map[string]*hdr.Histogram // service time, start delay, by tag suffix
 		count, errs int64
 	}
 	var order []opKey
@@ -122,7 +144,7 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 		k := opKey{h.Phase, h.Scenario, h.Operation, h.Kind}
 		a := ops[k]
 		if a == nil {
-			a = &acc{op: Operation{Name: h.Operation, Kind: metrics.Kind(h.Kind), Scenario: h.Scenario}, h: metrics.NewHistogram()}
+			a = &acc{op: Operation{Name: h.Operation, Kind: metrics.Kind(h.Kind), Scenario: h.Scenario}, h: metrics.NewHistogram(), durs: map[string]*hdr.Histogram{}}
 			ops[k] = a
 			order = append(order, k)
 		}
@@ -131,6 +153,16 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 			return nil, fmt.Errorf("run %s: %w", id, err)
 		}
 		p.MergeInto(a.h)
+		for _, d := range storedDurations(h) {
+			p, err := hdr.DecodePacked([]byte(d.enc))
+			if err != nil {
+				return nil, fmt.Errorf("run %s: %w", id, err)
+			}
+			if a.durs[d.suffix] == nil {
+				a.durs[d.suffix] = metrics.NewHistogram()
+			}
+			p.MergeInto(a.durs[d.suffix])
+		}
 		a.count += h.Count
 		a.errs += h.Errors
 	}
@@ -150,6 +182,12 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 				span = sp[1].Sub(sp[0])
 			}
 			a.op.Summary = metrics.SummarizeHistogram(a.h, a.count, a.errs, span)
+			if h := a.durs[ServiceTimeTag]; h != nil {
+				a.op.ServiceTime = metrics.HistogramLatency(h)
+			}
+			if h := a.durs[StartDelayTag]; h != nil {
+				a.op.StartDelay = metrics.HistogramLatency(h)
+			}
 			ph.Operations = append(ph.Operations, a.op)
 			if a.op.Kind == metrics.KindStep {
 				total.Requests += a.count

@@ -49,6 +49,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 				num(l.Min), num(l.Max), num(l.Mean), num(r.Min), num(r.Max), num(r.Avg), num(l.P50), num(l.P95), num(l.P99), op.RPS)
 		}
 		fmt.Fprintln(w)
+		openMarkdown(w, ph)
 		serverMarkdown(w, ph)
 	}
 	if sc := s.Scaling; sc != nil {
@@ -207,6 +208,25 @@ func WriteMarkdownCharts(w io.Writer, rd *RunData, dir, rel string) error {
 // serverMarkdown is 002's table: end-to-end time, the time inside the
 // service (as it reported it) and the overhead, for the operations that had
 // it.
+// openMarkdown splits the latency of open-model operations (from each
+// iteration's due time) into start delay and service time.
+func openMarkdown(w io.Writer, ph PhaseSummary) {
+	ops := OpenOperations(ph)
+	if len(ops) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Open model (ms): latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).\n\n| Operation | Latency p50 | Latency p99 | Service time p50 | Service time p99 | Start delay p50 | Start delay p99 | Start delay max | Dropped | Queued |\n|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, op := range ops {
+		d := op.StartDelay
+		if d == nil {
+			d = &metrics.LatencySummary{}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n", mdEscape(op.Name), num(op.Latency.P50), num(op.Latency.P99),
+			num(op.ServiceTime.P50), num(op.ServiceTime.P99), num(d.P50), num(d.P99), num(d.Max), op.Dropped, op.Queued)
+	}
+	fmt.Fprintln(w)
+}
+
 func serverMarkdown(w io.Writer, ph PhaseSummary) {
 	header := false
 	for _, op := range ph.Operations {

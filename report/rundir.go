@@ -28,6 +28,8 @@ type RunDir struct {
 	bw   *bufio.Writer
 	hlog *hdr.HistogramLogWriter
 	base time.Time
+	// baseMs is the log's BaseTime: interval start times are offsets from it.
+	baseMs int64
 	// intervals.csv: counts and errors per interval, which the log of
 	// successful latencies cannot hold.
 	cf  *os.File
@@ -61,10 +63,12 @@ func CreateRunDir(dir string, start time.Time, planSource []byte) (*RunDir, erro
 	// The log's header holds whole seconds: offsets must be from a whole
 	// second too, or readers place every interval up to 1 s off.
 	baseMs := start.UnixMilli() / 1000 * 1000
+	rd.baseMs = baseMs
 	rd.hlog.SetBaseTime(baseMs)
 	for _, err := range []error{
 		rd.hlog.OutputComment("perflab interval histograms: latency of successful operations in microseconds (the Interval_Max column is in seconds)"),
 		rd.hlog.OutputComment("tags are STAGE/SCENARIO/OPERATION with characters other than letters, digits and ._-/ replaced by _"),
+		rd.hlog.OutputComment(openTagsComment),
 		rd.hlog.OutputLogFormatVersion(),
 		rd.hlog.OutputStartTime(baseMs),
 		rd.hlog.OutputBaseTime(baseMs),
@@ -129,15 +133,16 @@ func (rd *RunDir) Sink(ph *metrics.Phase) metrics.Sink {
 			}
 			// An interval with failures only gets an empty histogram, so
 			// that its counts have a place in the log too.
-			h := st.Hist
-			h.SetTag(Tag(fmt.Sprintf("s%d", ph.Index), ops[i]))
-			h.SetStartTimeMs(iv.Start.UnixMilli())
-			h.SetEndTimeMs(iv.End.UnixMilli())
-			err := rd.hlog.OutputIntervalHistogram(h)
-			h.SetTag("")
-			if err != nil {
+			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
+			if err := rd.logHistogram(st.Hist, tag, iv); err != nil {
 				return err
 			}
+			for _, d := range openDurations(st) {
+				if err := rd.logHistogram(d.h, tag+d.suffix, iv); err != nil {
+					return err
+				}
+			}
+			h := st.Hist
 			op := ops[i]
 			if err := rd.csv.Write(intervalRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), h)); err != nil {
 				return err
@@ -150,6 +155,46 @@ func (rd *RunDir) Sink(ph *metrics.Phase) metrics.Sink {
 		}
 		return rd.bw.Flush()
 	})
+}
+
+// logHistogram writes one interval's histogram to the log under tag, as
+// hdr.HistogramLogWriter's OutputIntervalHistogram does, with the
+// encoder that reuses its memory (metrics.Encode).
+func (rd *RunDir) logHistogram(h *hdr.Histogram, tag string, iv *metrics.Interval) error {
+	start := float64(iv.Start.UnixMilli()-rd.baseMs) / 1000
+	end := float64(iv.End.UnixMilli()-rd.baseMs) / 1000
+	_, err := fmt.Fprintf(rd.bw, "Tag=%s,%f,%f,%f,%s\n", tag, start, end-start, float64(h.Max())/hdr.MsToNsRatio, metrics.Encode(h))
+	return err
+}
+
+// Tag suffixes of an open-model operation's service time and start delay
+// histograms in latency.hlog, beside its latency's.
+const (
+	ServiceTimeTag = "/.service_time"
+	StartDelayTag  = "/.start_delay"
+)
+
+// openTagsComment explains the open models' tags in a log's header.
+const openTagsComment = "open models: TAG" + ServiceTimeTag + " is the time from the send, TAG" + StartDelayTag + " from the due time to the send (of failed operations too)"
+
+// openDurations is an open-model operation's service time and start delay
+// histograms, those that have values, with their tag suffixes.
+func openDurations(st *metrics.Stats) []struct {
+	h      *hdr.Histogram
+	suffix string
+} {
+	type dur = struct {
+		h      *hdr.Histogram
+		suffix string
+	}
+	var out []dur
+	if st.SvcOK.N > 0 {
+		out = append(out, dur{st.Svc, ServiceTimeTag})
+	}
+	if st.DelayAll.N > 0 {
+		out = append(out, dur{st.Delay, StartDelayTag})
+	}
+	return out
 }
 
 type sinkFunc func(iv *metrics.Interval) error

@@ -136,10 +136,13 @@ type Host struct {
 	OS       string `json:"os"`
 	Arch     string `json:"arch"`
 	CPUs     int    `json:"cpus"`
-	CPUModel string `json:"cpu_model,omitempty"`
-	MemoryMB int64  `json:"memory_mb,omitempty"`
-	Go       string `json:"go_version"`
-	Perflab  string `json:"perflab_version"`
+	// GoMaxProcs is the number of cores perflab could use (the CPUs it may
+	// run on, or its cgroup's limit).
+	GoMaxProcs int    `json:"gomaxprocs,omitempty"`
+	CPUModel   string `json:"cpu_model,omitempty"`
+	MemoryMB   int64  `json:"memory_mb,omitempty"`
+	Go         string `json:"go_version"`
+	Perflab    string `json:"perflab_version"`
 }
 
 // PhaseSummary is one stage (or setup/teardown) and its operations.
@@ -154,6 +157,8 @@ type PhaseSummary struct {
 	Load       []metrics.Load    `json:"load,omitempty"`
 	Abandoned  int64             `json:"abandoned,omitempty"`
 	Operations []Operation       `json:"operations"`
+	// Generator says whether the load generator kept up (stages only).
+	Generator *GeneratorCheck `json:"generator,omitempty"`
 }
 
 // Operation is the statistics of one step, transaction or scenario.
@@ -180,7 +185,7 @@ type Total struct {
 
 // HostFacts reads facts about this machine.
 func HostFacts() Host {
-	h := Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(), Perflab: Version}
+	h := Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0), Go: runtime.Version(), Perflab: Version}
 	h.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

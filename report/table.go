@@ -150,6 +150,9 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 		if op.Dropped > 0 {
 			fmt.Fprintf(w, "dropped iterations: %s %d (every VU busy when they were due)\n", op.Name, op.Dropped)
 		}
+		if op.Queued > 0 {
+			fmt.Fprintf(w, "queued iterations: %s %d (every VU busy when they were due; they waited for one)\n", op.Name, op.Queued)
+		}
 	}
 	var kinds []string
 	for _, op := range ph.Operations {
@@ -190,21 +193,51 @@ func sorted(s []string) []string {
 	return s
 }
 
-// serviceTable prints the service time of open-model operations: from the
-// actual send, where the main table's latency is from the due time.
+// serviceTable prints the service time and the start delay of open-model
+// operations: their latency in the main table is from the due time, the
+// service time from the actual send, and the start delay between the two.
 func serviceTable(w io.Writer, ph PhaseSummary, width int) error {
+	err := durationTable(w, ph, width, "service time (from the send; the latencies above are from when each iteration was due):",
+		func(op Operation) *metrics.LatencySummary { return op.ServiceTime })
+	if err != nil {
+		return err
+	}
+	return durationTable(w, ph, width, "start delay (from the due time to the send: waiting for a VU or for the generator; operations after an iteration's first have none):",
+		func(op Operation) *metrics.LatencySummary {
+			if d := op.StartDelay; d != nil && d.Max > 0 {
+				return d
+			}
+			return nil
+		})
+}
+
+// OpenOperations are a phase's operations of open models: those with a
+// service time beside their latency.
+func OpenOperations(ph PhaseSummary) []Operation {
+	var out []Operation
+	for _, op := range ph.Operations {
+		if op.ServiceTime != nil {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// durationTable prints a table of the operations that have the duration
+// that get picks, unless none has it.
+func durationTable(w io.Writer, ph PhaseSummary, width int, title string, get func(Operation) *metrics.LatencySummary) error {
 	has := false
 	for _, op := range ph.Operations {
-		has = has || op.ServiceTime != nil
+		has = has || get(op) != nil
 	}
 	if !has {
 		return nil
 	}
-	fmt.Fprintln(w, "service time (from the send; the latencies above are from when each iteration was due):")
+	fmt.Fprintln(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\tmin\tmean\tp50\tp90\tp95\tp99\tmax\t\n", width, "operation")
 	for _, op := range ph.Operations {
-		if l := op.ServiceTime; l != nil {
+		if l := get(op); l != nil {
 			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name,
 				Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.Max))
 		}

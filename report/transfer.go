@@ -32,6 +32,24 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 		for _, op := range uniqueOps(ph.Operations) {
 			ivs := rd.IntervalsOf(ph.Index, op)
 			total := metrics.NewHistogram()
+			// An open model's service time and start delay, by the
+			// interval's start, and their totals.
+			tag := stageTag(ph.Index, op.Scenario, op.Name, op.Kind)
+			durs := map[string]map[int64]string{}
+			durTotals := map[string]*hdr.Histogram{}
+			for _, suffix := range []string{ServiceTimeTag, StartDelayTag} {
+				for _, iv := range rd.Intervals[tag+suffix] {
+					if durs[suffix] == nil {
+						durs[suffix], durTotals[suffix] = map[int64]string{}, metrics.NewHistogram()
+					}
+					h, err := iv.Histogram()
+					if err != nil {
+						return "", err
+					}
+					h.MergeInto(durTotals[suffix])
+					durs[suffix][iv.StartMs] = iv.enc
+				}
+			}
 			for i, iv := range ivs {
 				h, err := iv.Histogram()
 				if err != nil {
@@ -39,11 +57,15 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 				}
 				h.MergeInto(total)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
-					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc})
+					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc,
+					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs]})
 			}
-			enc, err := total.Encode(hdr.V2CompressedEncodingCookieBase)
-			if err != nil {
-				return "", err
+			enc := metrics.Encode(total)
+			var totalEnc [2]string
+			for j, suffix := range []string{ServiceTimeTag, StartDelayTag} {
+				if h := durTotals[suffix]; h != nil {
+					totalEnc[j] = string(metrics.Encode(h))
+				}
 			}
 			var count, errs int64 // over every operation of the key (a step in several transactions)
 			for _, o := range ph.Operations {
@@ -52,7 +74,8 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 				}
 			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
-				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Hist: string(enc)})
+				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Hist: string(enc),
+				ServiceTime: totalEnc[0], StartDelay: totalEnc[1]})
 		}
 	}
 	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, hs); err != nil {
@@ -128,7 +151,7 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 		baseMs = 0
 	}
 	baseMs = baseMs / 1000 * 1000
-	fmt.Fprintf(w, "#perflab interval histograms exported from the run history: latency of successful operations in microseconds (the Interval_Max column is in seconds)\n")
+	fmt.Fprintf(w, "#perflab interval histograms exported from the run history: latency of successful operations in microseconds (the Interval_Max column is in seconds)\n#%s\n", openTagsComment)
 	fmt.Fprintf(w, "#[Histogram log format version 1.3]\n#[StartTime: %d (seconds since epoch), %s]\n#[BaseTime: %d (seconds since epoch)]\n",
 		baseMs/1000, time.UnixMilli(baseMs).UTC().Format(time.RFC3339), baseMs/1000)
 	fmt.Fprintln(w, `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
@@ -144,6 +167,14 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 		tag := stageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
 		fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
 			float64(p.Max())/1e6, h.Encoded)
+		for _, d := range storedDurations(h) {
+			dp, err := hdr.DecodePacked([]byte(d.enc))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag+d.suffix, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
+				float64(dp.Max())/1e6, d.enc)
+		}
 		rows = append(rows, intervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p))
 	}
 	if err := w.Flush(); err != nil {

@@ -120,6 +120,13 @@ var migrations = [][]string{
 		`DROP TABLE histograms`,
 		`ALTER TABLE histograms_v3 RENAME TO histograms`,
 	},
+	{
+		// Open models: the service time (from the send) and the start
+		// delay (from the due time to the send) beside the latency; ''
+		// where the operation has none.
+		`ALTER TABLE histograms ADD COLUMN service_time TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE histograms ADD COLUMN start_delay TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
@@ -250,10 +257,11 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		return err
 	}
 	defer tx.Rollback()
-	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, phase, scenario, operation, kind, ivl) DO UPDATE SET
-			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist`))
+			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist,
+			service_time = excluded.service_time, start_delay = excluded.start_delay`))
 	if err != nil {
 		return err
 	}
@@ -264,13 +272,16 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		if st.Count == 0 {
 			continue
 		}
-		enc, err := st.Hist.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return err
+		var svc, delay []byte
+		if st.SvcOK.N > 0 {
+			svc = metrics.Encode(st.Svc)
+		}
+		if st.DelayAll.N > 0 {
+			delay = metrics.Encode(st.Delay)
 		}
 		op := keys[i]
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
-			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc)); err != nil {
+			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(metrics.Encode(st.Hist)), string(svc), string(delay)); err != nil {
 			return err
 		}
 	}
@@ -386,8 +397,10 @@ type Histogram struct {
 	Count      int64
 	Errors     int64
 	// Encoded is the histogram as stored (V2 compressed, base64); Hist
-	// decodes it.
-	Encoded string
+	// decodes it. ServiceTime and StartDelay are an open model's other
+	// two, encoded the same way ("" when it has none).
+	Encoded                 string
+	ServiceTime, StartDelay string
 }
 
 // Hist decodes the histogram.
@@ -404,7 +417,7 @@ func (h Histogram) Hist() (*hdr.Histogram, error) {
 // Histograms returns a run's histograms, still encoded, in stage, operation
 // and interval order.
 func (s *Store) Histograms(runID string) ([]Histogram, error) {
-	rows, err := s.db.Query(s.q(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist
+	rows, err := s.db.Query(s.q(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay
 		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, ivl`), runID)
 	if err != nil {
 		return nil, err
@@ -414,7 +427,7 @@ func (s *Store) Histograms(runID string) ([]Histogram, error) {
 	for rows.Next() {
 		var h Histogram
 		var start, end int64
-		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded); err != nil {
+		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded, &h.ServiceTime, &h.StartDelay); err != nil {
 			return nil, err
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
@@ -455,6 +468,9 @@ type Encoded struct {
 	StartMs, EndMs                 int64
 	Count, Errors                  int64
 	Hist                           string // V2 compressed, base64
+	// An open model's service time and start delay, encoded as Hist; ""
+	// when it has none.
+	ServiceTime, StartDelay string
 }
 
 // Import stores a finished run read from elsewhere (a run directory) in one
@@ -471,14 +487,14 @@ func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time,
 		return err
 	}
 	defer tx.Rollback()
-	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
 	defer stmt.Close()
 	for _, h := range hs {
-		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist); err != nil {
+		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist, h.ServiceTime, h.StartDelay); err != nil {
 			return err
 		}
 	}

@@ -129,3 +129,60 @@ func roundTrip(t *testing.T, path string) {
 		t.Error("an unfinished run has no summary")
 	}
 }
+
+// An open model's service time and start delay are stored beside its
+// latency, interval by interval and for the stage, and a closed model's
+// operations have none.
+func TestOpenModelDurations(t *testing.T) {
+	for name, dsn := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			st, err := Open(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			t0 := time.UnixMilli(1_700_000_000_000)
+			id := "open-" + name
+			if err := st.Begin(id, "open", []byte("name: open\n"), t0, nil); err != nil {
+				t.Fatal(err)
+			}
+			ph := &metrics.Phase{Index: 1, Name: "all", Start: t0, End: t0.Add(time.Second),
+				Ops: []metrics.Op{{Name: "a", Kind: metrics.KindStep, Scenario: "s"}, {Name: "c", Kind: metrics.KindStep, Scenario: "s"}}}
+			open, closed := metrics.NewOpenStats(), metrics.NewStats()
+			for v := 1; v <= 50; v++ {
+				svc := time.Duration(v) * time.Millisecond
+				open.Add(svc+time.Duration(v)*10*time.Microsecond, svc, metrics.OK, 0)
+				closed.Add(svc, svc, metrics.OK, 0)
+			}
+			iv := &metrics.Interval{Start: t0, End: t0.Add(time.Second), Ops: []*metrics.Stats{open, closed}}
+			if err := st.Interval(id, ph, iv); err != nil {
+				t.Fatal(err)
+			}
+			ph.Totals = iv.Ops
+			if err := st.Finish(id, "completed", "", ph.End, []byte(`{}`), []*metrics.Phase{ph}); err != nil {
+				t.Fatal(err)
+			}
+			hs, err := st.Histograms(id)
+			if err != nil || len(hs) != 4 {
+				t.Fatalf("%d histograms, %v; want a's and c's interval and total", len(hs), err)
+			}
+			for _, h := range hs {
+				if h.Operation == "c" {
+					if h.ServiceTime != "" || h.StartDelay != "" {
+						t.Errorf("closed model operation c has a service time or start delay stored")
+					}
+					continue
+				}
+				for what, enc := range map[string]struct {
+					got  string
+					want *hdr.Histogram
+				}{"service time": {h.ServiceTime, open.Svc}, "start delay": {h.StartDelay, open.Delay}} {
+					d, err := hdr.Decode([]byte(enc.got))
+					if err != nil || !d.Equals(enc.want) {
+						t.Errorf("a, interval %d: %s stored differs (%v)", h.Interval, what, err)
+					}
+				}
+			}
+		})
+	}
+}

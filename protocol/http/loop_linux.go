@@ -17,6 +17,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -64,6 +66,16 @@ type Loop struct {
 	nextScan int64
 	addrs    map[string]syscall.Sockaddr
 	noPwait2 bool
+	// The timers' alarm: a timerfd in the epoll set, armed for the
+	// earliest timer (tAt, in now() nanoseconds; -1 when disarmed or
+	// fired). A timer is thus woken for by the kernel's high-resolution
+	// timer, to within microseconds, where a wait in the runtime's
+	// netpoller ends on a whole millisecond: an arrival-rate model would
+	// start its iterations up to 1 ms late, on a 1 ms grid. tfd is -1
+	// where no timerfd could be made; the timers then bound the wait.
+	tfd       int
+	tAt       int64
+	monoEpoch int64 // CLOCK_MONOTONIC at epoch (read just after it)
 
 	// The epoll set as a file registered with the runtime's netpoller
 	// (nil where it cannot be: the loop then blocks in epoll_pwait2).
@@ -104,11 +116,23 @@ func (c *Client) NewLoop() (*Loop, error) {
 	l := &Loop{c: c, ep: ep, efd: int(efd), events: make([]syscall.EpollEvent, 512), epoch: time.Now(),
 		rbuf: make([]byte, 64<<10), addrs: map[string]syscall.Sockaddr{}}
 	l.anchor = l.epoch
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: evPosted}
 	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.efd, &ev); err != nil {
 		syscall.Close(ep)
 		syscall.Close(l.efd)
 		return nil, err
+	}
+	l.tfd, l.tAt = -1, -1
+	if tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err == nil {
+		var ts unix.Timespec
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) //nolint:errcheck // cannot fail for CLOCK_MONOTONIC
+		// Edge-triggered: every expiry is an event, unread.
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | -syscall.EPOLLET, Fd: evTimer}
+		if syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, tfd, &ev) == nil {
+			l.tfd, l.monoEpoch = tfd, ts.Nano()
+		} else {
+			syscall.Close(tfd)
+		}
 	}
 	l.pollFn = func(uintptr) bool {
 		l.polled, l.pollErr = l.poll()
@@ -163,7 +187,11 @@ func (l *Loop) Run() {
 		} else {
 			at := int64(-1) // when the loop must wake, in now() nanoseconds
 			if len(l.timers) > 0 {
-				at = l.timers[0].at
+				if top := l.timers[0].at; l.tfd < 0 || top <= l.now() {
+					at = top
+				} else {
+					l.alarm(top)
+				}
 			}
 			if l.busy > 0 {
 				if scan := max(l.due, l.nextScan); at < 0 || scan < at {
@@ -176,8 +204,12 @@ func (l *Loop) Run() {
 			panic("perflab: epoll_wait: " + err.Error()) // a bad descriptor: a bug, not a load condition
 		}
 		for _, ev := range l.events[:max(n, 0)] {
-			if ev.Fd < 0 {
+			switch ev.Fd {
+			case evPosted:
 				l.runPosted()
+				continue
+			case evTimer:
+				l.tAt = -1
 				continue
 			}
 			l.xs[ev.Fd].event(ev)
@@ -197,6 +229,30 @@ func (l *Loop) Run() {
 			l.runDone()
 		}
 	}
+}
+
+// Epoll events of the loop's own descriptors (a connection's is its
+// exchange's index).
+const (
+	evPosted = -1 // the eventfd of Post
+	evTimer  = -2 // the timerfd of the timers
+)
+
+// alarm arms the timerfd for at (in now() nanoseconds), unless it is
+// armed for an earlier time already: an alarm that comes early for a timer
+// since cancelled costs one more turn of Run, which arms it again.
+func (l *Loop) alarm(at int64) {
+	if l.tAt >= 0 && l.tAt <= at {
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(l.monoEpoch + at)}
+	_, _, errno := syscall.RawSyscall6(unix.SYS_TIMERFD_SETTIME, uintptr(l.tfd), unix.TFD_TIMER_ABSTIME, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 { // not seen; the timers bound the wait instead
+		syscall.Close(l.tfd)
+		l.tfd = -1
+		return
+	}
+	l.tAt = at
 }
 
 // poll returns the events ready now, without waiting.
@@ -347,6 +403,10 @@ func (l *Loop) close() {
 	} else {
 		syscall.Close(l.ep)
 	}
+	if l.tfd >= 0 {
+		syscall.Close(l.tfd)
+		l.tfd = -1
+	}
 	l.mu.Lock()
 	l.closed = true
 	syscall.Close(l.efd)
@@ -364,8 +424,10 @@ type Timer struct {
 func (l *Loop) NewTimer(f func()) *Timer { return &Timer{f: f, idx: -1} }
 
 // Schedule (re)arms t to fire after d.
-func (l *Loop) Schedule(t *Timer, d time.Duration) {
-	t.at = l.now() + int64(d)
+func (l *Loop) Schedule(t *Timer, d time.Duration) { l.schedule(t, l.now()+int64(d)) }
+
+func (l *Loop) schedule(t *Timer, at int64) {
+	t.at = at
 	if t.idx >= 0 {
 		heap.Fix(&l.timers, t.idx)
 		return
@@ -373,8 +435,9 @@ func (l *Loop) Schedule(t *Timer, d time.Duration) {
 	heap.Push(&l.timers, t)
 }
 
-// ScheduleAt (re)arms t to fire at a time.
-func (l *Loop) ScheduleAt(t *Timer, at time.Time) { l.Schedule(t, time.Until(at)) }
+// ScheduleAt (re)arms t to fire at a time (with a monotonic reading, as
+// time.Now gives: no clock is read).
+func (l *Loop) ScheduleAt(t *Timer, at time.Time) { l.schedule(t, int64(at.Sub(l.epoch))) }
 
 // Cancel disarms t; it reports whether t was armed.
 func (l *Loop) Cancel(t *Timer) bool {

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
+)
+
+// The load generator kept to the plan in a stage unless one of these was
+// passed: its latencies then include time it spent behind schedule.
+const (
+	// MaxStartDelayP99 is the 99th percentile of an open model's start
+	// delay (due time to send), in ms, above which its iterations started
+	// late enough to show in the latencies of fast services.
+	MaxStartDelayP99 = 1.0
+	// MaxGeneratorBusy is the share of the generator's CPU, its own
+	// process's (of the cores Go may use) or the host's, from which it is
+	// called saturated.
+	MaxGeneratorBusy = monitor.SaturationBusy
+)
+
+// GeneratorMonitor and SelfMonitor name the monitors of the load
+// generator's host and of perflab's own process, which every run has.
+const (
+	GeneratorMonitor = "generator"
+	SelfMonitor      = "perflab"
+)
+
+// GeneratorCheck says whether the load generator kept up in a stage.
+type GeneratorCheck struct {
+	KeptUp   bool               `json:"kept_up"`
+	Problems []GeneratorProblem `json:"problems,omitempty"`
+}
+
+// GeneratorProblem is one way the generator fell behind.
+type GeneratorProblem struct {
+	// Kind is start_delay (an open model's start delay p99 above its
+	// limit, in ms), dropped (iterations an open model could not start:
+	// every VU was busy) or cpu (the generator's process or host busy
+	// above its limit, as a fraction).
+	Kind     string  `json:"kind"`
+	Scenario string  `json:"scenario,omitempty"`
+	Value    float64 `json:"value"`
+	Limit    float64 `json:"limit"`
+	Sentence string  `json:"sentence"`
+}
+
+// CheckGenerator judges every stage of s: open models' start delay and
+// dropped iterations, and the CPU that the generator's monitors saw
+// (s.Resources; maxProcs is the cores Go could use). Each problem is also
+// a warning of the summary.
+func CheckGenerator(s *Summary, maxProcs int) {
+	for i := range s.Stages {
+		ph := &s.Stages[i]
+		c := &GeneratorCheck{}
+		where := fmt.Sprintf("stage %d (%s)", ph.Index, ph.Name)
+		for _, op := range ph.Operations {
+			if op.Kind != metrics.KindScenario {
+				continue
+			}
+			if d := op.StartDelay; d != nil && d.P99 > MaxStartDelayP99 {
+				why := "the generator itself started them late (its CPU, or the machine's scheduling)"
+				if op.Queued > 0 {
+					why = fmt.Sprintf("%d iterations waited for a free VU (when_busy: queue); raise max_vus", op.Queued)
+				}
+				c.add(GeneratorProblem{Kind: "start_delay", Scenario: op.Scenario, Value: d.P99, Limit: MaxStartDelayP99,
+					Sentence: fmt.Sprintf("%s: scenario %s started its iterations late, start delay p99 %s ms (limit %g ms): %s; its latencies include the delay", where, op.Scenario, Ms(d.P99), MaxStartDelayP99, why)})
+			}
+			if op.Dropped > 0 {
+				c.add(GeneratorProblem{Kind: "dropped", Scenario: op.Scenario, Value: float64(op.Dropped),
+					Sentence: fmt.Sprintf("%s: scenario %s dropped %d of %d iterations due: every VU was busy; raise max_vus, or queue them (when_busy: queue)", where, op.Scenario, op.Dropped, op.Dropped+op.Count)})
+			}
+		}
+		if busy, what := generatorBusy(s.Resources, ph.Name, maxProcs); busy >= MaxGeneratorBusy {
+			c.add(GeneratorProblem{Kind: "cpu", Value: busy, Limit: MaxGeneratorBusy,
+				Sentence: fmt.Sprintf("%s: the load generator's CPU was saturated, %s %.0f%% busy (limit %.0f%%): its latencies include time waiting for the generator itself, treat them as suspect", where, what, 100*busy, 100*MaxGeneratorBusy)})
+		}
+		c.KeptUp = len(c.Problems) == 0
+		ph.Generator = c
+		for _, p := range c.Problems {
+			s.Warnings = append(s.Warnings, p.Sentence)
+		}
+	}
+}
+
+func (c *GeneratorCheck) add(p GeneratorProblem) { c.Problems = append(c.Problems, p) }
+
+// generatorBusy is the busiest of perflab's own process (cores used over
+// maxProcs) and the generator's host in a stage's window, and which it was.
+func generatorBusy(a *monitor.Analysis, window string, maxProcs int) (float64, string) {
+	if a == nil {
+		return 0, ""
+	}
+	busy, what := 0.0, ""
+	for _, w := range a.Windows {
+		if w.Window != window {
+			continue
+		}
+		for _, m := range w.Monitors {
+			switch {
+			case m.Monitor == SelfMonitor && m.CPU != nil && maxProcs > 0:
+				if b := m.CPU.Cores / float64(maxProcs); b > busy {
+					busy, what = b, fmt.Sprintf("its process (%.2f of %d cores)", m.CPU.Cores, maxProcs)
+				}
+			case m.Monitor == GeneratorMonitor && m.Host != nil:
+				if m.Host.BusyAvg > busy {
+					busy, what = m.Host.BusyAvg, "its host"
+				}
+			}
+		}
+	}
+	return busy, what
+}
