@@ -252,8 +252,14 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 				l.Rate = s.RampRate[n-1].Target
 			}
 		}
+		s.engine, s.why = chooseEngine(r.p, s, base)
+		l.Engine, l.EngineWhy = s.engine, s.why
 		ph.Load = append(ph.Load, l)
-		desc = append(desc, s.sc.Name+" "+s.Workload.String())
+		d := s.sc.Name + " " + s.Workload.String() + " on " + engineText(s.engine)
+		if s.why != "" {
+			d += " (" + s.why + ")"
+		}
+		desc = append(desc, d)
 	}
 	open := false
 	for _, s := range scens {

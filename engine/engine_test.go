@@ -40,13 +40,17 @@ func load(t *testing.T, target, body string, files map[string]string, set ...pla
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, src)
 	}
-	p.HTTP.EventLoop = p.HTTP.EventLoop || eventLoop
+	if forceEngine != nil && p.HTTP.EventLoop == nil {
+		loop := *forceEngine
+		p.HTTP.EventLoop = &loop
+	}
 	return p
 }
 
-// eventLoop makes load's plans run on event loops (http.event_loop), for
-// TestEventLoop, which runs the engine's tests again that way.
-var eventLoop bool
+// forceEngine, when set, is the http.event_loop of load's plans that do not
+// set it: TestGoroutineEngine runs the engine's tests again on goroutines
+// (the default is the event loop, wherever it can run a scenario).
+var forceEngine *bool
 
 func run(t *testing.T, p *plan.Plan) *metrics.Run {
 	t.Helper()

@@ -106,7 +106,7 @@ func (e *executor) spawnVU(w *worker, f func()) {
 // parent when the load is stopped.
 func (e *executor) launch(ctx, parent context.Context, s *scenario) {
 	switch {
-	case e.r.p.HTTP.EventLoop:
+	case s.engine == EngineLoop:
 		e.loops(ctx, parent, s)
 	case s.Open():
 		e.arrivals(ctx, parent, s)

@@ -26,7 +26,10 @@ type node struct {
 
 // scenario is a compiled scenario for one stage.
 type scenario struct {
-	sc            *plan.Scenario
+	sc *plan.Scenario
+	// engine is EngineLoop or EngineGoroutines (chooseEngine), and why
+	// the latter when the loop was not chosen.
+	engine, why   string
 	nodes         []*node
 	iterOp        int
 	onError       string
@@ -78,8 +81,8 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 				n.think = defThink
 			}
 		case fns[st.Name] != nil || st.Call != "":
-			if p.HTTP.EventLoop {
-				return nil, fmt.Errorf("step %s is bound to a Go function: http.event_loop runs HTTP requests only (remove event_loop)", st.Name)
+			if p.HTTP.RequiresEventLoop() {
+				return nil, fmt.Errorf("step %s is bound to a Go function: http.event_loop runs HTTP requests only (remove event_loop: true)", st.Name)
 			}
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			if n.fn = bound(fns, st); n.fn == nil {

@@ -11,7 +11,8 @@ import (
 	phttp "github.com/perflab/perflab/protocol/http"
 )
 
-// With http.event_loop a scenario's VUs are state machines on event loops
+// On event loops (the default engine where it can run a scenario:
+// chooseEngine) a scenario's VUs are state machines on event loops
 // (phttp.Loop, raw epoll), one loop per CPU, instead of a goroutine each:
 // no goroutine is parked and woken per response, which is where a
 // goroutine per VU spends its CPU beyond wrk's (bench/README.md). A VU
@@ -22,8 +23,9 @@ import (
 // The workload models are the goroutine executor's: closed (iterations,
 // total iterations, duration, ramp-up), ramping VUs, and arrival rates. In
 // an arrival-rate model each of the L loops paces every L-th arrival and
-// owns 1/L of the VU pool; an arrival that finds its loop's VUs busy is
-// dropped (or queued) even if another loop has one idle.
+// owns 1/L of the VU pool, at least 64 VUs (one loop below 128); an arrival
+// that finds its loop's VUs busy is dropped (or queued) even if another
+// loop has one idle.
 
 // evLoop is one loop's share of a scenario.
 type evLoop struct {
@@ -106,6 +108,10 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 	}
 	if s.Open() {
 		top = max(s.VUs, s.MaxVUs)
+		// Each loop paces its share of the arrivals with its share of
+		// the VUs: a few VUs split over many loops would drop arrivals
+		// that one pool of them could take.
+		n = min(n, top/openVUsPerLoop)
 	}
 	n = max(1, min(n, top))
 	vctx := ctx
@@ -164,6 +170,10 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 		})
 	}
 }
+
+// openVUsPerLoop is the fewest VUs an arrival-rate model gives each of its
+// loops; one loop sends over 100,000 requests a second.
+const openVUsPerLoop = 64
 
 // loopsStarted counts the event loops started, for tests.
 var loopsStarted atomic.Int64

@@ -14,14 +14,12 @@ import (
 	"github.com/perflab/perflab/metrics"
 )
 
-// The event loop (http.event_loop) must count, time and classify exactly
-// as a goroutine per VU does: the engine's tests of HTTP scenarios run again
-// with every plan's VUs on event loops, against the same servers and with
-// the same assertions.
-func TestEventLoop(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("http.event_loop needs Linux")
-	}
+// A goroutine per VU (http.event_loop: false, and wherever the event loop
+// cannot run a scenario) must count, time and classify exactly as the event
+// loop, the default, does: the engine's tests of HTTP scenarios run again
+// with every plan's VUs on goroutines, against the same servers and with
+// the same assertions. (Off Linux, the tests run on goroutines already.)
+func TestGoroutineEngine(t *testing.T) {
 	tests := []struct {
 		name string
 		f    func(*testing.T)
@@ -48,18 +46,60 @@ func TestEventLoop(t *testing.T) {
 		{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
 		{"P50MatchesServerTime", TestP50MatchesServerTime},
 	}
-	eventLoop = true
-	defer func() { eventLoop = false }()
+	goroutines := false
+	forceEngine = &goroutines
+	defer func() { forceEngine = nil }()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := loopsStarted.Load()
 			defer func() {
-				if !t.Skipped() && loopsStarted.Load() == before {
-					t.Errorf("%s ran no event loop", tt.name)
+				if loopsStarted.Load() != before {
+					t.Errorf("%s ran an event loop", tt.name)
 				}
 			}()
 			tt.f(t)
 		})
+	}
+}
+
+// By default each scenario runs on event loops where they can run it, and
+// on goroutines, saying why, where they cannot; http.event_loop: false
+// runs every scenario on goroutines.
+func TestEngineChoice(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	body := `target: TARGET
+buses: [{name: b, url: "mem://engine-choice"}]
+scenarios:
+  - {name: plain, vus: 2, iterations: 3, flow: [{name: a, url: /a}]}
+  - {name: bus, vus: 1, iterations: 1, flow: [{name: a, url: /a}, {name: p, publish: {bus: b, topic: t, body: x}}]}
+  - {name: tls, vus: 1, iterations: 1, flow: [{name: s, url: "https://127.0.0.1:1/"}]}
+`
+	want := map[string]string{"plain": EngineLoop, "bus": EngineGoroutines, "tls": EngineGoroutines}
+	if runtime.GOOS != "linux" {
+		want["plain"] = EngineGoroutines
+	}
+	if loopTLS {
+		want["tls"] = EngineLoop
+	}
+	r := run(t, load(t, srv.URL, body, nil))
+	for _, l := range r.Stages[0].Load {
+		if l.Engine != want[l.Scenario] || (l.Engine == EngineGoroutines) != (l.EngineWhy != "") {
+			t.Errorf("scenario %s ran on %s (%q), want %s with a reason where not the event loop", l.Scenario, l.Engine, l.EngineWhy, want[l.Scenario])
+		}
+	}
+	off := false
+	p := load(t, srv.URL, body, nil)
+	p.HTTP.EventLoop = &off
+	before := loopsStarted.Load()
+	r = run(t, p)
+	for _, l := range r.Stages[0].Load {
+		if l.Engine != EngineGoroutines || l.EngineWhy != "http.event_loop: false" {
+			t.Errorf("event_loop: false: scenario %s ran on %s (%q)", l.Scenario, l.Engine, l.EngineWhy)
+		}
+	}
+	if loopsStarted.Load() != before {
+		t.Error("event_loop: false started an event loop")
 	}
 }
 
@@ -143,7 +183,7 @@ scenarios:
     think: 5ms
     flow: [{name: a, url: /}]
 `, nil)
-		p.HTTP.EventLoop = loop
+		p.HTTP.EventLoop = &loop
 		r := run(t, p)
 		srv.Close()
 		it := op(t, r.Stages[0], "s").Summarize(time.Second).Latency

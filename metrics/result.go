@@ -48,6 +48,10 @@ type Load struct {
 	Open   bool    `json:"open,omitempty"`
 	Rate   float64 `json:"rate,omitempty"`
 	MaxVUs int     `json:"max_vus,omitempty"`
+	// Engine is what ran the scenario's VUs: event_loop or goroutines;
+	// EngineWhy says why not the event loop, when it was not.
+	Engine    string `json:"engine,omitempty"`
+	EngineWhy string `json:"engine_why,omitempty"`
 }
 
 // Planned is the number of iterations the load asks for, 0 if only a

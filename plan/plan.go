@@ -82,15 +82,20 @@ type HTTPOptions struct {
 	// ServerTime reads the time the service reports it spent on each
 	// response, to split end-to-end time into server time and overhead.
 	ServerTime *ServerTime `yaml:"server_time"`
-	// EventLoop runs the scenarios' VUs on event loops (one per CPU, raw
-	// epoll, as wrk) instead of a goroutine each: plain HTTP/1.1 only,
-	// every VU with a connection of its own. Setup and teardown are not
-	// affected.
-	EventLoop bool `yaml:"event_loop"`
+	// EventLoop chooses the engine of the scenarios' VUs. Unset, each
+	// scenario runs on event loops (one per CPU, raw epoll, as wrk: VUs as
+	// state machines) where they can run it, else on a goroutine per VU;
+	// true requires the event loops (the plan is refused where they
+	// cannot), false runs every scenario on goroutines. Setup and teardown
+	// are not affected.
+	EventLoop *bool `yaml:"event_loop"`
 }
 
 // ServerTime names the response header that carries the server's own time:
 // Server-Timing (with the metric to take), or a header holding a duration.
+// RequiresEventLoop reports whether the plan says http.event_loop: true.
+func (o HTTPOptions) RequiresEventLoop() bool { return o.EventLoop != nil && *o.EventLoop }
+
 type ServerTime struct {
 	Pos    Pos    `yaml:"-"`
 	Header string `yaml:"header"`

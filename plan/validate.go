@@ -80,16 +80,16 @@ func (v *validator) validate() {
 	default:
 		v.errorf(nil, "http.version %q: want 1.1 or 2", p.HTTP.Version)
 	}
-	if p.HTTP.EventLoop {
+	if p.HTTP.RequiresEventLoop() {
 		switch {
 		case runtime.GOOS != "linux":
-			v.errorf(nil, "http.event_loop needs Linux (epoll); remove it to run on %s", runtime.GOOS)
+			v.errorf(nil, "http.event_loop: true needs Linux (epoll); remove it to run on %s", runtime.GOOS)
 		case p.HTTP.Version == "2":
-			v.errorf(nil, "http.event_loop sends HTTP/1.1: it does not go with http.version 2")
+			v.errorf(nil, "http.event_loop: true sends HTTP/1.1: it does not go with http.version 2")
 		case p.HTTP.MaxConnsPerHost > 0:
-			v.errorf(nil, "http.event_loop gives every VU a connection of its own: http.max_conns_per_host does not apply")
+			v.errorf(nil, "http.event_loop: true gives every VU a connection of its own: http.max_conns_per_host does not apply")
 		case p.Target != nil && strings.HasPrefix(strings.ToLower(p.Target.String()), "https://"):
-			v.at(p.Target.Pos, "target %s: http.event_loop sends plain http only; remove event_loop for https", p.Target.String())
+			v.at(p.Target.Pos, "target %s: http.event_loop: true sends plain http only; remove it for https", p.Target.String())
 		}
 	}
 	if st := p.HTTP.ServerTime; st != nil && st.Header == "" {
@@ -412,10 +412,10 @@ func (v *validator) scenario(sc *Scenario) {
 	for _, st := range sc.Flow {
 		v.step(st, s, "scenario "+sc.Name, false)
 		v.labels(st, kinds)
-		if v.p.HTTP.EventLoop {
+		if v.p.HTTP.RequiresEventLoop() {
 			for _, c := range append([]*Step{st}, st.Steps...) {
 				if c.Call != "" || c.IsMessage() {
-					v.at(c.Pos, "step %s: http.event_loop runs HTTP requests only; call, publish and await steps need the default engine (remove event_loop)", c.Label())
+					v.at(c.Pos, "step %s: http.event_loop: true runs HTTP requests only; call, publish and await steps run on goroutines (remove event_loop: true, and each scenario gets the engine that can run it)", c.Label())
 				}
 			}
 		}

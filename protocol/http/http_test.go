@@ -135,3 +135,33 @@ func BenchmarkDo(b *testing.B) {
 		}
 	}
 }
+
+// A request's scheme is known from a stage's variables, or unknown when
+// its URL begins with a VU's value.
+func TestRequestScheme(t *testing.T) {
+	vars := map[string]string{"base": "HTTPS://api.example", "path": "/x"}
+	for _, c := range []struct {
+		target, url, want string
+	}{
+		{"", "http://127.0.0.1/a", "http"},
+		{"http://127.0.0.1", "/a", "http"},
+		{"${base}", "${path}", "https"},
+		{"", "${base}/a", "https"},
+		{"${host}", "/a", ""},            // a data row's or an extraction's value
+		{"http://${host}", "/a", "http"}, // the host is a VU's, the scheme is not
+		{"", "${scheme}://h/a", ""},
+	} {
+		st := &plan.Step{Name: "s", Method: "GET", URL: text(c.url)}
+		var target *plan.Text
+		if c.target != "" {
+			target = text(c.target)
+		}
+		r, err := Compile(target, nil, st, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Scheme(vars); got != c.want {
+			t.Errorf("target %q url %q: scheme %q, want %q", c.target, c.url, got, c.want)
+		}
+	}
+}

@@ -374,3 +374,23 @@ func itoa(n int) string {
 	b[i] = byte('0' + n)
 	return string(b[i:])
 }
+
+// Scheme is the scheme of the request's URL as far as a stage's variables
+// tell it ("http", "https", ...), or "" when the URL's start comes from
+// values only a VU has (data rows, extractions).
+func (r *Request) Scheme(vars map[string]string) string {
+	u, err := r.url.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
+		if v, ok := vars[name]; ok {
+			return v, true
+		}
+		return "\x00", true // a VU's value: the URL's start is unknown if it begins here
+	}))
+	if err != nil {
+		return ""
+	}
+	scheme, _, ok := strings.Cut(u, "://")
+	if !ok || strings.ContainsAny(scheme, "\x00/?#") {
+		return ""
+	}
+	return strings.ToLower(scheme)
+}

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"runtime"
+
+	"github.com/perflab/perflab/plan"
+)
+
+// Engines a scenario runs on.
+const (
+	EngineLoop       = "event_loop" // VUs as state machines on epoll loops (loop.go)
+	EngineGoroutines = "goroutines" // a goroutine per VU (executor.go, worker.go)
+)
+
+// chooseEngine picks the engine of scenario s in a stage with variables
+// vars: the event loop, the cheaper (bench/README.md), wherever it can run
+// the scenario, unless the plan says http.event_loop: false; else
+// goroutines, and why. A plan that says http.event_loop: true was refused
+// at load time (plan.Validate) where the loop cannot run it.
+func chooseEngine(p *plan.Plan, s *scenario, vars map[string]string) (engine, why string) {
+	if el := p.HTTP.EventLoop; el != nil && !*el {
+		return EngineGoroutines, "http.event_loop: false"
+	}
+	if runtime.GOOS != "linux" {
+		return EngineGoroutines, "the event loop needs Linux (epoll)"
+	}
+	if p.HTTP.Version == "2" {
+		return EngineGoroutines, "http.version 2: the event loop sends HTTP/1.1"
+	}
+	if p.HTTP.MaxConnsPerHost > 0 {
+		return EngineGoroutines, "http.max_conns_per_host: the event loop gives every VU a connection of its own"
+	}
+	if why := loopCannot(s.nodes, vars); why != "" {
+		return EngineGoroutines, why
+	}
+	return EngineLoop, ""
+}
+
+// loopCannot says why the event loop cannot run a flow, or "" if it can.
+func loopCannot(nodes []*node, vars map[string]string) string {
+	for _, n := range nodes {
+		switch {
+		case n.children != nil:
+			if why := loopCannot(n.children, vars); why != "" {
+				return why
+			}
+		case n.fn != nil:
+			return "step " + n.name + " runs a Go function"
+		case n.msg != nil:
+			return "step " + n.name + " publishes or awaits messages"
+		case n.req != nil:
+			switch scheme := n.req.Scheme(vars); {
+			case scheme == "http", scheme == "https" && loopTLS:
+			case scheme == "":
+				return "step " + n.name + ": its URL's scheme comes from a VU's values"
+			default:
+				return "step " + n.name + " sends " + scheme + ", which the event loop does not"
+			}
+		}
+	}
+	return ""
+}
+
+// loopTLS says whether the event loop sends https.
+const loopTLS = false
+
+// engineText names an engine in a sentence.
+func engineText(engine string) string {
+	if engine == EngineLoop {
+		return "event loops"
+	}
+	return "a goroutine per VU"
+}
