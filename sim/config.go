@@ -42,6 +42,17 @@ type Route struct {
 	// Degrade makes the route slower after a while, as a service with a
 	// leak does: a longevity test's change point to find.
 	Degrade *Degrade `yaml:"degrade,omitempty"`
+	// Stall freezes the route for a while, again and again, as a service
+	// does in a garbage collector's pause or a failover.
+	Stall *Stall `yaml:"stall,omitempty"`
+}
+
+// Stall freezes a route for For at the end of every period Every from the
+// server's start: a request that arrives while it is frozen is held until
+// the freeze ends, then answered as usual.
+type Stall struct {
+	Every Duration `yaml:"every"`
+	For   Duration `yaml:"for"`
 }
 
 // Degrade replaces a route's latency once the server has served for After.

@@ -30,14 +30,17 @@
 //	    degrade:             # optional: slower after the server has served a while
 //	      after: 2m
 //	      latency: {lognormal: {p50: 60ms, p99: 400ms}}
+//	    stall:               # optional: frozen for 1s at the end of every 10s from
+//	      every: 10s         # the start; a request arriving then waits for the end
+//	      for: 1s
 //
 // Unknown fields are errors, reported with their line, as are: a listen
 // address that is not loopback, a duplicate method and path, an invalid or
 // conflicting pattern (two patterns matching the same requests with neither
 // more specific), a status outside 200-599 or a body on 204 and 304, a latency
 // with zero or several distributions or with durations not positive and
-// ordered, an error ratio outside [0, 1], and a body variable that does not
-// exist.
+// ordered, an error ratio outside [0, 1], a stall not shorter than its
+// period, and a body variable that does not exist.
 //
 // # Body templates
 //

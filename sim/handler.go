@@ -22,6 +22,7 @@ const MaxRequestBody = 1 << 20
 func (rt *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := rt.requests.Add(1)
 	delay, fail := rt.draw(n)
+	delay += rt.frozen()
 	if delay > 0 && !sleep(r.Context(), delay) {
 		rt.canceled.Add(1)
 		return

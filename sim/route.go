@@ -33,6 +33,10 @@ type route struct {
 	degraded  *Latency
 	degradeIn time.Duration
 	degradeAt atomic.Int64
+	// stallEvery and stallFor freeze the route at the end of every period
+	// from stallFrom (unix ns, set by Start).
+	stallEvery, stallFor time.Duration
+	stallFrom            atomic.Int64
 
 	errRatio  float64
 	errStatus int
@@ -156,6 +160,12 @@ func compileRoute(r *Route) (*route, error) {
 			return nil, fail("degrade: %v", err)
 		}
 		rt.degraded, rt.degradeIn = d.Latency.clone(), time.Duration(d.After)
+	}
+	if st := r.Stall; st != nil {
+		if st.Every <= 0 || st.For <= 0 || st.For >= st.Every {
+			return nil, fail("stall: give every and for, positive durations, for shorter than every")
+		}
+		rt.stallEvery, rt.stallFor = time.Duration(st.Every), time.Duration(st.For)
 	}
 	rt.random = rt.latency.random() || rt.degraded.random() || rt.errRatio > 0
 	return rt, nil
@@ -336,6 +346,23 @@ func validHeaderValue(v string) bool {
 		}
 	}
 	return true
+}
+
+// frozen is how long a request arriving now waits for the route's stall
+// to end: 0 outside a stall.
+func (rt *route) frozen() time.Duration {
+	if rt.stallEvery == 0 {
+		return 0
+	}
+	from := rt.stallFrom.Load()
+	if from == 0 {
+		return 0
+	}
+	phase := time.Duration(time.Now().UnixNano()-from) % rt.stallEvery
+	if phase < rt.stallEvery-rt.stallFor {
+		return 0
+	}
+	return rt.stallEvery - phase
 }
 
 // draw decides request n's delay and whether it fails. With randomness, the

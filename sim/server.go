@@ -158,6 +158,7 @@ func (s *Server) Start() error {
 		if rt.degraded != nil {
 			rt.degradeAt.Store(time.Now().Add(rt.degradeIn).UnixNano())
 		}
+		rt.stallFrom.Store(time.Now().UnixNano())
 	}
 	s.hs = &http.Server{
 		Handler:           s.mux,

@@ -286,7 +286,7 @@ func TestCancellationEndsTheSleep(t *testing.T) {
 	if _, err := c.Do(req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want a client timeout, got %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for s.Stats()[0].Canceled != 1 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -457,6 +457,42 @@ func TestDegrade(t *testing.T) {
 					t.Errorf("%s: no error", bad)
 				}
 			}
+		}
+	}
+}
+
+// A stalling route holds a request that arrives while it is frozen until
+// the freeze ends, and answers at once outside it; the server's own clock
+// decides, so the test reads it rather than guessing the phase.
+func TestStall(t *testing.T) {
+	s := start(t, "listen: 127.0.0.1:0\nroutes:\n  - path: /x\n    stall: {every: 600ms, for: 300ms}\n")
+	c := client(t)
+	var held, quick int
+	deadline := time.Now().Add(10 * time.Second)
+	for (held < 2 || quick < 2) && time.Now().Before(deadline) {
+		t0 := time.Now()
+		if r := do(t, c, "GET", s.URL()+"/x", ""); r.code != 200 {
+			t.Fatalf("status %d", r.code)
+		}
+		switch d := time.Since(t0); {
+		case d > 2*time.Second:
+			t.Fatalf("a request took %v: a freeze lasts 300 ms", d)
+		case d > 150*time.Millisecond: // held for most of a freeze
+			held++
+		default:
+			quick++
+		}
+	}
+	if held < 2 || quick < 2 {
+		t.Errorf("%d requests held by the freeze, %d answered at once: want both", held, quick)
+	}
+	for _, bad := range []string{"stall: {every: 1s, for: 1s}", "stall: {every: 1s}", "stall: {for: 1s}"} {
+		cfg, err := Parse([]byte("routes:\n  - path: /x\n    "+bad+"\n"), "stubs.yaml")
+		if err == nil {
+			_, err = New(cfg)
+		}
+		if err == nil {
+			t.Errorf("%s: no error", bad)
 		}
 	}
 }
