@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	phttp "github.com/perflab/perflab/protocol/http"
 )
 
 // An alarm wakes the arrival pacer at an iteration's due time to within
@@ -34,7 +36,10 @@ type alarm struct {
 // newAlarm returns an alarm whose waits end early when ctx does.
 func newAlarm(ctx context.Context) *alarm {
 	a := &alarm{ctx: ctx}
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	fd, err := -1, error(unix.ENOTSUP)
+	if !phttp.GoTimers {
+		fd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	}
 	if err != nil {
 		a.timer = time.NewTimer(time.Hour)
 		return a

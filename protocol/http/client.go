@@ -17,6 +17,13 @@ import (
 	"github.com/perflab/perflab/metrics"
 )
 
+// GoTimers makes the event loop and the arrival pacer wait for their timers
+// as perflab did before 2026-11-25, in the Go runtime's netpoller, which
+// wakes in whole milliseconds, instead of on a timerfd: set by the
+// environment variable PERFLAB_GO_TIMERS=1, for bench/start-delay.sh's
+// figures of what the timerfd changed. Never needed otherwise.
+var GoTimers = os.Getenv("PERFLAB_GO_TIMERS") == "1"
+
 // Options configures a Client.
 type Options struct {
 	// Timeout bounds one request from dial to the last body byte.

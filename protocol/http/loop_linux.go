@@ -115,6 +115,9 @@ func (c *Client) NewLoop() (*Loop, error) {
 	}
 	l := &Loop{c: c, ep: ep, efd: int(efd), events: make([]syscall.EpollEvent, 512), epoch: time.Now(),
 		rbuf: make([]byte, 64<<10), addrs: map[string]syscall.Sockaddr{}}
+	var mono unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono) //nolint:errcheck // cannot fail for CLOCK_MONOTONIC
+	l.monoEpoch = mono.Nano()
 	l.anchor = l.epoch
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: evPosted}
 	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, l.efd, &ev); err != nil {
@@ -123,16 +126,8 @@ func (c *Client) NewLoop() (*Loop, error) {
 		return nil, err
 	}
 	l.tfd, l.tAt = -1, -1
-	if tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err == nil {
-		var ts unix.Timespec
-		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) //nolint:errcheck // cannot fail for CLOCK_MONOTONIC
-		// Edge-triggered: every expiry is an event, unread.
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | -syscall.EPOLLET, Fd: evTimer}
-		if syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, tfd, &ev) == nil {
-			l.tfd, l.monoEpoch = tfd, ts.Nano()
-		} else {
-			syscall.Close(tfd)
-		}
+	if !GoTimers { // else the timers bound the wait, as before the timerfd
+		l.openAlarm()
 	}
 	l.pollFn = func(uintptr) bool {
 		l.polled, l.pollErr = l.poll()
@@ -237,6 +232,22 @@ const (
 	evPosted = -1 // the eventfd of Post
 	evTimer  = -2 // the timerfd of the timers
 )
+
+// openAlarm adds a timerfd to the epoll set for the timers; without one
+// (none could be made) they bound the loop's wait instead.
+func (l *Loop) openAlarm() {
+	tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return
+	}
+	// Edge-triggered: every expiry is an event, unread.
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | -syscall.EPOLLET, Fd: evTimer}
+	if syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, tfd, &ev) != nil {
+		syscall.Close(tfd)
+		return
+	}
+	l.tfd = tfd
+}
 
 // alarm arms the timerfd for at (in now() nanoseconds), unless it is
 // armed for an earlier time already: an alarm that comes early for a timer
