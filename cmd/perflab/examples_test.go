@@ -294,3 +294,34 @@ func TestExampleCirculation(t *testing.T) {
 		t.Errorf("drift: %d %s\n%s", code, errs, drift)
 	}
 }
+
+// examples/stall at a reduced size: a freeze of 500 ms every 2 s over 4 s
+// at 200 requests/s. A quarter of the requests are due during a freeze and
+// wait for its end: they show in the latency's tail, timed from when they
+// were due, and (every request sent on time) not in the start delay.
+func TestExampleStall(t *testing.T) {
+	addr := freeAddr(t)
+	plan := copyExample(t, "stall", []string{"plan.yaml", "stubs.yaml"}, map[string]string{"127.0.0.1:18095": addr, "every: 10s, for: 1s": "every: 2s, for: 500ms"})
+	out := t.TempDir()
+	if code, stdout, errs := runCLI(t, "run", plan, "--set", "duration=4s", "--out", out, "--quiet", "--store", "off"); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	s := readSummary(t, out)
+	var op report.Operation
+	for _, o := range s.Stages[0].Operations {
+		if o.Kind == "scenario" {
+			op = o
+		}
+	}
+	l, d := op.Latency, op.StartDelay
+	if op.Count+op.Dropped != 800 || op.Errors.Total != 0 || d == nil {
+		t.Fatalf("%d requests, %d dropped, %d errors, start delay %v: want 800 due, none failed", op.Count, op.Dropped, op.Errors.Total, d)
+	}
+	// The freezes' requests wait 0 to 500 ms; the others are answered at once.
+	if l.P50 > 100 || l.P99 < 300 || l.Max < 400 || l.Max > 2000 {
+		t.Errorf("latency p50 %.1f p99 %.1f max %.1f ms: want the freezes in the tail only", l.P50, l.P99, l.Max)
+	}
+	if d.P50 > 100 || d.P99 > l.P99/2 {
+		t.Errorf("start delay p50 %.1f p99 %.1f ms: the freeze is the service's, not the generator's", d.P50, d.P99)
+	}
+}
