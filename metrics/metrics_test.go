@@ -253,3 +253,33 @@ func TestMergeByKey(t *testing.T) {
 		t.Errorf("the first member was changed: %d", stats[0].Count)
 	}
 }
+
+// An open model's start delay (latency less service time) is kept for
+// every operation that started, failed ones too, merged exactly and reset
+// with the rest; queued iterations are counted like dropped ones.
+func TestOpenStatsStartDelay(t *testing.T) {
+	a, b := NewOpenStats(), NewOpenStats()
+	a.Add(5*time.Millisecond, 2*time.Millisecond, OK, 0)     // 3 ms late
+	a.Add(4*time.Millisecond, 4*time.Millisecond, OK, 0)     // on time
+	b.Add(10*time.Millisecond, time.Millisecond, Timeout, 0) // failed, 9 ms late
+	b.Add(time.Millisecond, 0, NotSent, 0)                   // nothing sent: no delay
+	b.Queued, b.Dropped = 2, 1
+	a.Merge(b)
+	if a.DelayAll.N != 3 || a.DelayAll.Min != 0 || a.DelayAll.Max != int64(9*time.Millisecond) || a.DelayAll.Sum != int64(12*time.Millisecond) {
+		t.Fatalf("start delay moments %+v: want 3 of 0, 3 and 9 ms", a.DelayAll)
+	}
+	if a.Delay.TotalCount() != 3 || a.Queued != 2 || a.Dropped != 1 {
+		t.Fatalf("histogram %d values, queued %d, dropped %d", a.Delay.TotalCount(), a.Queued, a.Dropped)
+	}
+	s := a.Summarize(time.Second)
+	if d := s.StartDelay; d == nil || d.Min != 0 || d.Max != 9 || d.Mean != 4 || math.Abs(d.P50-3) > 0.003 || s.Queued != 2 {
+		t.Errorf("summary start delay %+v, queued %d", s.StartDelay, s.Queued)
+	}
+	a.Reset()
+	if a.DelayAll.N != 0 || a.Delay.TotalCount() != 0 || a.Queued != 0 || a.Delay == nil {
+		t.Errorf("reset kept %+v, %d values, queued %d", a.DelayAll, a.Delay.TotalCount(), a.Queued)
+	}
+	if NewStats().Delay != nil {
+		t.Error("a closed model's statistics keep a start delay")
+	}
+}
