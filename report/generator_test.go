@@ -62,6 +62,13 @@ func TestGeneratorThatFellBehindIsNamed(t *testing.T) {
 		t.Errorf("start delay %+v: want min 0.02, mean 1.01, max 2 ms", d)
 	}
 
+	var csvOut bytes.Buffer
+	if err := WriteCSV(&csvOut, s); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(csvOut.String(), "\n"); !strings.Contains(lines[0], "start_delay_p99_ms") || !strings.Contains(lines[2], ",1.98,2,3,5") {
+		t.Errorf("operations CSV without the start delay, dropped and queued:\n%s", csvOut.String())
+	}
 	var txt, md, html bytes.Buffer
 	if err := WriteTable(&txt, s); err != nil {
 		t.Fatal(err)

@@ -145,7 +145,8 @@ func mdEscape(s string) string {
 func WriteCSV(w io.Writer, s *Summary) error {
 	cw := csv.NewWriter(w)
 	header := []string{"stage", "scenario", "operation", "kind", "count", "errors", "success_ratio", "rps",
-		"min_ms", "mean_ms", "max_ms", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "min_ops_s", "max_ops_s", "avg_ops_s"}
+		"min_ms", "mean_ms", "max_ms", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "min_ops_s", "max_ops_s", "avg_ops_s",
+		"service_p50_ms", "service_p99_ms", "start_delay_p50_ms", "start_delay_p99_ms", "start_delay_max_ms", "dropped", "queued"}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -153,9 +154,20 @@ func WriteCSV(w io.Writer, s *Summary) error {
 	for _, ph := range s.Stages {
 		for _, op := range ph.Operations {
 			l, r := op.Latency, op.OpRate
-			if err := cw.Write([]string{ph.Name, op.Scenario, op.Name, string(op.Kind), strconv.FormatInt(op.Count, 10),
+			// An open model's service time and start delay; empty in
+			// closed models, where latency is the service time.
+			open := make([]string, 5)
+			if sv := op.ServiceTime; sv != nil {
+				open[0], open[1] = f(sv.P50), f(sv.P99)
+			}
+			if d := op.StartDelay; d != nil {
+				open[2], open[3], open[4] = f(d.P50), f(d.P99), f(d.Max)
+			}
+			row := []string{ph.Name, op.Scenario, op.Name, string(op.Kind), strconv.FormatInt(op.Count, 10),
 				strconv.FormatInt(op.Errors.Total, 10), f(op.SuccessRatio), f(op.RPS), f(l.Min), f(l.Mean), f(l.Max),
-				f(l.P50), f(l.P75), f(l.P90), f(l.P95), f(l.P99), f(l.P999), f(r.Min), f(r.Max), f(r.Avg)}); err != nil {
+				f(l.P50), f(l.P75), f(l.P90), f(l.P95), f(l.P99), f(l.P999), f(r.Min), f(r.Max), f(r.Avg)}
+			row = append(append(row, open...), strconv.FormatInt(op.Dropped, 10), strconv.FormatInt(op.Queued, 10))
+			if err := cw.Write(row); err != nil {
 				return err
 			}
 		}
