@@ -2,12 +2,12 @@
 // same statistics (HDR histograms, per operation, per stage, per interval),
 // the same run directory, history and reports as the perflab command.
 //
-// Its use beside the command is embedded mode, as the seed report 000 runs
-// one flow twice, in-process through the service's own API and over REST:
-// bind a plan's steps, by name, to Go functions, and the same plan runs with
-// those steps as in-process calls instead of requests. A step with `call:
-// NAME` (no url) runs only from Go. The two runs compare with
-// `perflab compare` like any others.
+// Its use beside the command is embedded mode, as the CPS basic load test
+// (examples/cps) runs one flow twice, in-process through the service's own
+// API and over REST: bind a plan's steps, by name, to Go functions, and the
+// same plan runs with those steps as in-process calls instead of requests.
+// A step with `call: NAME` (no url) runs only from Go. The two runs compare
+// with `perflab compare` like any others.
 //
 //	p, _ := perflab.LoadPlan("plan.yaml")
 //	res, err := perflab.Run(ctx, p, perflab.Options{

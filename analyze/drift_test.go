@@ -17,7 +17,8 @@ func noisy(r *rand.Rand, n int, level func(i int) float64) []float64 {
 // A level shift planted at a known interval is found there.
 func TestChangePointPlanted(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	// p95 of 1.9 s for 125 intervals, then 4.6 s: 001's longevity shape.
+	// p95 of 1.9 s for 125 intervals, then 4.6 s: the shape of the
+	// check-in/check-out report's longevity run.
 	s := noisy(r, 300, func(i int) float64 {
 		if i < 125 {
 			return 1900

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// The seed report 002: 1,000 requests with curl --parallel-max P on a
-// 12-core machine. Its table gives time and speedup per P and says scaling
-// stops at 12.
-func TestScaleSeed002(t *testing.T) {
+// The CPS query-performance report (examples/cps-datasize): 1,000 requests
+// with curl --parallel-max P on a 12-core machine. Its table gives time and
+// speedup per P and says scaling stops at 12.
+func TestScaleCPSParallelQueries(t *testing.T) {
 	times := map[float64]float64{1: 140.4, 2: 71.6, 3: 48.5, 4: 37.2, 5: 31.0, 6: 26.6, 7: 23.8, 8: 21.6, 9: 20.0, 10: 18.7,
 		11: 17.7, 12: 16.8, 13: 16.7, 14: 16.7, 15: 16.8, 20: 16.8, 30: 16.7, 40: 16.8, 50: 16.7}
 	var pts []ScalePoint
@@ -16,11 +16,11 @@ func TestScaleSeed002(t *testing.T) {
 		pts = append(pts, ScalePoint{P: p, Work: 1000, Wall: times[p]})
 	}
 	s := Scale(pts, 0)
-	// The seed's speedup column, rounded to one decimal.
+	// The report's speedup column, rounded to one decimal.
 	want := map[float64]float64{2: 2.0, 3: 2.9, 4: 3.8, 5: 4.5, 6: 5.3, 7: 5.9, 8: 6.5, 9: 7.0, 10: 7.5, 11: 7.9, 12: 8.4, 13: 8.4, 50: 8.4}
 	for _, r := range s.Rows {
 		if w, ok := want[r.P]; ok && math.Abs(math.Round(r.Speedup*10)/10-w) > 1e-9 {
-			t.Errorf("P=%v: speedup %.2f, the seed says %.1f", r.P, r.Speedup, w)
+			t.Errorf("P=%v: speedup %.2f, the report says %.1f", r.P, r.Speedup, w)
 		}
 	}
 	if s.Saturation != 12 {

@@ -41,7 +41,7 @@ func TestStatsExactFigures(t *testing.T) {
 	if got := sum.SuccessRatio; math.Abs(got-1000.0/1002) > 1e-12 {
 		t.Errorf("success ratio = %v", got)
 	}
-	// 000's operations per second: 1000/ms.
+	// The CPS basic load test's operations per second: 1000/ms.
 	if sum.OpRate.Min != 1 || sum.OpRate.Max != 1000 || math.Abs(sum.OpRate.Avg-1000/500.5) > 1e-9 {
 		t.Errorf("op rate = %+v", sum.OpRate)
 	}

@@ -289,9 +289,9 @@ type FailedSummary struct {
 	Max  float64 `json:"max"`
 }
 
-// OpRate is the 000 report's "operations per second" of a single operation:
-// 1000 / latency in ms. Min comes from the slowest operation, max from the
-// fastest, avg from the mean latency.
+// OpRate is the CPS basic load test's "operations per second" of a single
+// operation (examples/cps): 1000 / latency in ms. Min comes from the slowest
+// operation, max from the fastest, avg from the mean latency.
 type OpRate struct {
 	Min float64 `json:"min"`
 	Max float64 `json:"max"`

@@ -13,7 +13,7 @@ import (
 )
 
 // longRun is a 24-hour run at 10 s intervals with ops operations: the
-// shape of 001's longevity test.
+// shape of the check-in/check-out report's longevity test.
 func longRun(b *testing.B, ops int) *RunData {
 	b.Helper()
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)

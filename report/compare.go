@@ -164,7 +164,7 @@ func side(runs []*RunData, stage string, key metrics.Key, pct float64) (samples 
 }
 
 // sentences says, per operation, how it changed across the stages, in the
-// words of the seed reports: "check-out is 9% to 28% slower across
+// words of the check-in/check-out report: "check-out is 9% to 28% slower across
 // users=5 to users=20".
 func sentences(rc *RunComparison) []string {
 	type agg struct {

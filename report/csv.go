@@ -14,7 +14,8 @@ import (
 var CSVTables = []string{"operations", "stages", "scaling", "thresholds", "intervals"}
 
 // WriteCSVTable writes one of a run's tables as CSV: operations (every
-// operation of every stage), stages (001's avg/p50/p75/p95 of each
+// operation of every stage), stages (the check-in/check-out report's
+// avg/p50/p75/p95 of each
 // transaction, or step, across stages, one row each), scaling (per VU
 // count), thresholds, or intervals (counts and percentiles per interval).
 func WriteCSVTable(w io.Writer, rd *RunData, table string) error {

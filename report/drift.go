@@ -181,7 +181,8 @@ func Drift(rd *RunData, pct float64, windows []Window) []OpDrift {
 	return out
 }
 
-// elapsed formats a time into a run as the seed reports do: "2 h 05 m",
+// elapsed formats a time into a run as the reports the examples reproduce
+// do: "2 h 05 m",
 // "4 m 10 s", "1.2 s".
 func elapsed(d time.Duration) string {
 	switch {
@@ -195,7 +196,8 @@ func elapsed(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
-// human formats milliseconds as the seed reports do: ms below a second, s above.
+// human formats milliseconds as the reports the examples reproduce do: ms
+// below a second, s above.
 func human(ms float64) string {
 	if ms >= 1000 {
 		return fmt.Sprintf("%.1f s", ms/1000)

@@ -14,9 +14,10 @@ import (
 )
 
 // WriteMarkdown writes a run as Markdown tables ready to paste into a wiki,
-// in the shapes of the seed reports: per stage, each operation's min, max
-// and average in ms and in operations per second (000); across stages,
-// each transaction's average and percentiles (001); the scaling table and
+// in the shapes of the reports the examples reproduce: per stage, each
+// operation's min, max and average in ms and in operations per second (the
+// CPS basic load test's table); across stages, each transaction's average
+// and percentiles (the check-in/check-out report's); the scaling table and
 // the thresholds when there are any.
 func WriteMarkdown(w io.Writer, s *Summary) error {
 	fmt.Fprintf(w, "# %s\n\n", mdEscape(s.Plan.Name))
@@ -98,7 +99,8 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	return err
 }
 
-// acrossStages is the 001 table: a row per stage, for each transaction (or
+// acrossStages is the check-in/check-out report's table: a row per stage,
+// for each transaction (or
 // step when the plan has none) its average, p50, p75 and p95.
 func acrossStages(s *Summary) string {
 	if len(s.Stages) == 0 {
@@ -133,7 +135,8 @@ func acrossStages(s *Summary) string {
 	return b.String()
 }
 
-// num formats a figure with three decimals, as the seed reports do.
+// num formats a figure with three decimals, as the reports the examples
+// reproduce do.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
 // mdEscape keeps user text from breaking a Markdown table.
@@ -217,7 +220,8 @@ func WriteMarkdownCharts(w io.Writer, rd *RunData, dir, rel string) error {
 	return nil
 }
 
-// serverMarkdown is 002's table: end-to-end time, the time inside the
+// serverMarkdown is the CPS query-performance report's table: end-to-end
+// time, the time inside the
 // service (as it reported it) and the overhead, for the operations that had
 // it.
 // openMarkdown splits the latency of open-model operations (from each

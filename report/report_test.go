@@ -98,10 +98,10 @@ func TestSummaryLine(t *testing.T) {
 	if s.Total.Line != want {
 		t.Errorf("got  %s\nwant %s", s.Total.Line, want)
 	}
-	// The JMeter example from shared/seeds/003.
+	// The JMeter summary line of the XACML PDP report's 72-hour stability run.
 	line := SummaryLine(Total{Requests: 222450112, Errors: 17, Duration: 72*3600 + 39, RPS: 858.1, Mean: 5, Min: 1, Max: 946942})
 	if line != "summary = 222450112 in 72:00:39 = 858.1/s Avg: 5 Min: 1 Max: 946942 Err: 17 (0.00%)" {
-		t.Errorf("seed line: %s", line)
+		t.Errorf("stability run's summary line: %s", line)
 	}
 }
 
@@ -228,9 +228,9 @@ func TestMarkdownAndCSVGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "operations.csv", cs.Bytes())
-	// 000's figures: CREATE ANCHOR 1..100 ms: ops/s min 10 (1000/100), max 1000, avg 1000/50.5.
+	// The CPS basic load test's figures: CREATE ANCHOR 1..100 ms: ops/s min 10 (1000/100), max 1000, avg 1000/50.5.
 	if !strings.Contains(md.String(), "| CREATE ANCHOR | 102 | 2 | 1.000 | 100.000 | 50.500 | 10.000 | 1000.000 | 19.802 |") {
-		t.Errorf("000 table row:\n%s", md.String())
+		t.Errorf("CPS basic load test table row:\n%s", md.String())
 	}
 }
 

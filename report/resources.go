@@ -17,9 +17,10 @@ import (
 )
 
 // resourceTable prints what the monitors saw per window: CPU (and per
-// transaction, 004's "CPU per ONSET"), memory with its trend and a leak
-// suspicion (001), garbage collections (004), the generator's host; then
-// the slow queries (001) and the warnings.
+// transaction, the Drools PDP report's "CPU per ONSET"), memory with
+// its trend and a leak suspicion (as the check-in/check-out report),
+// garbage collections (as the Drools PDP report), the generator's host;
+// then the slow queries (as the check-in/check-out report) and the warnings.
 func resourceTable(w io.Writer, s *Summary) error {
 	if a := s.Resources; a != nil && len(a.Windows) > 0 {
 		fmt.Fprintln(w, "\nresources (what the monitors saw; CPU ms per transaction completed)")

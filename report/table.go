@@ -246,7 +246,8 @@ func durationTable(w io.Writer, ph PhaseSummary, width int, title string, get fu
 }
 
 // serverTable splits end-to-end time into the time the service reported it
-// spent (http.server_time) and the overhead around it: 002's columns.
+// spent (http.server_time) and the overhead around it: the CPS
+// query-performance report's columns.
 func serverTable(w io.Writer, ph PhaseSummary, width int) error {
 	var rows []Operation
 	for _, op := range ph.Operations {

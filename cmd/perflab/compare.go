@@ -10,7 +10,7 @@ import (
 
 func cmdCompare(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	pct := fs.Float64("percentile", 75, "the percentile compared (the 001 report compares p75)")
+	pct := fs.Float64("percentile", 75, "the percentile compared (the check-in/check-out report of examples/circulation compares p75)")
 	alpha := fs.Float64("alpha", 0.05, "significance level of the verdicts")
 	minChange := fs.Float64("min-change", 0.05, "smallest change (a fraction of the baseline) called better or worse")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON")

@@ -18,7 +18,7 @@ func cmdDemo(std *stdio, args []string) int {
 	var f runFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab demo [flags]\n\nStarts the built-in simulator on 127.0.0.1 and runs the bundled demo plan\n(examples/demo/plan.yaml, the 4-step CPS flow of shared/seeds/000) against it.\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: perflab demo [flags]\n\nStarts the built-in simulator on 127.0.0.1 and runs the bundled demo plan\n(examples/demo/plan.yaml, the 4-step flow of the CPS basic load test) against it.\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {

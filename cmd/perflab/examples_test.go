@@ -51,9 +51,9 @@ func copyExample(t *testing.T, dir string, files []string, addrs map[string]stri
 	return filepath.Join(tmp, files[0])
 }
 
-// examples/pdp (seed 004) at a reduced size: the rules engine in-process on
-// an in-process bus, the plan as written (its addresses moved to free
-// ports), 10 VUs x 5 iterations over the four use cases.
+// examples/pdp (the Drools PDP report) at a reduced size: the rules engine
+// in-process on an in-process bus, the plan as written (its addresses moved
+// to free ports), 10 VUs x 5 iterations over the four use cases.
 func TestExamplePDP(t *testing.T) {
 	svcAddr, aaiAddr := freeAddr(t), freeAddr(t)
 	plan := copyExample(t, "pdp", []string{"plan.yaml", "aai.yaml"}, map[string]string{"127.0.0.1:8090": svcAddr, "127.0.0.1:8091": aaiAddr})
@@ -145,7 +145,7 @@ func TestEmbeddedBesideRemote(t *testing.T) {
 }
 
 // buildConfigstore builds examples/configstore's server and puts it first
-// on PATH, where the 002 plans' monitors start it.
+// on PATH, where the cps-datasize plans' monitors start it.
 func buildConfigstore(t *testing.T) {
 	t.Helper()
 	bin := t.TempDir()
@@ -155,9 +155,10 @@ func buildConfigstore(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-// examples/cps-datasize (seed 002) at a reduced size: perflab starts the
-// store, the whole tree costs more as it grows while one device does not,
-// and the server's own time is split from the overhead.
+// examples/cps-datasize (the CPS query-performance report) at a reduced
+// size: perflab starts the store, the whole tree costs more as it grows
+// while one device does not, and the server's own time is split from the
+// overhead.
 func TestExampleDataSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the configstore")
@@ -192,9 +193,9 @@ func TestExampleDataSize(t *testing.T) {
 	}
 }
 
-// examples/cps-datasize/parallel.yaml (seed 002's parallelism sweep) at a
-// reduced size: 200 requests by 1, 2 and 4 clients, with speedup and
-// saturation.
+// examples/cps-datasize/parallel.yaml (the CPS query-performance report's
+// parallelism sweep) at a reduced size: 200 requests by 1, 2 and 4 clients,
+// with speedup and saturation.
 func TestExampleParallel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the configstore")
@@ -214,8 +215,8 @@ func TestExampleParallel(t *testing.T) {
 	}
 }
 
-// examples/xacml (seed 003) at a reduced size: three groups in parallel,
-// setup and teardown through the simulated policy API.
+// examples/xacml (the XACML PDP report) at a reduced size: three groups in
+// parallel, setup and teardown through the simulated policy API.
 func TestExampleXACML(t *testing.T) {
 	addr := freeAddr(t)
 	plan := copyExample(t, "xacml", []string{"plan.yaml", "pdp-stubs.yaml"}, map[string]string{"127.0.0.1:8094": addr})
@@ -247,9 +248,10 @@ func TestExampleXACML(t *testing.T) {
 	}
 }
 
-// examples/circulation (seed 001) at a reduced size: two releases compared
-// at p75 (the second's simulator answers patron blocks twice as slowly),
-// and a longevity run whose simulator degrades, with its change point.
+// examples/circulation (the check-in/check-out report) at a reduced size:
+// two releases compared at p75 (the second's simulator answers patron blocks
+// twice as slowly), and a longevity run whose simulator degrades, with its
+// change point.
 func TestExampleCirculation(t *testing.T) {
 	addr := freeAddr(t)
 	files := []string{"plan.yaml", "longevity.yaml", "stubs-goldenrod.yaml", "stubs-honeysuckle.yaml", "stubs-longevity.yaml", "patrons.csv", "items.csv"}

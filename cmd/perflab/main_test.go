@@ -87,7 +87,7 @@ func TestDemoCountsMatchTheSimulator(t *testing.T) {
 	if !strings.Contains(stdout, "summary = 240 in ") || !strings.Contains(stdout, "Err: 0 (0.00%)") {
 		t.Errorf("summary line:\n%s", stdout)
 	}
-	// The run's Markdown report has the 000 table for both thread counts.
+	// The run's Markdown report has the CPS basic load test's table for both thread counts.
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-cps-basic-demo"))
 	code, md, _ := runCLI(t, "report", dirs[0])
 	if code != exitOK || !strings.Contains(md, "### threads=10") || !regexp.MustCompile(`\| CREATE NODE \| 50 \| 0 \|`).MatchString(md) {
@@ -946,7 +946,7 @@ func TestKilledRunKeepsItsIntervals(t *testing.T) {
 
 // Steps marked correlate go to requests.csv; at the end their ids are found
 // in the service's log, which gives the time inside the service per
-// operation, matched and unmatched apart (as 004 does from audit.log).
+// operation, matched and unmatched apart (as the Drools PDP report does from audit.log).
 func TestLogCorrelation(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "audit.log")

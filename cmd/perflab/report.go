@@ -19,7 +19,7 @@ func cmdReport(std *stdio, args []string) int {
 	chartsDir := fs.String("charts", "", "md: write the charts as SVG files into this directory and show them in the Markdown (default with -o FILE.md: FILE-charts beside it)")
 	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab report RUN_DIR|RUN_ID [--format md|html|csv|junit] [-o FILE] [--charts DIR] [--table NAME]\n\nWrites a run's tables in the seed reports' shapes: Markdown for a wiki (with its charts\nas SVG files beside it), a self-contained HTML page with charts, or one table as CSV.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab report RUN_DIR|RUN_ID [--format md|html|csv|junit] [-o FILE] [--charts DIR] [--table NAME]\n\nWrites a run's tables in the shapes of hand-written performance reports:\nMarkdown for a wiki (with its charts as SVG files beside it), a\nself-contained HTML page with charts, or one table as CSV.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {

@@ -8,8 +8,8 @@ import (
 
 // BenchmarkStore measures, per storage and data size (devices with 4
 // termination points each, 6 data nodes per device), the reads of the CPS
-// query report (seed 002): one device with all descendants, the whole tree,
-// and a "//" query. nodes/op is the work NodesVisited counts.
+// query-performance report (examples/cps-datasize): one device with all
+// descendants, the whole tree, and a "//" query. nodes/op is the work NodesVisited counts.
 func BenchmarkStore(b *testing.B) {
 	ops := []struct {
 		name string

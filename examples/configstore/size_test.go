@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestWorkGrowsWithData proves the data-size effect the CPS query report
-// (seed 002) measures, without timing: a "//" query or a whole-tree read
-// over 10,000 devices examines ten times the nodes it does over 1,000, while
-// reading one device costs the same.
+// TestWorkGrowsWithData proves the data-size effect the CPS
+// query-performance report (examples/cps-datasize) measures, without timing:
+// a "//" query or a whole-tree read over 10,000 devices examines ten times
+// the nodes it does over 1,000, while reading one device costs the same.
 func TestWorkGrowsWithData(t *testing.T) {
 	ops := []struct {
 		name string

@@ -204,8 +204,9 @@ func TestMissingAnchor(t *testing.T) {
 	})
 }
 
-// TestRFC8944 uploads the RFC 8944 sample used by the CPS load test (seed
-// 000), reads it back whole, then replaces a fragment as that test does.
+// TestRFC8944 uploads the RFC 8944 sample used by the CPS basic load test
+// (examples/cps), reads it back whole, then replaces a fragment as that test
+// does.
 func TestRFC8944(t *testing.T) {
 	sample, err := os.ReadFile("testdata/rfc8944.json")
 	if err != nil {

@@ -1,10 +1,10 @@
-// Command cps reproduces shared/seeds/000: the CPS basic load test's flow
-// run twice against examples/configstore, remote (over REST) and embedded
-// (its steps bound to the store's Go API), with the 000 table of min, max
-// and average ms and operations per second per operation and thread count,
-// embedded beside remote. Both runs go to one history, labelled mode=remote
-// and mode=embedded, for `perflab compare --store OUT/perflab.db mode=remote
-// mode=embedded`.
+// Command cps reproduces the CPS basic load test report (README.md): its
+// flow run twice against examples/configstore, remote (over REST) and
+// embedded (its steps bound to the store's Go API), with the report's table
+// of min, max and average ms and operations per second per operation and
+// thread count, embedded beside remote. Both runs go to one history,
+// labelled mode=remote and mode=embedded, for
+// `perflab compare --store OUT/perflab.db mode=remote mode=embedded`.
 //
 //	go run ./examples/cps [-circles 100] [-threads '[2,10,20,50]'] [-out runs]
 package main
@@ -100,8 +100,9 @@ func run(ctx context.Context, planFile, out, circles, threads string, w io.Write
 	return sideBySide(w, results["embedded"].Summary, results["remote"].Summary)
 }
 
-// sideBySide prints 000's table: per thread count and operation, min, max
-// and average ms and average operations per second, embedded and remote.
+// sideBySide prints the CPS basic load test's table: per thread count and
+// operation, min, max and average ms and average operations per second,
+// embedded and remote.
 func sideBySide(w io.Writer, emb, rem *report.Summary) error {
 	fmt.Fprintln(w, "| Threads | Operation | Embedded min ms | max ms | avg ms | avg ops/s | Remote min ms | max ms | avg ms | avg ops/s |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")

@@ -1,5 +1,6 @@
-// Package demo bundles perflab's demo: a plan modelled on the CPS basic load
-// test (shared/seeds/000), the simulator stubs it runs against, and its data.
+// Package demo bundles perflab's demo: a plan modelled on the 4-step flow of
+// the CPS basic load test (examples/cps), the simulator stubs it runs
+// against, and its data.
 package demo
 
 import (

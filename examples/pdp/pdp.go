@@ -1,9 +1,10 @@
 // Package pdp is a small event-driven rules engine to load-test, modelled
-// on the Drools policy decision point of shared/seeds/004: it accepts onset
-// events over REST, asks a dependency (A&AI, over REST) about the target,
-// for some use cases asks a controller (APPC) over the message bus and waits
-// for its answer, publishes the outcome on a completion topic, and writes
-// one audit line per processed event with its start and end times.
+// on ONAP's Drools policy decision point as its performance report tests it
+// (README.md): it accepts onset events over REST, asks a dependency (A&AI,
+// over REST) about the target, for some use cases asks a controller (APPC)
+// over the message bus and waits for its answer, publishes the outcome on a
+// completion topic, and writes one audit line per processed event with its
+// start and end times.
 //
 // Its dependencies are what perflab's simulators stand in for: HTTP stubs
 // for A&AI and a message responder for APPC (examples/pdp/plan.yaml).
