@@ -158,6 +158,19 @@ func TestOpenModelDurationsThroughTheHistory(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
+	charts, err := RunCharts(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range charts.Stages[0] {
+		if c.Slug == "start-delay-over-time" {
+			found = len(c.Series) == 1 && len(c.Series[0].Points) == 1 && c.Series[0].Points[0].Y > 1.9 && c.Series[0].Points[0].Y <= 2
+		}
+	}
+	if !found {
+		t.Error("no chart of the start delay's p99 over time (1.98 ms in the one interval)")
+	}
 	for _, suffix := range []string{"", ServiceTimeTag, StartDelayTag} {
 		a, b := orig.Intervals[tag+suffix], back.Intervals[tag+suffix]
 		if len(a) != 1 || len(b) != 1 || a[0].enc != b[0].enc {

@@ -141,7 +141,11 @@ func stageCharts(rd *RunData, ph PhaseSummary) ([]Chart, error) {
 		dist = append(dist, Series{Name: j.name, Points: j.curve})
 	}
 	nines := []XY{{X: 2}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}}
-	return []Chart{
+	delay, err := startDelaySeries(rd, ph)
+	if err != nil {
+		return nil, err
+	}
+	charts := []Chart{
 		{Slug: "p50-over-time", Title: "p50 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: p50},
 		{Slug: "p95-over-time", Title: "p95 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: latency},
 		{Slug: "p99-over-time", Title: "p99 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: p99},
@@ -149,7 +153,37 @@ func stageCharts(rd *RunData, ph PhaseSummary) ([]Chart, error) {
 		errorsChart(errs),
 		{Slug: "latency-percentiles", Title: "Latency by percentile (HDR)", XLabel: "percentile", YLabel: "ms", Series: dist, LogX: true, XTicks: nines,
 			XTickLabel: func(x float64) string { return fmt.Sprintf("%g%%", 100*(1-1/x)) }},
-	}, nil
+	}
+	if len(delay) > 0 {
+		charts = append(charts, Chart{Slug: "start-delay-over-time", Title: "Start delay p99 over time (open models: from each iteration's due time to its start)",
+			XLabel: "seconds into the stage", YLabel: "ms", Series: delay})
+	}
+	return charts, nil
+}
+
+// startDelaySeries is each open-model scenario's start delay p99 per
+// interval: where the generator fell behind its schedule, and when.
+func startDelaySeries(rd *RunData, ph PhaseSummary) ([]Series, error) {
+	var out []Series
+	for _, op := range ph.Operations {
+		if op.Kind != metrics.KindScenario || op.StartDelay == nil {
+			continue
+		}
+		var pts []XY
+		for _, iv := range rd.Intervals[stageTag(ph.Index, op.Scenario, op.Name, op.Kind)+StartDelayTag] {
+			h, err := iv.Histogram()
+			if err != nil {
+				return nil, err
+			}
+			if h.TotalCount() > 0 {
+				pts = append(pts, XY{float64(iv.StartMs-ph.Start.UnixMilli()) / 1000, float64(h.ValueAtPercentile(99)) / 1e3})
+			}
+		}
+		if len(pts) > 0 {
+			out = append(out, Series{Name: op.Scenario, Points: pts})
+		}
+	}
+	return out, nil
 }
 
 type htmlPage struct {
