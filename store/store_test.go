@@ -2,31 +2,29 @@ package store
 
 import (
 	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 )
 
-// stores are the databases the tests run against: SQLite always, and the
-// PostgreSQL server named by PERFLAB_TEST_POSTGRES (which .ci/run starts;
-// required in CI), emptied first.
-func stores(t *testing.T) map[string]string {
-	out := map[string]string{"sqlite": filepath.Join(t.TempDir(), "h.db")}
-	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("PERFLAB_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
-		}
-		t.Log("PERFLAB_TEST_POSTGRES not set: PostgreSQL not tested")
-		return out
-	}
-	// A schema of this package's own: other packages' tests use the same
-	// server at the same time.
+// The tests run against SQLite, and against the PostgreSQL server named by
+// PERFLAB_TEST_POSTGRES (which .ci/run starts; required in CI).
+
+func TestRoundTrip(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { roundTrip(t, filepath.Join(t.TempDir(), "h.db")) })
+	t.Run("postgres", func(t *testing.T) { roundTrip(t, postgres(t)) })
+}
+
+// postgres returns the DSN of PERFLAB_TEST_POSTGRES in a schema of this
+// package's own, emptied first: other packages' tests use the same server at
+// the same time.
+func postgres(t *testing.T) string {
+	dsn := testenv.Getenv(t, "PERFLAB_TEST_POSTGRES", ".ci/run starts PostgreSQL and sets it")
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -37,14 +35,7 @@ func stores(t *testing.T) map[string]string {
 			t.Fatalf("preparing the test schema: %v", err)
 		}
 	}
-	out["postgres"] = WithSearchPath(dsn, "store_test")
-	return out
-}
-
-func TestRoundTrip(t *testing.T) {
-	for name, dsn := range stores(t) {
-		t.Run(name, func(t *testing.T) { roundTrip(t, dsn) })
-	}
+	return WithSearchPath(dsn, "store_test")
 }
 
 func roundTrip(t *testing.T, path string) {

@@ -30,6 +30,7 @@ import (
 
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/bus/kafka"
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/store"
 )
@@ -589,13 +590,7 @@ func TestThresholdsExitCode(t *testing.T) {
 
 // A team's history in PostgreSQL (the server .ci/run starts).
 func TestPostgresHistory(t *testing.T) {
-	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("PERFLAB_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
-		}
-		t.Skip("PERFLAB_TEST_POSTGRES not set")
-	}
+	dsn := testenv.Getenv(t, "PERFLAB_TEST_POSTGRES", ".ci/run starts PostgreSQL and sets it")
 	// A schema of this package's own: the store's tests use the same server.
 	if db, err := sql.Open("pgx", dsn); err == nil {
 		_, err = db.Exec("CREATE SCHEMA IF NOT EXISTS cli_test")
@@ -1002,7 +997,7 @@ func TestLogCorrelation(t *testing.T) {
 // generator's host, and, with the PostgreSQL of .ci/run, the database the
 // service queries, with its slow statements.
 func TestMonitorsInTheReport(t *testing.T) {
-	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
+	dsn, _ := testenv.Lookup(t, "PERFLAB_TEST_POSTGRES", ".ci/run starts PostgreSQL and sets it")
 	var db *sql.DB
 	if dsn != "" {
 		var err error
