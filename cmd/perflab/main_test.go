@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/bus"
+	"github.com/perflab/perflab/bus/bustest"
 	"github.com/perflab/perflab/bus/kafka"
 	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/report"
@@ -686,44 +687,34 @@ func TestImportExportRoundTrip(t *testing.T) {
 
 // A message flow: each VU publishes a request, a responder simulator
 // answers after 20 ms, the VU awaits its own answer, extracts a value from
-// it and sends it on over HTTP. On an in-process bus, and on the real Kafka
-// and NATS brokers that .ci/run starts.
+// it and sends it on over HTTP. On an in-process bus, on Kafka and NATS
+// brokers started in-process, and on the real ones that .ci/run starts.
 func TestMessageStepsAndResponder(t *testing.T) {
 	t.Run("mem", func(t *testing.T) { messageFlow(t, "mem://perflab-test-messages", "requests", "replies") })
 	t.Run("kafka", func(t *testing.T) {
-		addr := brokerAddr(t, "PERFLAB_TEST_KAFKA")
-		req, rep := fmt.Sprintf("perflab-req-%d", time.Now().UnixNano()), fmt.Sprintf("perflab-rep-%d", time.Now().UnixNano())
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := bus.Dial(ctx, "kafka://"+addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		for _, topic := range []string{req, rep} {
-			if err := c.(*kafka.Conn).CreateTopic(ctx, topic, 3); err != nil {
+		bustest.EachKafka(t, func(t *testing.T, addr string) {
+			req, rep := bustest.TopicName(), bustest.TopicName()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, err := bus.Dial(ctx, "kafka://"+addr)
+			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.(*kafka.Conn).DeleteTopic(context.Background(), topic)
-		}
-		messageFlow(t, "kafka://"+addr, req, rep)
+			defer c.Close()
+			for _, topic := range []string{req, rep} {
+				if err := c.(*kafka.Conn).CreateTopic(ctx, topic, 3); err != nil {
+					t.Fatal(err)
+				}
+				defer c.(*kafka.Conn).DeleteTopic(context.Background(), topic)
+			}
+			messageFlow(t, "kafka://"+addr, req, rep)
+		})
 	})
 	t.Run("nats", func(t *testing.T) {
-		messageFlow(t, brokerAddr(t, "PERFLAB_TEST_NATS"), fmt.Sprintf("perflab.req.%d", time.Now().UnixNano()), fmt.Sprintf("perflab.rep.%d", time.Now().UnixNano()))
+		bustest.EachNATS(t, func(t *testing.T, url string) {
+			messageFlow(t, url, bustest.TopicName()+".req", bustest.TopicName()+".rep")
+		})
 	})
-}
-
-// brokerAddr reads a broker's address from the environment: the test is
-// skipped without it, and fails in CI.
-func brokerAddr(t *testing.T, env string) string {
-	v := os.Getenv(env)
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not set: .ci/run starts the brokers (.ci/brokers.sh)", env)
-		}
-		t.Skipf("%s is not set (source .ci/brokers.sh to start the brokers)", env)
-	}
-	return v
 }
 
 func messageFlow(t *testing.T, busURL, requests, replies string) {
