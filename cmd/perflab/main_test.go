@@ -203,8 +203,31 @@ func TestInterruptWritesResults(t *testing.T) {
 	if got := count(s, 0, "a"); got == 0 || got != int64(counts["/a"]) {
 		t.Errorf("perflab counted %d, server saw %d", got, counts["/a"])
 	}
-	if fi, err := os.Stat(filepath.Join(filepath.Dir(filepath.Dir(filepath.Join(out, "x"))), filepath.Base(out))); err != nil || !fi.IsDir() {
-		t.Error("run directory missing")
+	// The run directory holds every file of a run, and its interval log
+	// counts each request the server saw.
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-plan"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v, want one", dirs)
+	}
+	for _, f := range []string{"plan.yaml", "latency.hlog", report.IntervalsCSV, "summary.json", "summary.txt"} {
+		if fi, err := os.Stat(filepath.Join(dirs[0], f)); err != nil || fi.Size() == 0 {
+			t.Errorf("run directory: %s missing or empty (%v)", f, err)
+		}
+	}
+	rd, err := report.ReadRunDir(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged int64
+	for _, op := range s.Stages[0].Operations {
+		if op.Name == "a" {
+			for _, iv := range rd.IntervalsOf(s.Stages[0].Index, op) {
+				logged += iv.Count
+			}
+		}
+	}
+	if logged != int64(counts["/a"]) {
+		t.Errorf("the run directory's intervals count %d requests, the server saw %d", logged, counts["/a"])
 	}
 }
 
