@@ -23,7 +23,7 @@ import (
 
 // load writes a plan with the given body (TARGET replaced by the server URL)
 // and loads it.
-func load(t *testing.T, target, body string, files map[string]string, set ...plan.Override) *plan.Plan {
+func load(t testing.TB, target, body string, files map[string]string, set ...plan.Override) *plan.Plan {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -48,7 +48,7 @@ func load(t *testing.T, target, body string, files map[string]string, set ...pla
 // TestEventLoop, which runs the engine's tests again that way.
 var eventLoop bool
 
-func run(t *testing.T, p *plan.Plan) *metrics.Run {
+func run(t testing.TB, p *plan.Plan) *metrics.Run {
 	t.Helper()
 	r, err := Run(context.Background(), p, Options{RunID: "test", Seed: 1})
 	if err != nil {
@@ -58,7 +58,7 @@ func run(t *testing.T, p *plan.Plan) *metrics.Run {
 }
 
 // op finds an operation's totals in a phase.
-func op(t *testing.T, ph *metrics.Phase, name string) *metrics.Stats {
+func op(t testing.TB, ph *metrics.Phase, name string) *metrics.Stats {
 	t.Helper()
 	for i, o := range ph.Ops {
 		if o.Name == name {
@@ -151,9 +151,6 @@ scenarios:
 		t.Errorf("a 600ms stage took %v", el)
 	}
 }
-
-// raceEnabled is set under -race, whose overhead distorts timing.
-var raceEnabled bool
 
 func TestErrorsAreClassified(t *testing.T) {
 	// A port with nothing listening.

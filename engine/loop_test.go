@@ -46,7 +46,7 @@ func TestEventLoop(t *testing.T) {
 		{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
 		{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
 		{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
-		{"P50MatchesServerTime", TestP50MatchesServerTime},
+		{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	}
 	eventLoop = true
 	defer func() { eventLoop = false }()
