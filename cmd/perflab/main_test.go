@@ -237,38 +237,29 @@ func TestParallelismSweepFindsSaturation(t *testing.T) {
 	sem := make(chan struct{}, 2)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sem <- struct{}{}
-		// Long enough that a loaded machine's overhead per request (a
-		// fraction of a millisecond) stays well inside the 5% tolerance.
-		time.Sleep(20 * time.Millisecond)
+		// At 2 VUs the server idles between a response and the VU's next
+		// request; from 3 on a request waits for each slot. That gap, a
+		// fraction of a millisecond on an idle machine, grows to several
+		// on a busy one (every wake-up waits for a core): 200 ms keeps 10
+		// ms of it within the 5% that saturation is judged by.
+		time.Sleep(200 * time.Millisecond)
 		<-sem
 	}))
 	defer srv.Close()
-	plan := writePlan(t, "target: "+srv.URL+"\nvars: {p: [1, 2, 3, 4, 6]}\nscenarios: [{name: get, vus: '${p}', total_iterations: 60, flow: [{name: a, url: /a}]}]\n")
-	// One stall of 30 ms (5% of a stage) on a loaded machine moves the
-	// saturation point: measure up to three times, as the p50 accuracy
-	// test does, and judge the last.
-	var s *report.Summary
-	var stdout string
-	for attempt := 1; ; attempt++ {
-		out := t.TempDir()
-		var code int
-		var errs string
-		code, stdout, errs = runCLI(t, "run", plan, "--out", out, "--quiet")
-		if code != exitOK {
-			t.Fatalf("exit %d: %s", code, errs)
-		}
-		s = readSummary(t, out)
-		if attempt == 3 || s.Scaling != nil && s.Scaling.SaturationVUs == 2 {
-			break
-		}
-		t.Logf("attempt %d: saturation at %v VUs; measuring again", attempt, s.Scaling)
+	// 12 requests: 6 rounds of the two slots from 2 VUs on.
+	plan := writePlan(t, "target: "+srv.URL+"\nvars: {p: [1, 2, 3, 4, 6]}\nscenarios: [{name: get, vus: '${p}', total_iterations: 12, flow: [{name: a, url: /a}]}]\n")
+	out := t.TempDir()
+	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
 	}
+	s := readSummary(t, out)
 	if s.Scaling == nil || len(s.Scaling.Points) != 5 {
 		t.Fatalf("scaling: %+v", s.Scaling)
 	}
 	for _, p := range s.Scaling.Points {
-		if p.Requests != 60 {
-			t.Errorf("P=%d did %d requests, want 60", p.VUs, p.Requests)
+		if p.Requests != 12 {
+			t.Errorf("P=%d did %d requests, want 12", p.VUs, p.Requests)
 		}
 	}
 	if sp := s.Scaling.Points[1].Speedup; sp < 1.7 || sp > 2.2 {
@@ -335,7 +326,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 		now := time.Now().UnixNano()
 		first.CompareAndSwap(0, now)
 		if time.Duration(now-first.Load()) > 1200*time.Millisecond {
-			time.Sleep(6 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		} else {
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -351,9 +342,9 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("drift: %s", errs)
 	}
-	// The service slowed 1.2 s after the first request (2 ms to 6 ms a
-	// request). A loaded machine adds to both levels, so only their order
-	// is asserted.
+	// The service slowed 1.2 s after the first request (2 ms to 20 ms a
+	// request). A loaded machine adds to both levels (a few milliseconds to
+	// the p95 of the first), so only their order is asserted.
 	re := regexp.MustCompile(`change: p95 rose from (\d+\.\d+) ms to (\d+\.\d+) ms after (\d\.\d) s`)
 	mm := re.FindStringSubmatch(text)
 	var from, to float64
@@ -361,7 +352,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 		from, _ = strconv.ParseFloat(mm[1], 64)
 		to, _ = strconv.ParseFloat(mm[2], 64)
 	}
-	if mm == nil || mm[3] < "0.8" || mm[3] > "1.6" || to < from+2 {
+	if mm == nil || mm[3] < "0.8" || mm[3] > "1.6" || to < from+10 {
 		t.Errorf("no change point near 1.2 s:\n%s", text)
 	}
 	if !strings.Contains(text, "p95 over time: ") {
@@ -372,10 +363,10 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &ds); err != nil || len(ds) != 1 || len(ds[0].Windows) != 2 {
 		t.Fatalf("json: %v %s", err, js)
 	}
-	// Late timers on a loaded machine add a millisecond or so to the 2 ms;
-	// nothing can make the last window faster than its 6 ms sleep.
-	if first, last := ds[0].Windows[0].Stats.Mean, ds[0].Windows[1].Stats.Mean; first > 4.5 || last < 6 {
-		t.Errorf("window means %.2f then %.2f ms, want about 2 then 6", first, last)
+	// Late timers on a loaded machine add a few milliseconds to the 2 ms;
+	// nothing can make the last window faster than its 20 ms sleep.
+	if first, last := ds[0].Windows[0].Stats.Mean, ds[0].Windows[1].Stats.Mean; first > 10 || last < 20 {
+		t.Errorf("window means %.2f then %.2f ms, want about 2 then 20", first, last)
 	}
 }
 
