@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -45,8 +46,22 @@ func load(t testing.TB, target, body string, files map[string]string, set ...pla
 }
 
 // eventLoop makes load's plans run on event loops (http.event_loop), for
-// TestEventLoop, which runs the engine's tests again that way.
+// TestEventLoop, which runs the engine's tests again that way, and for
+// eachEngine.
 var eventLoop bool
+
+// eachEngine runs f as a sub-benchmark on each engine: a goroutine per VU,
+// and (on Linux) event loops.
+func eachEngine(b *testing.B, f func(b *testing.B)) {
+	b.Run("goroutines", f)
+	if runtime.GOOS == "linux" {
+		b.Run("event_loop", func(b *testing.B) {
+			eventLoop = true
+			defer func() { eventLoop = false }()
+			f(b)
+		})
+	}
+}
 
 func run(t testing.TB, p *plan.Plan) *metrics.Run {
 	t.Helper()
@@ -592,15 +607,17 @@ func TestRampUpSpreadsStarts(t *testing.T) {
 //
 //	go test -run '^$' -bench RampUp -benchtime 10x ./engine
 func BenchmarkRampUp(b *testing.B) {
-	var worst, sum time.Duration
-	for range b.N {
-		for _, l := range rampUpLateness(b) {
-			worst, sum = max(worst, l), sum+l
+	eachEngine(b, func(b *testing.B) {
+		var worst, sum time.Duration
+		for range b.N {
+			for _, l := range rampUpLateness(b) {
+				worst, sum = max(worst, l), sum+l
+			}
 		}
-	}
-	b.ReportMetric(float64(worst)/1e6, "max-late-ms")
-	b.ReportMetric(float64(sum)/1e6/float64(5*b.N), "mean-late-ms")
-	b.ReportMetric(0, "ns/op")
+		b.ReportMetric(float64(worst)/1e6, "max-late-ms")
+		b.ReportMetric(float64(sum)/1e6/float64(5*b.N), "mean-late-ms")
+		b.ReportMetric(0, "ns/op")
+	})
 }
 
 func TestForEachSetupAndRandomThink(t *testing.T) {

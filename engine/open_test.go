@@ -67,18 +67,20 @@ func TestConstantArrivalRate(t *testing.T) {
 //
 //	go test -run '^$' -bench ConstantArrivalRate -benchtime 10x ./engine
 func BenchmarkConstantArrivalRate(b *testing.B) {
-	var dropped, over, served float64
-	for range b.N {
-		m := runConstantRate(b)
-		dropped += float64(m.it.Dropped)
-		over += float64(m.took-time.Second) / 1e6
-		served += float64(m.served)
-	}
-	n := float64(b.N)
-	b.ReportMetric(dropped/n, "dropped/run")
-	b.ReportMetric(over/n, "ms-past-1s")
-	b.ReportMetric(served/n, "served/s")
-	b.ReportMetric(0, "ns/op")
+	eachEngine(b, func(b *testing.B) {
+		var dropped, over, served float64
+		for range b.N {
+			m := runConstantRate(b)
+			dropped += float64(m.it.Dropped)
+			over += float64(m.took-time.Second) / 1e6
+			served += float64(m.served)
+		}
+		n := float64(b.N)
+		b.ReportMetric(dropped/n, "dropped/run")
+		b.ReportMetric(over/n, "ms-over-1s")
+		b.ReportMetric(served/n, "served/s")
+		b.ReportMetric(0, "ns/op")
+	})
 }
 
 // stallServer holds every response in [from, to) until to, as a server
