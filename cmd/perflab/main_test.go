@@ -281,9 +281,11 @@ func TestParallelismSweepFindsSaturation(t *testing.T) {
 func TestCompareReleases(t *testing.T) {
 	var slow atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d := 4 * time.Millisecond
+		// Long against a loaded machine's scheduling delays, which add a
+		// few milliseconds to either run: loans triples.
+		d := 10 * time.Millisecond
 		if r.URL.Path == "/loans" && slow.Load() {
-			d = 8 * time.Millisecond
+			d = 30 * time.Millisecond
 		}
 		time.Sleep(d)
 	}))
@@ -298,9 +300,9 @@ func TestCompareReleases(t *testing.T) {
 		t.Fatal(errs)
 	}
 	dir := func(out string) string { m, _ := filepath.Glob(filepath.Join(out, "*")); return m[0] }
-	// Two runs on a loaded machine differ by up to a millisecond on a 4 ms
+	// Two runs on a loaded machine differ by a few milliseconds on a 10 ms
 	// call anyway (significantly so, with hundreds of samples): only
-	// changes of 40% or more count here; loans doubles.
+	// changes of 40% or more count here; loans triples.
 	code, out, errs := runCLI(t, "compare", "--min-change", "0.4", dir(baseOut), dir(candOut))
 	if code != exitOK {
 		t.Fatalf("compare: %d %s", code, errs)
@@ -375,8 +377,9 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 func TestHistoryAndLabelCompare(t *testing.T) {
 	var slow atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Five times slower: more than a loaded machine's noise.
 		if slow.Load() {
-			time.Sleep(6 * time.Millisecond)
+			time.Sleep(15 * time.Millisecond)
 		} else {
 			time.Sleep(3 * time.Millisecond)
 		}
