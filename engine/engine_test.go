@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ import (
 
 // load writes a plan with the given body (TARGET replaced by the server URL)
 // and loads it.
-func load(t *testing.T, target, body string, files map[string]string, set ...plan.Override) *plan.Plan {
+func load(t testing.TB, target, body string, files map[string]string, set ...plan.Override) *plan.Plan {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -49,10 +50,27 @@ func load(t *testing.T, target, body string, files map[string]string, set ...pla
 
 // forceEngine, when set, is the http.event_loop of load's plans that do not
 // set it: TestGoroutineEngine runs the engine's tests again on goroutines
-// (the default is the event loop, wherever it can run a scenario).
+// (the default is the event loop, wherever it can run a scenario), and
+// eachEngine runs benchmarks on each.
 var forceEngine *bool
 
-func run(t *testing.T, p *plan.Plan) *metrics.Run {
+// eachEngine runs f as a sub-benchmark on each engine: a goroutine per VU,
+// and (on Linux) event loops.
+func eachEngine(b *testing.B, f func(b *testing.B)) {
+	for _, loop := range []bool{false, true} {
+		if loop && runtime.GOOS != "linux" {
+			continue
+		}
+		name := map[bool]string{false: EngineGoroutines, true: EngineLoop}[loop]
+		b.Run(name, func(b *testing.B) {
+			forceEngine = &loop
+			defer func() { forceEngine = nil }()
+			f(b)
+		})
+	}
+}
+
+func run(t testing.TB, p *plan.Plan) *metrics.Run {
 	t.Helper()
 	r, err := Run(context.Background(), p, Options{RunID: "test", Seed: 1})
 	if err != nil {
@@ -62,7 +80,7 @@ func run(t *testing.T, p *plan.Plan) *metrics.Run {
 }
 
 // op finds an operation's totals in a phase.
-func op(t *testing.T, ph *metrics.Phase, name string) *metrics.Stats {
+func op(t testing.TB, ph *metrics.Phase, name string) *metrics.Stats {
 	t.Helper()
 	for i, o := range ph.Ops {
 		if o.Name == name {
@@ -155,9 +173,6 @@ scenarios:
 		t.Errorf("a 600ms stage took %v", el)
 	}
 }
-
-// raceEnabled is set under -race, whose overhead distorts timing.
-var raceEnabled bool
 
 func TestErrorsAreClassified(t *testing.T) {
 	// A port with nothing listening.
@@ -346,8 +361,15 @@ scenarios:
 	if tx.OK.Sum != stepSum {
 		t.Errorf("transaction time %d ns != sum of its steps %d ns", tx.OK.Sum, stepSum)
 	}
-	if tx.OK.Min < int64(15*time.Millisecond) || tx.OK.Max > int64(15*time.Millisecond+200*time.Millisecond) {
-		t.Errorf("transaction min/max %v/%v", time.Duration(tx.OK.Min), time.Duration(tx.OK.Max))
+	// Each transaction is its three steps of one iteration, each at least
+	// the server's 5 ms: no shorter than the shortest steps added, no
+	// longer than the longest.
+	var minSum, maxSum int64
+	for _, n := range []string{"a1", "a2", "a3"} {
+		minSum, maxSum = minSum+op(t, ph, n).OK.Min, maxSum+op(t, ph, n).OK.Max
+	}
+	if tx.OK.Min < int64(15*time.Millisecond) || tx.OK.Min < minSum || tx.OK.Max > maxSum {
+		t.Errorf("transaction min/max %v/%v, its steps' added %v/%v", time.Duration(tx.OK.Min), time.Duration(tx.OK.Max), time.Duration(minSum), time.Duration(maxSum))
 	}
 	if overlap.Load() == 0 {
 		t.Error("the two scenarios never ran at the same time")
@@ -543,16 +565,18 @@ scenarios:
 	}
 }
 
-func TestRampUpSpreadsStarts(t *testing.T) {
+// rampUpLateness runs 5 VUs with a 400 ms ramp-up, and returns how long
+// after its due time (VU i at (i-1)*400/5 ms from the stage's start) each
+// VU's first request reached the server, by the server's clock.
+func rampUpLateness(t testing.TB) []time.Duration {
 	var mu sync.Mutex
-	var first []time.Time
-	seen := map[string]bool{}
+	first := map[string]time.Time{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
 		mu.Lock()
 		defer mu.Unlock()
-		if vu := r.URL.Query().Get("vu"); !seen[vu] {
-			seen[vu] = true
-			first = append(first, time.Now())
+		if vu := r.URL.Query().Get("vu"); first[vu].IsZero() {
+			first[vu] = now
 		}
 	}))
 	defer srv.Close()
@@ -560,16 +584,47 @@ func TestRampUpSpreadsStarts(t *testing.T) {
 scenarios:
   - {name: s, vus: 5, iterations: 2, ramp_up: 400ms, flow: [{name: a, url: "/a?vu=${vu}"}]}
 `, nil)
-	run(t, p)
+	r := run(t, p)
 	mu.Lock() // see TestTemplatingExtractionAndData
 	defer mu.Unlock()
 	if len(first) != 5 {
 		t.Fatalf("%d VUs started", len(first))
 	}
-	// VU i starts at i*400/5 ms: the last one 320 ms after the first.
-	if spread := first[4].Sub(first[0]); spread < 250*time.Millisecond || spread > 600*time.Millisecond {
-		t.Errorf("starts spread over %v, want about 320ms", spread)
+	late := make([]time.Duration, 5)
+	for i := range late {
+		late[i] = first[fmt.Sprint(i+1)].Sub(r.Stages[0].Start.Add(time.Duration(i) * 80 * time.Millisecond))
 	}
+	return late
+}
+
+// The starts are spread over the ramp-up: no VU starts before its due time
+// (all at once, VU 5 would be 320 ms early), and none as late as a ramp of
+// twice the length would start it (VU 5, 320 ms). How late they are on an
+// idle machine, BenchmarkRampUp measures.
+func TestRampUpSpreadsStarts(t *testing.T) {
+	for i, l := range rampUpLateness(t) {
+		if l < 0 || l >= 250*time.Millisecond {
+			t.Errorf("VU %d started %v after its due time, want 0 to 250ms", i+1, l)
+		}
+	}
+}
+
+// BenchmarkRampUp: how late the VUs of a 400 ms ramp-up start, at most and
+// on average (bench/README.md).
+//
+//	go test -run '^$' -bench RampUp -benchtime 10x ./engine
+func BenchmarkRampUp(b *testing.B) {
+	eachEngine(b, func(b *testing.B) {
+		var worst, sum time.Duration
+		for range b.N {
+			for _, l := range rampUpLateness(b) {
+				worst, sum = max(worst, l), sum+l
+			}
+		}
+		b.ReportMetric(float64(worst)/1e6, "max-late-ms")
+		b.ReportMetric(float64(sum)/1e6/float64(5*b.N), "mean-late-ms")
+		b.ReportMetric(0, "ns/op")
+	})
 }
 
 func TestForEachSetupAndRandomThink(t *testing.T) {

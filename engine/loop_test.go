@@ -44,7 +44,8 @@ func TestGoroutineEngine(t *testing.T) {
 		{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
 		{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
 		{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
-		{"P50MatchesServerTime", TestP50MatchesServerTime},
+		{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
+		{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},
 	}
 	goroutines := false
 	forceEngine = &goroutines

@@ -4,14 +4,25 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/report"
 )
 
-func TestConstantArrivalRate(t *testing.T) {
+// constantRate is what a run of 200 iterations/s for 1 s against an
+// instant server gave: the iterations, the step, what the server saw, and
+// how long Run took.
+type constantRate struct {
+	it, a  *metrics.Stats
+	served int64
+	took   time.Duration
+}
+
+func runConstantRate(t testing.TB) constantRate {
 	var c counter
 	srv := httptest.NewServer(c.handler(nil))
 	defer srv.Close()
@@ -21,25 +32,61 @@ scenarios:
 `, nil)
 	start := time.Now()
 	r := run(t, p)
-	el := time.Since(start)
-	it := op(t, r.Stages[0], "s")
-	// The last iteration is due 5 ms before the end: a pacer woken late by a
-	// loaded machine drops it, and counts it.
-	if it.Count+it.Dropped != 200 || it.Dropped > 1 || int64(c.total()) != it.Count {
-		t.Errorf("iterations %d, dropped %d, server %d; want 200 scheduled, at most 1 dropped, the server's count", it.Count, it.Dropped, c.total())
+	took := time.Since(start)
+	return constantRate{it: op(t, r.Stages[0], "s"), a: op(t, r.Stages[0], "a"), served: int64(c.total()), took: took}
+}
+
+// Every scheduled iteration runs or is counted as dropped, the server sees
+// each one that ran, and the stage lasts its second. How few are dropped
+// and how soon the stage ends on an idle machine are measured by
+// BenchmarkConstantArrivalRate: here, where other tests share the cores,
+// the bounds are what a wrong pacer would break.
+func TestConstantArrivalRate(t *testing.T) {
+	m := runConstantRate(t)
+	it := m.it
+	// A pacer woken late by a loaded machine may find every VU busy and
+	// drop an iteration (and counts it); one that drops a tenth of them
+	// while VUs are free to start them is wrong.
+	if it.Count+it.Dropped != 200 || it.Dropped > 20 || m.served != it.Count {
+		t.Errorf("iterations %d, dropped %d, server %d; want 200 scheduled, at most 20 dropped, the server's count", it.Count, it.Dropped, m.served)
 	}
-	if el < time.Second-10*time.Millisecond || el > 1500*time.Millisecond {
-		t.Errorf("1 s at 200/s took %v", el)
+	// Never shorter than its duration; a stage that waited for its grace
+	// (5 s) or its requests' timeout to end would take far longer than 2 s.
+	if m.took < time.Second-10*time.Millisecond || m.took > 2*time.Second {
+		t.Errorf("1 s at 200/s took %v", m.took)
 	}
-	if a := op(t, r.Stages[0], "a"); a.Svc == nil || a.SvcOK.N != 200 {
-		t.Error("open models keep service time")
+	if m.a.Svc == nil || m.a.SvcOK.N != it.Count {
+		t.Errorf("open models keep service time: %d of %d iterations have one", m.a.SvcOK.N, it.Count)
 	}
 }
 
+// BenchmarkConstantArrivalRate measures what TestConstantArrivalRate
+// bounds: at 200/s for 1 s (bench/README.md), the iterations dropped, how
+// long past its second the run took, and the rate the server saw over that
+// second.
+//
+//	go test -run '^$' -bench ConstantArrivalRate -benchtime 10x ./engine
+func BenchmarkConstantArrivalRate(b *testing.B) {
+	eachEngine(b, func(b *testing.B) {
+		var dropped, over, served float64
+		for range b.N {
+			m := runConstantRate(b)
+			dropped += float64(m.it.Dropped)
+			over += float64(m.took-time.Second) / 1e6
+			served += float64(m.served)
+		}
+		n := float64(b.N)
+		b.ReportMetric(dropped/n, "dropped/run")
+		b.ReportMetric(over/n, "ms-over-1s")
+		b.ReportMetric(served/n, "served/s")
+		b.ReportMetric(0, "ns/op")
+	})
+}
+
 // stallServer holds every response in [from, to) until to, as a server
-// that freezes (a GC pause, a failover) does.
-func stallServer(from, to time.Time) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// that freezes (a GC pause, a failover) does, and counts the requests in c.
+func stallServer(c *counter, from, to time.Time) *httptest.Server {
+	return httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
 		if now := time.Now(); !now.Before(from) && now.Before(to) {
 			time.Sleep(to.Sub(now))
 		}
@@ -50,8 +97,9 @@ func stallServer(from, to time.Time) *httptest.Server {
 // percentiles (measured from each iteration's due time) but not in the
 // service time; a closed model against the same stall hides it.
 func TestStallShowsInLatencyNotServiceTime(t *testing.T) {
+	var served counter
 	t0 := time.Now()
-	srv := stallServer(t0.Add(time.Second), t0.Add(2*time.Second))
+	srv := stallServer(&served, t0.Add(time.Second), t0.Add(2*time.Second))
 	defer srv.Close()
 	p := load(t, srv.URL, `target: TARGET
 scenarios:
@@ -59,22 +107,28 @@ scenarios:
 `, nil)
 	r := run(t, p)
 	a := op(t, r.Stages[0], "a").Summarize(r.Stages[0].Elapsed())
-	if a.Count+a.Dropped != 600 || a.Dropped > 1 {
-		t.Fatalf("count %d dropped %d, want 600 scheduled, at most the last dropped", a.Count, a.Dropped)
+	// Queued, none is dropped but those a pacer woken late (a loaded
+	// machine) finds due after the end; dropping instead of queueing
+	// during the stall would lose a third of them.
+	if a.Count+a.Dropped != 600 || a.Dropped > 60 || a.Count != int64(served.total()) {
+		t.Fatalf("count %d dropped %d, server %d; want 600 scheduled, at most 60 dropped, the server's count", a.Count, a.Dropped, served.total())
 	}
 	t.Logf("open model, 1 s stall: latency p50 %.2f p90 %.1f p99 %.1f max %.1f ms; service time p99 %.2f max %.1f ms",
 		a.Latency.P50, a.Latency.P90, a.Latency.P99, a.Latency.Max, a.ServiceTime.P99, a.ServiceTime.Max)
 	if a.Latency.P99 < 300 || a.Latency.Max < 900 {
 		t.Errorf("latency p99 %.1f ms, max %.1f ms: the stall does not show", a.Latency.P99, a.Latency.Max)
 	}
-	if a.ServiceTime == nil || a.ServiceTime.P99 > 50 {
+	// Requests queued during the stall wait before they are sent: their
+	// service time is short. Counted from the due time, as latency is, its
+	// p99 would be the latency's, 300 ms and more.
+	if a.ServiceTime == nil || a.ServiceTime.P99 > 150 {
 		t.Errorf("service time p99 %+v: should stay small (requests waited before being sent)", a.ServiceTime)
 	}
 
 	// The same stall in a closed model: only the requests in flight wait,
 	// and p99 hides the stall (coordinated omission).
 	t1 := time.Now()
-	srv2 := stallServer(t1.Add(time.Second), t1.Add(2*time.Second))
+	srv2 := stallServer(new(counter), t1.Add(time.Second), t1.Add(2*time.Second))
 	defer srv2.Close()
 	p2 := load(t, srv2.URL, `target: TARGET
 scenarios:
@@ -83,14 +137,17 @@ scenarios:
 	r2 := run(t, p2)
 	c := op(t, r2.Stages[0], "a").Summarize(r2.Stages[0].Elapsed())
 	t.Logf("closed model, same stall: latency p50 %.2f p90 %.1f p99 %.1f max %.1f ms (%d requests)", c.Latency.P50, c.Latency.P90, c.Latency.P99, c.Latency.Max, c.Count)
-	if c.Latency.P99 > 50 || c.Latency.Max < 900 {
+	// Only the two requests in flight, of hundreds, wait out the stall:
+	// p99 stays far below the open model's 300 ms and more.
+	if c.Latency.P99 > 150 || c.Latency.Max < 900 {
 		t.Errorf("closed model: p99 %.1f ms, max %.1f ms", c.Latency.P99, c.Latency.Max)
 	}
 }
 
 func TestDroppedIterationsAreCounted(t *testing.T) {
+	var c counter
 	t0 := time.Now()
-	srv := stallServer(t0.Add(500*time.Millisecond), t0.Add(time.Second))
+	srv := stallServer(&c, t0.Add(500*time.Millisecond), t0.Add(time.Second))
 	defer srv.Close()
 	p := load(t, srv.URL, `target: TARGET
 scenarios:
@@ -98,11 +155,15 @@ scenarios:
 `, nil)
 	r := run(t, p)
 	it := op(t, r.Stages[0], "s")
-	// Every scheduled iteration ran or was dropped; about 0.5 s worth dropped.
-	if it.Count+it.Dropped != 400 {
-		t.Errorf("ran %d + dropped %d != 400 scheduled", it.Count, it.Dropped)
+	// Every scheduled iteration ran, as the server saw, or was dropped.
+	if it.Count+it.Dropped != 400 || it.Count != int64(c.total()) {
+		t.Errorf("ran %d + dropped %d != 400 scheduled, or the server saw %d", it.Count, it.Dropped, c.total())
 	}
-	if it.Dropped < 70 || it.Dropped > 130 {
+	// Both VUs are held for 0.5 s: the 100 iterations due then are dropped,
+	// give or take the stall's ends (a loaded machine delays both, and can
+	// drop a few more when both VUs are slow). A pacer that queued them
+	// instead would drop none, one that dropped with VUs free far more.
+	if it.Dropped < 50 || it.Dropped > 200 {
 		t.Errorf("dropped %d, want about 100", it.Dropped)
 	}
 	s := it.Summarize(time.Second)
@@ -125,8 +186,9 @@ scenarios:
 `, nil)
 	r := run(t, p)
 	// 0 -> 200/s over 1 s is 100 iterations; 200/s for 0.5 s another 100.
-	if it := op(t, r.Stages[0], "s"); it.Count+it.Dropped != 200 || it.Dropped > 1 || int64(c.total()) != it.Count {
-		t.Errorf("iterations %d, dropped %d, server %d; want 200 scheduled", it.Count, it.Dropped, c.total())
+	// As in TestConstantArrivalRate, a loaded machine may drop a few.
+	if it := op(t, r.Stages[0], "s"); it.Count+it.Dropped != 200 || it.Dropped > 20 || int64(c.total()) != it.Count {
+		t.Errorf("iterations %d, dropped %d, server %d; want 200 scheduled, at most 20 dropped", it.Count, it.Dropped, c.total())
 	}
 }
 
@@ -186,22 +248,31 @@ scenarios:
 	if e, l := early.Load(), late.Load(); e > 20 || l < 60 {
 		t.Errorf("early %d, late %d requests: the ramp did not ramp", e, l)
 	}
-	if el := r.Stages[0].Elapsed(); el > 1200*time.Millisecond {
+	// A stage that waited for its grace (5 s) would take far longer.
+	if el := r.Stages[0].Elapsed(); el < 800*time.Millisecond || el > 2*time.Second {
 		t.Errorf("an 800 ms ramp took %v", el)
 	}
 }
 
 // Interrupting an open model: what the server saw equals what perflab kept.
 func TestInterruptOpenModelCounts(t *testing.T) {
+	// Interrupted once the server has seen 150 requests to /a, however slow
+	// a loaded machine is to start the load.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen atomic.Int64
 	var c counter
-	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) { time.Sleep(3 * time.Millisecond) }))
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/a" && seen.Add(1) == 150 {
+			cancel()
+		}
+		time.Sleep(3 * time.Millisecond)
+	}))
 	defer srv.Close()
 	p := load(t, srv.URL, `target: TARGET
 scenarios:
   - {name: s, rate: 300, duration: 1m, vus: 5, max_vus: 50, flow: [{name: a, url: /a}, {name: b, url: /b}]}
 `, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
 	r, err := Run(ctx, p, Options{RunID: "t"})
 	if err != nil || r.Status != "interrupted" {
 		t.Fatalf("status %s, %v", r.Status, err)
@@ -221,7 +292,8 @@ scenarios:
 // 2 s one, and a slow last response after the deadline, do not dilute it.
 func TestRatesOverEachScenariosSpan(t *testing.T) {
 	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/short" && n.Add(1) == 95 {
 			time.Sleep(800 * time.Millisecond) // a slow response near the end
 		}
@@ -234,11 +306,32 @@ scenarios:
 `, nil)
 	r := run(t, p)
 	sum := report.Summarize(r, report.Host{})
+	// A rate is the requests the server saw over the scenario's own span:
+	// at most its duration (the slow response after it does not count, nor
+	// does the longer scenario), at least the due time of its last
+	// iteration, one period less. Over the stage's 2 s, or up to the slow
+	// response, short's rate would be about half.
+	spans := map[string]struct {
+		path           string
+		length, period time.Duration
+	}{"s": {"GET /short", time.Second, 10 * time.Millisecond}, "l": {"GET /long", 2 * time.Second, 20 * time.Millisecond}}
+	checked := 0
 	for _, op := range sum.Stages[0].Operations {
-		want := map[string]float64{"s": 100, "l": 50}[op.Name]
-		if want > 0 && (op.RPS < want*0.97 || op.RPS > want*1.03) {
-			t.Errorf("%s: %.1f/s, want %v/s", op.Name, op.RPS, want)
+		sp, ok := spans[op.Name]
+		if !ok {
+			continue
 		}
+		checked++
+		c.mu.Lock()
+		served := float64(c.counts[sp.path])
+		c.mu.Unlock()
+		lo, hi := served/sp.length.Seconds(), served/(sp.length-sp.period).Seconds()
+		if served < 50 || op.RPS < lo*0.999 || op.RPS > hi*1.001 {
+			t.Errorf("%s: %.2f/s, the server saw %.0f: want %.2f-%.2f/s", op.Name, op.RPS, served, lo, hi)
+		}
+	}
+	if checked != 2 {
+		t.Errorf("%d of the 2 steps in the summary", checked)
 	}
 }
 
@@ -296,14 +389,20 @@ scenarios:
 // Interrupted with iterations queued for a VU hung on the server, a stage
 // that stops waiting after its grace still counts the queue as dropped.
 func TestInterruptedQueueIsCounted(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { time.Sleep(1500 * time.Millisecond) }))
+	// Interrupted 0.5 s after the first request reached the server, however
+	// slow a loaded machine is to start the load.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var first sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		first.Do(func() { time.AfterFunc(500*time.Millisecond, cancel) })
+		time.Sleep(1500 * time.Millisecond)
+	}))
 	defer srv.Close()
 	p := load(t, srv.URL, `target: TARGET
 scenarios:
   - {name: s, rate: 200, duration: 5s, vus: 1, max_vus: 1, when_busy: queue, flow: [{name: a, url: /a}]}
 `, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
 	r, _ := Run(ctx, p, Options{RunID: "test", Seed: 1, Grace: 200 * time.Millisecond})
 	it := op(t, r.Stages[0], "s")
 	// About 100 iterations were due in 0.5 s: one hung (abandoned), the

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -130,6 +131,10 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			mode = "live"
 		}
 	}
+	// The engine's events, progress, monitors and the store's sink write
+	// from goroutines of their own: to a writer of the caller's (a
+	// bytes.Buffer) one at a time.
+	stderr = &syncWriter{w: stderr}
 	st := openStore(cfg, stderr)
 	if st != nil {
 		defer st.Close()
@@ -389,4 +394,16 @@ func LabelledRuns(st *store.Store, selector, planName, exclude string) ([]*repor
 		out = append(out, rd)
 	}
 	return out, nil
+}
+
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 func TestCgroupFiles(t *testing.T) {
@@ -55,12 +57,12 @@ func TestCgroupFiles(t *testing.T) {
 func TestCgroupBusyChild(t *testing.T) {
 	root, err := cgroup2Mount()
 	if err != nil {
-		t.Skip(err)
+		testenv.Missing(t, err.Error())
 	}
 	name := fmt.Sprintf("perflab-monitor-test-%d", os.Getpid())
 	dir := filepath.Join(root, name)
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cgroup v2 at %s is not writable (%v): only the files in testdata are tested", root, err)
+		testenv.Missing(t, fmt.Sprintf("cgroup v2 at %s is not writable (%v): only the files in testdata are tested", root, err))
 	}
 	busy := busyLoop(t)
 	t.Cleanup(func() {
@@ -72,7 +74,7 @@ func TestCgroupBusyChild(t *testing.T) {
 		}
 	})
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(busy.Process.Pid)), 0); err != nil {
-		t.Skipf("cannot move a process into %s (%v): only the files in testdata are tested", dir, err)
+		testenv.Missing(t, fmt.Sprintf("cannot move a process into %s (%v): only the files in testdata are tested", dir, err))
 	}
 
 	m := mustOpen(t, Spec{Kind: KindCgroup, Path: name}) // relative to the mount

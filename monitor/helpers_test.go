@@ -81,16 +81,6 @@ func sampleNow(t testing.TB, m Monitor) []Point {
 	return pts
 }
 
-// needInCI skips a test whose dependency is missing, unless CI is set, when
-// the dependency is required and its absence fails the test.
-func needInCI(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why + " (required when CI is set)")
-	}
-	t.Skip(why)
-}
-
 // gone tells whether a process has exited (a zombie counts as exited).
 func gone(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil {

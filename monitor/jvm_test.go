@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // churnJava allocates garbage at a steady pace, so that young collections
@@ -32,7 +34,7 @@ const churnJava = `public class Churn {
 func churnArgs(t testing.TB) []string {
 	t.Helper()
 	if _, err := exec.LookPath("javac"); err != nil {
-		needInCI(t, "javac is not on PATH: the JVM monitor is not tested")
+		testenv.Missing(t, "javac is not on PATH (a JDK: apt-get install default-jdk-headless): the JVM monitor is not tested")
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "Churn.java"), []byte(churnJava), 0o644); err != nil {

@@ -4,24 +4,21 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // The postgres tests need the server named by PERFLAB_TEST_POSTGRES (which
 // .ci/run starts), with pg_stat_statements preloaded and created in its
 // database. The role needs no grant: it reads its own statements.
 func postgresDSN(t *testing.T) string {
-	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
-	if dsn == "" {
-		needInCI(t, "PERFLAB_TEST_POSTGRES is not set: the postgres monitor is not tested")
-	}
-	return dsn
+	return testenv.Getenv(t, "PERFLAB_TEST_POSTGRES", ".ci/run starts PostgreSQL and sets it; the postgres monitor is not tested")
 }
 
 func TestPostgresSlowQueries(t *testing.T) {
@@ -91,7 +88,7 @@ func TestPostgresWithoutStatements(t *testing.T) {
 	u.Path = "/postgres"
 	_, err = Open(context.Background(), Spec{Kind: KindPostgres, DSN: u.String()})
 	if err == nil {
-		t.Skip("pg_stat_statements is enabled in database postgres too")
+		testenv.Missing(t, "pg_stat_statements is enabled in database postgres too: no database without it to test the error on")
 	}
 	if !errors.Is(err, errNoStatements) ||
 		!strings.Contains(err.Error(), "shared_preload_libraries = 'pg_stat_statements'") ||

@@ -2,31 +2,29 @@ package store
 
 import (
 	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 )
 
-// stores are the databases the tests run against: SQLite always, and the
-// PostgreSQL server named by PERFLAB_TEST_POSTGRES (which .ci/run starts;
-// required in CI), emptied first.
-func stores(t *testing.T) map[string]string {
-	out := map[string]string{"sqlite": filepath.Join(t.TempDir(), "h.db")}
-	dsn := os.Getenv("PERFLAB_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("PERFLAB_TEST_POSTGRES is not set: .ci/run starts PostgreSQL and sets it")
-		}
-		t.Log("PERFLAB_TEST_POSTGRES not set: PostgreSQL not tested")
-		return out
-	}
-	// A schema of this package's own: other packages' tests use the same
-	// server at the same time.
+// The tests run against SQLite, and against the PostgreSQL server named by
+// PERFLAB_TEST_POSTGRES (which .ci/run starts; required in CI).
+
+func TestRoundTrip(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { roundTrip(t, filepath.Join(t.TempDir(), "h.db")) })
+	t.Run("postgres", func(t *testing.T) { roundTrip(t, postgres(t)) })
+}
+
+// postgres returns the DSN of PERFLAB_TEST_POSTGRES in a schema of this
+// package's own, emptied first: other packages' tests use the same server at
+// the same time.
+func postgres(t *testing.T) string {
+	dsn := testenv.Getenv(t, "PERFLAB_TEST_POSTGRES", ".ci/run starts PostgreSQL and sets it")
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -37,14 +35,7 @@ func stores(t *testing.T) map[string]string {
 			t.Fatalf("preparing the test schema: %v", err)
 		}
 	}
-	out["postgres"] = WithSearchPath(dsn, "store_test")
-	return out
-}
-
-func TestRoundTrip(t *testing.T) {
-	for name, dsn := range stores(t) {
-		t.Run(name, func(t *testing.T) { roundTrip(t, dsn) })
-	}
+	return WithSearchPath(dsn, "store_test")
 }
 
 func roundTrip(t *testing.T, path string) {
@@ -134,55 +125,56 @@ func roundTrip(t *testing.T, path string) {
 // latency, interval by interval and for the stage, and a closed model's
 // operations have none.
 func TestOpenModelDurations(t *testing.T) {
-	for name, dsn := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			st, err := Open(dsn)
-			if err != nil {
-				t.Fatal(err)
+	t.Run("sqlite", func(t *testing.T) { openModelDurations(t, "sqlite", filepath.Join(t.TempDir(), "h.db")) })
+	t.Run("postgres", func(t *testing.T) { openModelDurations(t, "postgres", postgres(t)) })
+}
+
+func openModelDurations(t *testing.T, name, dsn string) {
+	st, err := Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.UnixMilli(1_700_000_000_000)
+	id := "open-" + name
+	if err := st.Begin(id, "open", []byte("name: open\n"), t0, nil); err != nil {
+		t.Fatal(err)
+	}
+	ph := &metrics.Phase{Index: 1, Name: "all", Start: t0, End: t0.Add(time.Second),
+		Ops: []metrics.Op{{Name: "a", Kind: metrics.KindStep, Scenario: "s"}, {Name: "c", Kind: metrics.KindStep, Scenario: "s"}}}
+	open, closed := metrics.NewOpenStats(), metrics.NewStats()
+	for v := 1; v <= 50; v++ {
+		svc := time.Duration(v) * time.Millisecond
+		open.Add(svc+time.Duration(v)*10*time.Microsecond, svc, metrics.OK, 0)
+		closed.Add(svc, svc, metrics.OK, 0)
+	}
+	iv := &metrics.Interval{Start: t0, End: t0.Add(time.Second), Ops: []*metrics.Stats{open, closed}}
+	if err := st.Interval(id, ph, iv); err != nil {
+		t.Fatal(err)
+	}
+	ph.Totals = iv.Ops
+	if err := st.Finish(id, "completed", "", ph.End, []byte(`{}`), []*metrics.Phase{ph}); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := st.Histograms(id)
+	if err != nil || len(hs) != 4 {
+		t.Fatalf("%d histograms, %v; want a's and c's interval and total", len(hs), err)
+	}
+	for _, h := range hs {
+		if h.Operation == "c" {
+			if h.ServiceTime != "" || h.StartDelay != "" {
+				t.Errorf("closed model operation c has a service time or start delay stored")
 			}
-			defer st.Close()
-			t0 := time.UnixMilli(1_700_000_000_000)
-			id := "open-" + name
-			if err := st.Begin(id, "open", []byte("name: open\n"), t0, nil); err != nil {
-				t.Fatal(err)
+			continue
+		}
+		for what, enc := range map[string]struct {
+			got  string
+			want *hdr.Histogram
+		}{"service time": {h.ServiceTime, open.Svc}, "start delay": {h.StartDelay, open.Delay}} {
+			d, err := hdr.Decode([]byte(enc.got))
+			if err != nil || !d.Equals(enc.want) {
+				t.Errorf("a, interval %d: %s stored differs (%v)", h.Interval, what, err)
 			}
-			ph := &metrics.Phase{Index: 1, Name: "all", Start: t0, End: t0.Add(time.Second),
-				Ops: []metrics.Op{{Name: "a", Kind: metrics.KindStep, Scenario: "s"}, {Name: "c", Kind: metrics.KindStep, Scenario: "s"}}}
-			open, closed := metrics.NewOpenStats(), metrics.NewStats()
-			for v := 1; v <= 50; v++ {
-				svc := time.Duration(v) * time.Millisecond
-				open.Add(svc+time.Duration(v)*10*time.Microsecond, svc, metrics.OK, 0)
-				closed.Add(svc, svc, metrics.OK, 0)
-			}
-			iv := &metrics.Interval{Start: t0, End: t0.Add(time.Second), Ops: []*metrics.Stats{open, closed}}
-			if err := st.Interval(id, ph, iv); err != nil {
-				t.Fatal(err)
-			}
-			ph.Totals = iv.Ops
-			if err := st.Finish(id, "completed", "", ph.End, []byte(`{}`), []*metrics.Phase{ph}); err != nil {
-				t.Fatal(err)
-			}
-			hs, err := st.Histograms(id)
-			if err != nil || len(hs) != 4 {
-				t.Fatalf("%d histograms, %v; want a's and c's interval and total", len(hs), err)
-			}
-			for _, h := range hs {
-				if h.Operation == "c" {
-					if h.ServiceTime != "" || h.StartDelay != "" {
-						t.Errorf("closed model operation c has a service time or start delay stored")
-					}
-					continue
-				}
-				for what, enc := range map[string]struct {
-					got  string
-					want *hdr.Histogram
-				}{"service time": {h.ServiceTime, open.Svc}, "start delay": {h.StartDelay, open.Delay}} {
-					d, err := hdr.Decode([]byte(enc.got))
-					if err != nil || !d.Equals(enc.want) {
-						t.Errorf("a, interval %d: %s stored differs (%v)", h.Interval, what, err)
-					}
-				}
-			}
-		})
+		}
 	}
 }

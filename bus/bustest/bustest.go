@@ -1,6 +1,6 @@
 // Package bustest checks that a bus driver behaves as package bus specifies
-// (Run), and finds the real brokers that drivers' tests run against
-// (Broker). .ci/brokers.sh starts those brokers and sets their variables.
+// (Run), and gives drivers' tests their brokers: one started in-process,
+// and the real one that .ci/brokers.sh starts (EachKafka, EachNATS).
 package bustest
 
 import (
@@ -13,23 +13,6 @@ import (
 
 	"github.com/perflab/perflab/bus"
 )
-
-// Broker returns the value of the environment variable env, the address of
-// a broker that a test needs. When env is unset the test is skipped, or,
-// when the variable CI is set, fails: CI runs every test.
-func Broker(t testing.TB, env string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	switch {
-	case v != "":
-		return v
-	case os.Getenv("CI") != "":
-		t.Fatalf("%s is not set, and CI is: start the brokers with `source .ci/brokers.sh`", env)
-	default:
-		t.Skipf("%s is not set; `source .ci/brokers.sh` starts the brokers and sets it", env)
-	}
-	return ""
-}
 
 var topicSeq atomic.Uint64
 

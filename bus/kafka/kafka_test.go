@@ -12,10 +12,8 @@ import (
 	"github.com/perflab/perflab/bus/kafka"
 )
 
-// target is the broker of PERFLAB_TEST_KAFKA, with topics of partitions
-// partitions.
-func target(t *testing.T, partitions int32) bustest.Target {
-	addr := bustest.Broker(t, "PERFLAB_TEST_KAFKA")
+// target is the broker at addr, with topics of partitions partitions.
+func target(addr string, partitions int32) bustest.Target {
 	return bustest.Target{
 		URL: "kafka://" + addr,
 		NewTopic: func(t *testing.T, conn bus.Conn) string {
@@ -39,12 +37,19 @@ func target(t *testing.T, partitions int32) bustest.Target {
 	}
 }
 
-func TestConformance(t *testing.T) { bustest.Run(t, target(t, 1)) }
+// Each test runs against an in-process Kafka (kfake) and, where
+// PERFLAB_TEST_KAFKA is set (CI), against that real broker.
+
+func TestConformance(t *testing.T) {
+	bustest.EachKafka(t, func(t *testing.T, addr string) { bustest.Run(t, target(addr, 1)) })
+}
 
 // TestPartitions checks that a subscription without a group consumes every
 // partition, and that records of one key keep their order.
-func TestPartitions(t *testing.T) {
-	tg := target(t, 3)
+func TestPartitions(t *testing.T) { bustest.EachKafka(t, testPartitions) }
+
+func testPartitions(t *testing.T, addr string) {
+	tg := target(addr, 3)
 	conn := tg.Dial(t)
 	topic := tg.NewTopic(t, conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -80,8 +85,10 @@ func TestPartitions(t *testing.T) {
 
 // TestKeepsTimestamp checks that a published Time comes back as the record
 // timestamp.
-func TestKeepsTimestamp(t *testing.T) {
-	tg := target(t, 1)
+func TestKeepsTimestamp(t *testing.T) { bustest.EachKafka(t, testKeepsTimestamp) }
+
+func testKeepsTimestamp(t *testing.T, addr string) {
+	tg := target(addr, 1)
 	conn := tg.Dial(t)
 	topic := tg.NewTopic(t, conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -104,8 +111,9 @@ func TestKeepsTimestamp(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
-	addr := bustest.Broker(t, "PERFLAB_TEST_KAFKA")
+func TestErrors(t *testing.T) { bustest.EachKafka(t, testErrors) }
+
+func testErrors(t *testing.T, addr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, c := range []struct{ url, want string }{
@@ -142,8 +150,10 @@ func TestErrors(t *testing.T) {
 
 // A subscription to a topic that does not exist fails at once, and says how
 // to have perflab create it.
-func TestSubscribeMissingTopic(t *testing.T) {
-	tg := target(t, 1)
+func TestSubscribeMissingTopic(t *testing.T) { bustest.EachKafka(t, testSubscribeMissingTopic) }
+
+func testSubscribeMissingTopic(t *testing.T, addr string) {
+	tg := target(addr, 1)
 	conn := tg.Dial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -10,20 +10,27 @@ import (
 	_ "github.com/perflab/perflab/bus/nats"
 )
 
-func target(t *testing.T) bustest.Target {
+// Each test runs against an in-process NATS server and, where
+// PERFLAB_TEST_NATS is set (CI), against that real server.
+
+func target(url string) bustest.Target {
 	return bustest.Target{
-		URL:      bustest.Broker(t, "PERFLAB_TEST_NATS"),
+		URL:      url,
 		NewTopic: func(*testing.T, bus.Conn) string { return bustest.TopicName() },
 	}
 }
 
-func TestConformance(t *testing.T) { bustest.Run(t, target(t)) }
+func TestConformance(t *testing.T) {
+	bustest.EachNATS(t, func(t *testing.T, url string) { bustest.Run(t, target(url)) })
+}
 
 // TestQueueGroupAndWildcard checks that a queue group's members split the
 // messages between them, each message going to exactly one, and that a
 // wildcard subscription gets the messages of every matching subject.
-func TestQueueGroupAndWildcard(t *testing.T) {
-	tg := target(t)
+func TestQueueGroupAndWildcard(t *testing.T) { bustest.EachNATS(t, testQueueGroupAndWildcard) }
+
+func testQueueGroupAndWildcard(t *testing.T, url string) {
+	tg := target(url)
 	conn := tg.Dial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/testenv"
 )
 
 // The HTML report in a real headless Chromium: it renders its charts, loads
@@ -17,10 +19,7 @@ import (
 func TestHTMLReportInChromium(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("chromium is not installed; .ci/run installs Debian's chromium")
-		}
-		t.Skip("chromium not installed (apt-get install chromium)")
+		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
 	}
 	out := t.TempDir()
 	if code, _, errs := runCLI(t, "demo", "--out", out, "--set", "circles=20", "--quiet"); code != exitOK {
