@@ -411,6 +411,7 @@ const (
 	stateIdle = iota
 	stateResolving
 	stateConnecting
+	stateHandshaking // TLS (loop_tls.go)
 	stateWriting
 	stateReading
 )
@@ -434,7 +435,7 @@ type Exchange struct {
 	vars         Vars
 	wbuf         []byte
 	built        *Request // whose bytes wbuf holds
-	builtAuth    []byte   // and the authority of its URL
+	builtAuth    []byte   // and the origin of its URL
 	wpos         int
 	resp         response
 	start        time.Time
@@ -443,6 +444,10 @@ type Exchange struct {
 	res          Result
 	then         func(Result)
 	hdr          func(string) ([]byte, bool)
+
+	// tls is the connection's TLS when its origin (authority, as
+	// scheme://host[:port]) is https (loop_tls.go).
+	tls *tlsConn
 }
 
 // NewExchange returns an exchange with no connection yet.
@@ -577,6 +582,9 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 	x.fd = fd
 	x.authority = append(x.authority[:0], auth...)
 	x.state = stateConnecting
+	if isHTTPS(auth) {
+		x.tls = x.newTLS(sa, auth)
+	}
 }
 
 func connectKind(err error) metrics.ErrKind {
@@ -645,9 +653,15 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 			x.fail(connectKind(err), "connect: "+err.Error())
 			return
 		}
+		if x.tls != nil {
+			x.tls.handshake(in)
+			return
+		}
 		x.state = stateWriting
 		x.readable = in
 		x.write()
+	case stateHandshaking:
+		x.tls.event(ev.Events, in)
 	case stateWriting:
 		x.readable = x.readable || in
 		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR) != 0 {
@@ -665,6 +679,10 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 }
 
 func (x *Exchange) write() {
+	if x.tls != nil {
+		x.writeTLS()
+		return
+	}
 	for x.wpos < len(x.wbuf) {
 		n, err := rawWrite(x.fd, x.wbuf[x.wpos:])
 		switch {
@@ -693,7 +711,13 @@ func (x *Exchange) read() {
 		if free := cap(x.resp.buf) - len(x.resp.buf); free >= 512 {
 			rb, direct = x.resp.buf[len(x.resp.buf):cap(x.resp.buf)], true
 		}
-		n, err := rawRead(x.fd, rb)
+		var n int
+		var err error
+		if x.tls == nil {
+			n, err = rawRead(x.fd, rb)
+		} else {
+			n, err = x.tls.read(rb)
+		}
 		switch {
 		case err == nil && n > 0:
 		case errors.Is(err, syscall.EAGAIN):
@@ -707,7 +731,7 @@ func (x *Exchange) read() {
 			x.fail(metrics.Timeout, "read: "+err.Error())
 			return
 		case err != nil:
-			x.fail(metrics.Read, "read: "+err.Error())
+			x.fail(readKind(err), "read: "+err.Error())
 			return
 		case n == 0:
 			switch {
@@ -787,6 +811,10 @@ func (x *Exchange) complete(res Result) {
 
 func (x *Exchange) closeConn() {
 	if x.fd >= 0 {
+		if x.tls != nil {
+			x.tls.close()
+			x.tls = nil
+		}
 		syscall.Close(x.fd)
 		x.fd = -1
 	}
