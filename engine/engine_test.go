@@ -33,6 +33,10 @@ func load(t *testing.T, target, body string, files map[string]string, set ...pla
 	}
 	path := filepath.Join(dir, "plan.yaml")
 	src := strings.ReplaceAll(body, "TARGET", target)
+	var ca []byte
+	if overTLS {
+		src, ca = tlsFront(t, src)
+	}
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +45,9 @@ func load(t *testing.T, target, body string, files map[string]string, set ...pla
 		t.Fatalf("plan: %v\n%s", err, src)
 	}
 	p.HTTP.EventLoop = p.HTTP.EventLoop || eventLoop
+	if ca != nil && p.HTTP.CAs == nil {
+		p.HTTP.CAs = ca
+	}
 	return p
 }
 

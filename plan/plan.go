@@ -83,8 +83,8 @@ type HTTPOptions struct {
 	// response, to split end-to-end time into server time and overhead.
 	ServerTime *ServerTime `yaml:"server_time"`
 	// EventLoop runs the scenarios' VUs on event loops (one per CPU, raw
-	// epoll, as wrk) instead of a goroutine each: plain HTTP/1.1 only,
-	// every VU with a connection of its own. Setup and teardown are not
+	// epoll, as wrk) instead of a goroutine each: HTTP/1.1 only, http or
+	// https, every VU with a connection of its own. Setup and teardown are not
 	// affected.
 	EventLoop bool `yaml:"event_loop"`
 }
