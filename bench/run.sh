@@ -15,21 +15,11 @@
 # minutes to build; set PEERS=wrk to skip the Go peers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 SECS=${1:-10}
 CONNS=${CONNS:-50}
 PORT=${PORT:-18080}
-OUT=bench/out
-mkdir -p "$OUT"
-
-need() { command -v "$1" >/dev/null 2>&1; }
-if ! need wrk || ! need nginx; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx-light >/dev/null
-    nginx -s stop 2>/dev/null || true   # the package starts one on :80; we run our own
-  else
-    echo "bench: install wrk and nginx (Debian: apt-get install wrk nginx-light)" >&2; exit 1
-  fi
-fi
+need_wrk_nginx
 PEERS=${PEERS:-wrk hey vegeta k6}
 GOBIN=$(go env GOPATH)/bin
 install_peer() { # name module
@@ -40,44 +30,14 @@ install_peer() { # name module
 case " $PEERS " in *" hey "*) install_peer hey github.com/rakyll/hey@latest || true;; esac
 case " $PEERS " in *" vegeta "*) install_peer vegeta github.com/tsenart/vegeta/v12@latest || true;; esac
 case " $PEERS " in *" k6 "*) install_peer k6 go.k6.io/k6@latest || true;; esac
-NCPU=$(nproc)
-GEN_CPU=0; SRV_CPU=$(( NCPU > 1 ? 1 : 0 ))
-
+URL="http://127.0.0.1:$PORT/"
 # nginx serving a 2-byte body, one worker on its own CPU, no logging.
-NGX=$(mktemp -d)
-chmod 755 "$NGX"   # nginx's workers run as www-data: a 0700 directory gives 403s
-mkdir -p "$NGX/html" "$NGX/logs"
-printf 'ok' > "$NGX/html/index.html"
-cat > "$NGX/nginx.conf" <<CONF
-worker_processes 1;
-worker_rlimit_nofile 65536;
-pid $NGX/nginx.pid;
-error_log $NGX/logs/error.log warn;
-daemon off;
-events { worker_connections 32768; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  keepalive_timeout 120s;
-  server { listen 127.0.0.1:$PORT; root $NGX/html; location / { } }
-}
-CONF
-ulimit -n 65536 2>/dev/null || true
-taskset -c "$SRV_CPU" nginx -p "$NGX" -c "$NGX/nginx.conf" &
-NGX_PID=$!
-trap 'kill $NGX_PID 2>/dev/null; wait $NGX_PID 2>/dev/null; rm -rf "$NGX"' EXIT
-for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
+nginx_dir
+start_nginx "$URL"
 
 go build -o "$OUT/perflab" ./cmd/perflab
 go build -o "$OUT/floor" ./bench/floor
 
-# cputime CMD...: runs CMD pinned to the generator CPU; prints "user+sys_seconds max_rss_kb".
-cputime() {
-  /usr/bin/time -f "%U %S %M" -o "$OUT/time.txt" taskset -c "$GEN_CPU" "$@" > "$OUT/cmd.out" 2> "$OUT/cmd.err"
-  awk '{printf "%.3f %d\n", $1+$2, $3}' "$OUT/time.txt"
-}
-
-URL="http://127.0.0.1:$PORT/"
 ROWS=()
 row() { # name requests cpu_seconds rss_kb
   ROWS+=("$1|$2|$3|$4")
@@ -121,16 +81,9 @@ ROUNDS=${ROUNDS:-3}
 FLOOR=${FLOOR:-1}   # also the two floors of a Go generator (bench/floor)
 sed 's/event_loop: true/event_loop: false/' "$OUT/plan.yaml" > "$OUT/plan-goroutines.yaml"
 WRK_RUNS=(); PL_RUNS=(); PG_RUNS=(); GO_RUNS=(); LOOP_RUNS=()
-perflab_run() { # plan: appends "requests cpu rss" to RUN
-  read -r C R < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$1" --out "$OUT/runs" --store off --quiet)
-  if ! grep -q "Err: 0 " "$OUT/cmd.out"; then echo "bench: perflab saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
-  RUN="$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}') $C $R"
-}
 for round in $(seq "$ROUNDS"); do
   echo "== round $round/$ROUNDS: wrk, 1 thread, $CONNS connections, ${SECS}s" >&2
-  read -r C R < <(cputime wrk -t1 -c"$CONNS" -d"${SECS}s" "$URL")
-  if grep -q "Non-2xx" "$OUT/cmd.out"; then echo "bench: wrk saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
-  WRK_RUNS+=("$(awk '/requests in/ {print $1}' "$OUT/cmd.out") $C $R")
+  wrk_run -t1 -c"$CONNS" -d"${SECS}s" "$URL"; WRK_RUNS+=("$RUN")
   echo "== round $round/$ROUNDS: perflab, event loop, $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
   perflab_run "$OUT/plan.yaml"; PL_RUNS+=("$RUN")
   echo "== round $round/$ROUNDS: perflab, goroutine per VU, $CONNS VUs, ${SECS}s, GOMAXPROCS=1" >&2
@@ -145,8 +98,6 @@ for round in $(seq "$ROUNDS"); do
     done
   fi
 done
-# median "requests cpu rss" of a list of runs, by CPU per request
-median() { printf '%s\n' "$@" | awk '{printf "%.6f %s\n", $2/$1, $0}' | sort -n | awk '{a[NR]=$0} END {split(a[int((NR+1)/2)], f, " "); print f[2], f[3], f[4]}'; }
 read -r WRK_REQ WRK_CPU WRK_RSS < <(median "${WRK_RUNS[@]}")
 read -r PL_REQ PL_CPU PL_RSS < <(median "${PL_RUNS[@]}")
 read -r PG_REQ PG_CPU PG_RSS < <(median "${PG_RUNS[@]}")
@@ -177,7 +128,6 @@ echo "== perflab, event loop: 10,000 VUs, one request each then think time (20s)
 read -r IDLE_LOOP_CPU IDLE_LOOP_RSS < <(cputime "$OUT/perflab" run "$OUT/idle-loop.yaml" --out "$OUT/runs" --quiet)
 IDLE_LOOP_REQ=$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}')
 
-us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "n/a" }'; }
 printf '\n%-28s %12s %12s %14s %12s %14s\n' tool requests "req/s" "CPU us/req" "peak RSS MB" "CPU vs wrk"
 WRK_US=$(us "$WRK_CPU" "$WRK_REQ")
 for r in "${ROWS[@]}"; do

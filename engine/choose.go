@@ -50,7 +50,7 @@ func loopCannot(nodes []*node, vars map[string]string) string {
 			return "step " + n.name + " publishes or awaits messages"
 		case n.req != nil:
 			switch scheme := n.req.Scheme(vars); {
-			case scheme == "http", scheme == "https" && loopTLS:
+			case scheme == "http", scheme == "https":
 			case scheme == "":
 				return "step " + n.name + ": its URL's scheme comes from a VU's values"
 			default:
@@ -60,9 +60,6 @@ func loopCannot(nodes []*node, vars map[string]string) string {
 	}
 	return ""
 }
-
-// loopTLS says whether the event loop sends https.
-const loopTLS = false
 
 // engineText names an engine in a sentence.
 func engineText(engine string) string {

@@ -34,6 +34,10 @@ func load(t testing.TB, target, body string, files map[string]string, set ...pla
 	}
 	path := filepath.Join(dir, "plan.yaml")
 	src := strings.ReplaceAll(body, "TARGET", target)
+	var ca []byte
+	if overTLS {
+		src, ca = tlsFront(t, src)
+	}
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +48,9 @@ func load(t testing.TB, target, body string, files map[string]string, set ...pla
 	if forceEngine != nil && p.HTTP.EventLoop == nil {
 		loop := *forceEngine
 		p.HTTP.EventLoop = &loop
+	}
+	if ca != nil && p.HTTP.CAs == nil {
+		p.HTTP.CAs = ca
 	}
 	return p
 }

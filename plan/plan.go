@@ -84,7 +84,7 @@ type HTTPOptions struct {
 	ServerTime *ServerTime `yaml:"server_time"`
 	// EventLoop chooses the engine of the scenarios' VUs. Unset, each
 	// scenario runs on event loops (one per CPU, raw epoll, as wrk: VUs as
-	// state machines) where they can run it, else on a goroutine per VU;
+	// state machines; http or https) where they can run it, else on a goroutine per VU;
 	// true requires the event loops (the plan is refused where they
 	// cannot), false runs every scenario on goroutines. Setup and teardown
 	// are not affected.

@@ -88,8 +88,6 @@ func (v *validator) validate() {
 			v.errorf(nil, "http.event_loop: true sends HTTP/1.1: it does not go with http.version 2")
 		case p.HTTP.MaxConnsPerHost > 0:
 			v.errorf(nil, "http.event_loop: true gives every VU a connection of its own: http.max_conns_per_host does not apply")
-		case p.Target != nil && strings.HasPrefix(strings.ToLower(p.Target.String()), "https://"):
-			v.at(p.Target.Pos, "target %s: http.event_loop: true sends plain http only; remove it for https", p.Target.String())
 		}
 	}
 	if st := p.HTTP.ServerTime; st != nil && st.Header == "" {

@@ -59,6 +59,7 @@ type Client struct {
 	timeout   time.Duration
 	keepAlive bool
 	userAgent string
+	loopTLS   loopTLS // https on event loops (loop_tls.go)
 }
 
 // NewClient returns a client with connection pools sized by opts.

@@ -31,14 +31,32 @@ func (e *writeError) Temporary() bool { return false }
 // tagConn tags its write errors. Read errors pass through untouched: the
 // HTTP client reads their types (a timeout, io.EOF for "the server closed
 // the connection") and Classify recognises them as they are.
-type tagConn struct{ net.Conn }
+type tagConn struct {
+	net.Conn
+	used bool // a write deadline has been set
+}
 
-func (c tagConn) Write(b []byte) (int, error) {
+func (c *tagConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if err != nil {
 		err = &writeError{err}
 	}
 	return n, err
+}
+
+// SetWriteDeadline sets the read deadline as well the first time. fasthttp
+// sets only the write deadline before it writes a request, and over TLS
+// the first write runs the handshake, which reads: without a read
+// deadline, a server that accepts the connection and never answers the
+// handshake would hold the request, and its VU, forever. fasthttp sets the
+// read deadline itself before it reads each response, so later requests
+// need no more (and save a timer update each).
+func (c *tagConn) SetWriteDeadline(t time.Time) error {
+	if c.used {
+		return c.Conn.SetWriteDeadline(t)
+	}
+	c.used = true
+	return c.Conn.SetDeadline(t)
 }
 
 // dialer opens TCP connections within the connect timeout.
@@ -51,6 +69,6 @@ func dialer(connectTimeout time.Duration) func(addr string, timeout time.Duratio
 		if err != nil {
 			return nil, &dialError{err}
 		}
-		return tagConn{c}, nil
+		return &tagConn{Conn: c}, nil
 	}
 }

@@ -2,9 +2,11 @@ package http
 
 import (
 	"io"
+	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,6 +118,60 @@ func TestUndefinedVariableFailsTheRequest(t *testing.T) {
 			t.Errorf("%+v; the server saw %d", res, n.Load())
 		}
 	}
+}
+
+// A server that accepts TCP and never answers the TLS handshake: the
+// request times out within its timeout, which covers the handshake, on
+// either pooled client.
+func TestHandshakeTimesOut(t *testing.T) {
+	addr := listen(t, func(net.Conn) {})
+	const timeout = 300 * time.Millisecond
+	for _, opts := range []Options{{ConnectTimeout: 100 * time.Millisecond}, {HTTP2: true}} {
+		opts.KeepAlive = true
+		r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text("https://" + addr + "/")}, timeout)
+		done := make(chan Result, 1)
+		go func() { done <- NewClient(opts).Do(r, mapVars{}, &Scratch{}) }()
+		select {
+		case res := <-done:
+			if res.Err != metrics.Timeout || res.Latency < timeout {
+				t.Errorf("HTTP/2 %v: %v after %v (%s), want timeout after %v", opts.HTTP2, res.Err, res.Latency, res.Detail, timeout)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("HTTP/2 %v: the request still waits for the handshake after 10 s", opts.HTTP2)
+		}
+	}
+}
+
+// listen serves each connection with f, and holds it open until the test
+// ends.
+func listen(t *testing.T, f func(net.Conn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+			go f(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
 }
 
 func BenchmarkDo(b *testing.B) {

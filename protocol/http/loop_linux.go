@@ -485,6 +485,7 @@ const (
 	stateIdle = iota
 	stateResolving
 	stateConnecting
+	stateHandshaking // TLS (loop_tls.go)
 	stateWriting
 	stateReading
 )
@@ -508,7 +509,7 @@ type Exchange struct {
 	vars         Vars
 	wbuf         []byte
 	built        *Request // whose bytes wbuf holds
-	builtAuth    []byte   // and the authority of its URL
+	builtAuth    []byte   // and the origin of its URL
 	wpos         int
 	resp         response
 	start        time.Time
@@ -517,6 +518,10 @@ type Exchange struct {
 	res          Result
 	then         func(Result)
 	hdr          func(string) ([]byte, bool)
+
+	// tls is the connection's TLS when its origin (authority, as
+	// scheme://host[:port]) is https (loop_tls.go).
+	tls *tlsConn
 }
 
 // NewExchange returns an exchange with no connection yet.
@@ -651,6 +656,9 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 	x.fd = fd
 	x.authority = append(x.authority[:0], auth...)
 	x.state = stateConnecting
+	if isHTTPS(auth) {
+		x.tls = x.newTLS(sa, auth)
+	}
 }
 
 func connectKind(err error) metrics.ErrKind {
@@ -719,9 +727,15 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 			x.fail(connectKind(err), "connect: "+err.Error())
 			return
 		}
+		if x.tls != nil {
+			x.tls.handshake(in)
+			return
+		}
 		x.state = stateWriting
 		x.readable = in
 		x.write()
+	case stateHandshaking:
+		x.tls.event(ev.Events, in)
 	case stateWriting:
 		x.readable = x.readable || in
 		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR) != 0 {
@@ -739,6 +753,10 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 }
 
 func (x *Exchange) write() {
+	if x.tls != nil {
+		x.writeTLS()
+		return
+	}
 	for x.wpos < len(x.wbuf) {
 		n, err := rawWrite(x.fd, x.wbuf[x.wpos:])
 		switch {
@@ -767,7 +785,13 @@ func (x *Exchange) read() {
 		if free := cap(x.resp.buf) - len(x.resp.buf); free >= 512 {
 			rb, direct = x.resp.buf[len(x.resp.buf):cap(x.resp.buf)], true
 		}
-		n, err := rawRead(x.fd, rb)
+		var n int
+		var err error
+		if x.tls == nil {
+			n, err = rawRead(x.fd, rb)
+		} else {
+			n, err = x.tls.read(rb)
+		}
 		switch {
 		case err == nil && n > 0:
 		case errors.Is(err, syscall.EAGAIN):
@@ -781,7 +805,7 @@ func (x *Exchange) read() {
 			x.fail(metrics.Timeout, "read: "+err.Error())
 			return
 		case err != nil:
-			x.fail(metrics.Read, "read: "+err.Error())
+			x.fail(readKind(err), "read: "+err.Error())
 			return
 		case n == 0:
 			switch {
@@ -861,6 +885,10 @@ func (x *Exchange) complete(res Result) {
 
 func (x *Exchange) closeConn() {
 	if x.fd >= 0 {
+		if x.tls != nil {
+			x.tls.close()
+			x.tls = nil
+		}
 		syscall.Close(x.fd)
 		x.fd = -1
 	}

@@ -16,6 +16,8 @@ type Exchange struct{}
 // Timer calls a function on a Loop's goroutine.
 type Timer struct{}
 
+type loopTLS struct{}
+
 // NewLoop fails on this system: http.event_loop needs Linux.
 func (c *Client) NewLoop() (*Loop, error) {
 	return nil, errors.New("http.event_loop needs Linux (epoll)")

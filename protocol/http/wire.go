@@ -12,19 +12,16 @@ import (
 // so that no goroutine has to block on a connection. What the request says
 // follows Client.build, which fills fasthttp's request for the same step.
 
-// errHTTPS is the one scheme the event loop cannot send.
-var errHTTPS = errors.New("http.event_loop sends plain HTTP/1.1 only: an https URL needs the default client (remove event_loop)")
-
 // appendRequest writes r's request for vars to b. It returns the bytes and
-// the authority (host[:port]) of its URL, a slice of s.buf that the next
-// request overwrites.
-func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out, authority []byte, err error) {
+// the origin of its URL (scheme://host[:port], which names the connection
+// the request goes on), a slice of s.buf that the next request overwrites.
+func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out, origin []byte, err error) {
 	u, err := r.appendURL(s.buf[:0], vars)
 	s.buf = u
 	if err != nil {
 		return b, nil, err
 	}
-	authority, uri, err := splitURL(u)
+	origin, authority, uri, err := splitURL(u)
 	if err != nil {
 		return b, nil, err
 	}
@@ -90,7 +87,7 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 	if ownHost { // the step's own Host header replaces the URL's
 		b = append(b[:hostAt], b[hostEnd:]...)
 	}
-	return b, authority, nil
+	return b, origin, nil
 }
 
 // appendHeaderValue appends v without CR or LF, which would end the header.
@@ -101,38 +98,58 @@ func appendHeaderValue(b []byte, v string) []byte {
 	return append(b, v...)
 }
 
-// splitURL splits an absolute http URL into its authority and its
-// request-URI (path and query, without the fragment).
-func splitURL(u []byte) (authority, uri []byte, err error) {
-	const scheme = "http://"
-	if len(u) < len(scheme) || !strings.EqualFold(string(u[:len(scheme)]), scheme) {
-		if len(u) >= 8 && strings.EqualFold(string(u[:8]), "https://") {
-			return nil, nil, errHTTPS
-		}
-		return nil, nil, errors.New("URL " + strconv.Quote(string(u)) + " is not absolute http://")
+// splitURL splits an absolute http or https URL into its origin (scheme
+// and authority), its authority (host[:port]) and its request-URI (path and
+// query, without the fragment).
+func splitURL(u []byte) (origin, authority, uri []byte, err error) {
+	n := schemeLen(u)
+	if n == 0 {
+		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + " is not absolute http:// or https://")
 	}
-	rest := u[len(scheme):]
+	rest := u[n:]
 	end := bytes.IndexAny(rest, "/?#")
 	if end < 0 {
 		end = len(rest)
 	}
 	authority, uri = rest[:end], rest[end:]
 	if bytes.IndexByte(authority, '@') >= 0 || len(authority) == 0 {
-		return nil, nil, errors.New("URL " + strconv.Quote(string(u)) + ": want http://host[:port]/path")
+		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + ": want http[s]://host[:port]/path")
 	}
 	if i := bytes.IndexByte(uri, '#'); i >= 0 {
 		uri = uri[:i]
 	}
-	return authority, uri, nil
+	return u[:n+end], authority, uri, nil
 }
 
-// hostPort is the address to dial for an authority: the port is 80 when
-// the URL gives none.
-func hostPort(authority string) string {
-	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.HasSuffix(authority, "]") {
-		return authority
+// schemeLen is the length of the "http://" or "https://" that u starts
+// with (in any case), else 0.
+func schemeLen[T string | []byte](u T) int {
+	switch {
+	case len(u) >= 7 && strings.EqualFold(string(u[:7]), "http://"):
+		return 7
+	case len(u) >= 8 && strings.EqualFold(string(u[:8]), "https://"):
+		return 8
 	}
-	return authority + ":80"
+	return 0
+}
+
+// isHTTPS reports whether an origin from splitURL is https.
+func isHTTPS(origin []byte) bool { return schemeLen(origin) == 8 }
+
+// hostPort is the address to dial for an origin (or a bare authority,
+// taken as http): the port is 80, or 443 for https, when the URL gives
+// none.
+func hostPort(origin string) string {
+	n := schemeLen(origin)
+	port := ":80"
+	if n == 8 {
+		port = ":443"
+	}
+	a := origin[n:]
+	if i := strings.LastIndexByte(a, ':'); i >= 0 && !strings.HasSuffix(a, "]") {
+		return a
+	}
+	return a + port
 }
 
 // response frames and parses one HTTP/1.1 response as its bytes arrive.

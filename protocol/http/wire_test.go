@@ -125,20 +125,30 @@ func TestAppendRequest(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("request:\n%q\nwant\n%q", b, want)
 	}
-	if string(auth) != "127.0.0.1:8080" {
-		t.Errorf("authority %q", auth)
+	if string(auth) != "http://127.0.0.1:8080" {
+		t.Errorf("origin %q", auth)
 	}
 	get, _ := Compile(text("http://h"), nil, &plan.Step{Name: "g", Method: "GET", URL: text("?x=1")}, time.Second)
 	b, _, err = NewClient(Options{KeepAlive: true}).appendRequest(nil, get, mapVars{}, &s)
 	if err != nil || string(b) != "GET /?x=1 HTTP/1.1\r\nHost: h\r\nUser-Agent: perflab\r\n\r\n" {
 		t.Errorf("GET: %q %v", b, err)
 	}
-	if hostPort("h") != "h:80" || hostPort("h:81") != "h:81" || hostPort("[::1]") != "[::1]:80" {
-		t.Error("hostPort")
+	for in, want := range map[string]string{"h": "h:80", "h:81": "h:81", "[::1]": "[::1]:80", "http://h": "h:80",
+		"HTTPS://h": "h:443", "https://h:8443": "h:8443", "https://[::1]": "[::1]:443"} {
+		if got := hostPort(in); got != want {
+			t.Errorf("hostPort(%q) = %q, want %q", in, got, want)
+		}
 	}
-	tls, _ := Compile(text("https://h"), nil, &plan.Step{Name: "t", Method: "GET", URL: text("/")}, time.Second)
-	if _, _, err := c.appendRequest(nil, tls, mapVars{}, &s); err == nil || !strings.Contains(err.Error(), "https") {
-		t.Errorf("https: %v", err)
+	// An https URL's request is the same; its origin names another
+	// connection than http's to the same host and port.
+	tls, _ := Compile(text("https://h"), nil, &plan.Step{Name: "t", Method: "GET", URL: text("/x")}, time.Second)
+	b, auth, err = NewClient(Options{KeepAlive: true}).appendRequest(nil, tls, mapVars{}, &s)
+	if err != nil || string(b) != "GET /x HTTP/1.1\r\nHost: h\r\nUser-Agent: perflab\r\n\r\n" || string(auth) != "https://h" || !isHTTPS(auth) {
+		t.Errorf("https: %q, origin %q, %v", b, auth, err)
+	}
+	ftp, _ := Compile(text("ftp://h"), nil, &plan.Step{Name: "f", Method: "GET", URL: text("/")}, time.Second)
+	if _, _, err := c.appendRequest(nil, ftp, mapVars{}, &s); err == nil || !strings.Contains(err.Error(), "not absolute http") {
+		t.Errorf("ftp: %v", err)
 	}
 }
 

@@ -1,0 +1,88 @@
+# What bench/run.sh and bench/tls.sh share: sourced by both from the
+# repository's root. Load goes only to 127.0.0.1 and every step is bounded
+# in time.
+
+OUT=bench/out
+mkdir -p "$OUT"
+
+need() { command -v "$1" >/dev/null 2>&1; }
+
+# need_wrk_nginx installs wrk and nginx from Debian when missing (as root).
+need_wrk_nginx() {
+  need wrk && need nginx && return 0
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx-light >/dev/null
+    nginx -s stop 2>/dev/null || true   # the package starts one on :80; we run our own
+  else
+    echo "bench: install wrk and nginx (Debian: apt-get install wrk nginx-light)" >&2; exit 1
+  fi
+}
+
+NCPU=$(nproc)
+GEN_CPU=0; SRV_CPU=$(( NCPU > 1 ? 1 : 0 ))
+
+# nginx_dir makes NGX, the directory of a test nginx (removed on exit),
+# with its 2-byte body.
+nginx_dir() {
+  NGX=$(mktemp -d)
+  chmod 755 "$NGX"   # nginx's workers run as www-data: a 0700 directory gives 403s
+  mkdir -p "$NGX/html" "$NGX/logs"
+  printf 'ok' > "$NGX/html/index.html"
+  trap '[ -z "${NGX_PID:-}" ] || { kill "$NGX_PID" 2>/dev/null; wait "$NGX_PID" 2>/dev/null; }; rm -rf "$NGX"' EXIT
+}
+
+# start_nginx URL [LISTEN_OPTIONS [DIRECTIVES]]: nginx serving NGX's body at
+# URL (http or https://127.0.0.1:PORT/), one worker on its own CPU, no
+# logging, connections kept alive; LISTEN_OPTIONS follow the port (ssl),
+# DIRECTIVES go in the server block.
+start_nginx() {
+  local port=${1##*:}; port=${port%/}
+  cat > "$NGX/nginx.conf" <<CONF
+worker_processes 1;
+worker_rlimit_nofile 65536;
+pid $NGX/nginx.pid;
+error_log $NGX/logs/error.log warn;
+daemon off;
+events { worker_connections 32768; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 120s;
+  server { listen 127.0.0.1:$port ${2:-}; ${3:-} root $NGX/html; location / { } }
+}
+CONF
+  ulimit -n 65536 2>/dev/null || true
+  taskset -c "$SRV_CPU" nginx -p "$NGX" -c "$NGX/nginx.conf" &
+  NGX_PID=$!
+  for _ in $(seq 50); do curl -kfs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "bench: nginx does not answer at $1:" >&2; cat "$NGX/logs/error.log" >&2; exit 1
+}
+
+# cputime CMD...: runs CMD pinned to the generator CPU; prints "user+sys_seconds max_rss_kb".
+cputime() {
+  /usr/bin/time -f "%U %S %M" -o "$OUT/time.txt" taskset -c "$GEN_CPU" "$@" > "$OUT/cmd.out" 2> "$OUT/cmd.err"
+  awk '{printf "%.3f %d\n", $1+$2, $3}' "$OUT/time.txt"
+}
+
+# wrk_run ARGS...: one wrk run; sets RUN to "requests cpu rss".
+wrk_run() {
+  read -r C R < <(cputime wrk "$@")
+  if grep -q "Non-2xx" "$OUT/cmd.out"; then echo "bench: wrk saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
+  RUN="$(awk '/requests in/ {print $1}' "$OUT/cmd.out") $C $R"
+}
+
+# perflab_run PLAN: one run of OUT/perflab with GOMAXPROCS=1; sets RUN to
+# "requests cpu rss", and fails on any error.
+perflab_run() {
+  read -r C R < <(GOMAXPROCS=1 cputime "$OUT/perflab" run "$1" --out "$OUT/runs" --store off --quiet)
+  if ! grep -q "Err: 0 " "$OUT/cmd.out"; then echo "bench: perflab saw errors:" >&2; cat "$OUT/cmd.out" >&2; exit 1; fi
+  RUN="$(grep -o 'summary = [0-9]*' "$OUT/cmd.out" | awk '{print $3}') $C $R"
+}
+
+# median "requests cpu rss" of a list of runs, by CPU per request (sorted
+# on microseconds to 4 places: seconds to 6 places made most runs equal and
+# the median the line that sorted first among them)
+median() { printf '%s\n' "$@" | awk '{printf "%.4f %s\n", $2 * 1e6 / $1, $0}' | sort -n | awk '{a[NR]=$0} END {split(a[int((NR+1)/2)], f, " "); print f[2], f[3], f[4]}'; }
+
+# us CPU_SECONDS REQUESTS: microseconds per request
+us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "n/a" }'; }
