@@ -3,8 +3,6 @@
 package http
 
 import (
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,31 +78,7 @@ type timedOut struct {
 // loopTimeouts sends three requests with different timeouts through one
 // loop to a server that never answers, and returns how each ended.
 func loopTimeouts(t testing.TB, netpoller bool) []timedOut {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn // a server that reads and never answers
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	defer func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range held {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
+	addr := listen(t, nil) // a server that never answers
 
 	c := NewClient(Options{Timeout: 5 * time.Second})
 	l, err := c.NewLoop()
@@ -117,7 +91,7 @@ func loopTimeouts(t testing.TB, netpoller bool) []timedOut {
 	if !netpoller {
 		l.epc = nil // as NewLoop leaves a loop whose set the netpoller refused
 	}
-	target := text("http://" + ln.Addr().String())
+	target := text("http://" + addr)
 	compile := func(timeout time.Duration) *Request {
 		r, err := Compile(target, nil, &plan.Step{Name: "hang", Method: "GET", URL: text("/")}, timeout)
 		if err != nil {
