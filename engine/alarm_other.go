@@ -14,7 +14,7 @@ type alarm struct {
 	timer *time.Timer
 }
 
-func newAlarm(ctx context.Context) *alarm {
+func newAlarm(ctx context.Context, _ func() bool) *alarm {
 	return &alarm{ctx: ctx, timer: time.NewTimer(time.Hour)}
 }
 

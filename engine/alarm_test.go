@@ -13,7 +13,7 @@ import (
 // wakes at once for a time passed, and ends its wait when its context does.
 func TestAlarmIsNeverEarly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	al := newAlarm(ctx)
+	al := newAlarm(ctx, func() bool { return true })
 	defer al.close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 300 {
@@ -46,7 +46,7 @@ func BenchmarkWakeLateness(b *testing.B) {
 	ctx := context.Background()
 	waits := map[string]func(time.Time){
 		"alarm": func() func(time.Time) {
-			al := newAlarm(ctx)
+			al := newAlarm(ctx, func() bool { return true })
 			b.Cleanup(al.close)
 			return func(at time.Time) { al.wait(at) }
 		}(),

@@ -340,7 +340,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 				e.rec.Drop(0, s.iterOp)
 			}
 		}
-		al := newAlarm(ctx)
+		al := newAlarm(ctx, func() bool { return e.inflight.Load() == 0 })
 		defer al.close()
 		for n := int64(0); ; n++ {
 			d, ok := p.Due(n)
