@@ -261,7 +261,7 @@ func (el *evLoop) arrive() {
 			break
 		}
 		due := el.e.start.Add(d)
-		if due.After(now) {
+		if due.Add(pacerLateness).After(now) { // as the goroutine pacer: each arrival that late
 			el.schedule()
 			return
 		}
