@@ -60,7 +60,7 @@ const (
 	Completed        = lab.Completed        // the load ran to its end
 	ThresholdsFailed = lab.ThresholdsFailed // a threshold of the plan failed
 	Interrupted      = lab.Interrupted      // ctx was cancelled; results are written
-	Failed           = lab.Failed           // the run could not complete (Result.Err says why)
+	Failed           = lab.Failed           // the run could not complete, or its results were not all recorded (Result.Err says why)
 )
 
 // LoadPlan reads and validates a plan file. set overrides plan variables

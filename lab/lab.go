@@ -7,8 +7,10 @@ package lab
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -77,7 +79,7 @@ const (
 	Completed        Outcome = iota // the load ran to its end (failed requests are results)
 	ThresholdsFailed                // a threshold failed, or aborted the run
 	Interrupted                     // ctx was cancelled; teardown ran, results are written
-	Failed                          // the run could not complete: setup failed, a simulator did not start, ...
+	Failed                          // the run could not complete (setup failed, a simulator did not start, ...), or its results were not all recorded (Lost)
 )
 
 // Result is a finished run.
@@ -87,6 +89,9 @@ type Result struct {
 	Outcome    Outcome
 	// Err is why the run failed (Outcome Failed).
 	Err error
+	// Lost is what the run could not record (in its directory or the
+	// history); a run that lost something is Failed.
+	Lost []string
 }
 
 var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -100,16 +105,36 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	cfg.defaults()
 	stdout, stderr := cfg.Stdout, cfg.Stderr
 	start := time.Now()
-	// Milliseconds keep run ids unique in the history even for runs started
-	// in the same second.
-	runID := start.Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
-	dir := filepath.Join(cfg.Out, runID)
-	res := &Result{RunID: runID, Dir: dir}
-	rd, err := report.CreateRunDir(dir, start, p.Source)
+	// lost is what the run could not record: said at its end, and the run
+	// fails (exit 3) however its load went.
+	var lost []string
+	st, err := openStore(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "perflab: %v; the run is recorded in its directory only\n", err)
+		lost = append(lost, fmt.Sprintf("the run history (%v)", err))
+	}
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	runID, rd, histErr, err := claimRun(cfg.Out, start, p, st, cfg.Labels)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
+	if histErr != nil {
+		fmt.Fprintf(stderr, "perflab: store: %v; the run is recorded in its directory only\n", histErr)
+		lost = append(lost, fmt.Sprintf("the run history (%v)", histErr))
+		st.Close()
+		st = nil
+	}
+	if st != nil {
+		stop := heartbeat(st, runID)
+		defer stop()
+	}
+	dir := rd.Path
+	res := &Result{RunID: runID, Dir: dir}
 	var requests *os.File // requests.csv, for the steps marked correlate
 	if p.Correlated() {
 		if requests, err = os.Create(filepath.Join(dir, "requests.csv")); err != nil {
@@ -135,16 +160,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	// from goroutines of their own: to a writer of the caller's (a
 	// bytes.Buffer) one at a time.
 	stderr = &syncWriter{w: stderr}
-	st := openStore(cfg, stderr)
-	if st != nil {
-		defer st.Close()
-		if err := st.Begin(runID, p.Name, p.Source, start, cfg.Labels); err != nil {
-			fmt.Fprintf(stderr, "perflab: store: %v; the run is not recorded in the history\n", err)
-			st.Close()
-			st = nil
-		}
-	}
-	storeFailed := false
+	var storeFailed atomic.Bool
 	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, p.Interval.D)}
 	opts := engine.Options{
 		RunID: runID,
@@ -205,9 +221,14 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	sum := report.Summarize(run, report.HostFacts())
 	resources(sampled, run, sum)
-	if err := rd.WriteFile("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.Points) }); err != nil {
-		fmt.Fprintf(stderr, "perflab: %v\n", err)
+	// keep writes a file of the run directory; what cannot be written is lost.
+	keep := func(name string, write func(io.Writer) error) {
+		if err := rd.WriteFile(name, write); err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+			lost = append(lost, fmt.Sprintf("%s (%v)", name, err))
+		}
 	}
+	keep("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.Points) })
 	if len(p.Logs) > 0 && requests != nil {
 		sum.Logs = correlateLogs(p, requests.Name(), stderr)
 	}
@@ -217,36 +238,47 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	res.Summary = sum
 	if err := rd.Finish(sum); err != nil {
-		return res, fmt.Errorf("writing results: %w", err)
+		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
+		lost = append(lost, fmt.Sprintf("summary.json (%v)", err))
 	}
 	if rs := regressions(p, st, runID, dir, stderr); len(rs) > 0 {
 		sum.Thresholds = append(sum.Thresholds, rs...)
-		if err := rd.WriteFile("summary.json", sum.WriteJSON); err != nil {
-			fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
-		}
+		keep("summary.json", sum.WriteJSON)
 	}
 	report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
 	if len(sum.Thresholds) > 0 {
-		if err := rd.WriteFile("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) }); err != nil {
-			fmt.Fprintf(stderr, "perflab: %v\n", err)
-		}
+		keep("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) })
 	}
-	if st != nil && !storeFailed && len(sampled.Points) > 0 {
-		if err := st.AddSamples(runID, report.StoreSamples(sampled.Points)); err != nil {
-			fmt.Fprintf(stderr, "perflab: store: %v\n", err)
-		}
-	}
-	if st != nil && !storeFailed {
-		var b bytes.Buffer
-		if err := sum.WriteJSON(&b); err == nil {
-			err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), run.Stages)
+	if st != nil && !storeFailed.Load() {
+		err := st.AddSamples(runID, report.StoreSamples(sampled.Points))
+		if err == nil {
+			var b bytes.Buffer
+			if err = sum.WriteJSON(&b); err == nil {
+				err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), run.Stages)
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab: store: %v\n", err)
+			storeFailed.Store(true)
 		}
+	}
+	if storeFailed.Load() {
+		lost = append(lost, "the run history (it could not be written: the run is whole in its directory only)")
 	}
 	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
 	switch {
+	case len(lost) > 0:
+		// A run that is not whole where it was asked to be fails, whatever
+		// else happened: a script must not take it for a complete run.
+		res.Outcome, res.Err = Failed, fmt.Errorf("the run's results were not all recorded: %s", strings.Join(lost, "; "))
+		res.Lost = lost
+		if runErr != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", runErr)
+		}
+		fmt.Fprintf(stderr, "perflab: %v\n", res.Err)
+		if st == nil || storeFailed.Load() {
+			fmt.Fprintf(stderr, "perflab: once the history can be written, `perflab import %s` records the run there\n", dir)
+		}
 	case aborted.Load() != nil:
 		fmt.Fprintf(stderr, "perflab: %s\n", run.Error)
 		res.Outcome = ThresholdsFailed
@@ -263,21 +295,76 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 }
 
 // openStore opens the run history named by --store (default beside the run
-// directories); nil when it is off or cannot be opened, which is said once.
-func openStore(cfg Config, stderr io.Writer) *store.Store {
+// directories); nil when it is off.
+func openStore(cfg Config) (*store.Store, error) {
 	path := cfg.Store
 	if path == "off" {
-		return nil
+		return nil, nil
 	}
 	if path == "" {
 		path = store.DefaultPath(cfg.Out)
 	}
-	st, err := store.Open(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "perflab: %v; the run is not recorded in the history\n", err)
-		return nil
+	return store.Open(path)
+}
+
+// claimRun gives a run its id and directory: the start time to the
+// millisecond and the plan's name, with -2, -3, ... appended while a
+// directory of that name exists or the history holds a run of that id. The
+// directory is created exclusively and the id inserted into the history
+// under a uniqueness constraint, so that two runs started at once never
+// share either. histErr is why the history could not record the run (the
+// run goes on in its directory).
+func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels map[string]string) (id string, rd *report.RunDir, histErr, err error) {
+	base := start.Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
+	for n := 1; n <= 10000; n++ {
+		id = base
+		if n > 1 {
+			id = fmt.Sprintf("%s-%d", base, n)
+		}
+		rd, err = report.CreateRunDir(filepath.Join(out, id), id, p.Name, start, p.Source)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", nil, nil, err
+		}
+		if st != nil {
+			histErr = st.Begin(id, p.Name, p.Source, start, labels)
+			if errors.Is(histErr, store.ErrExists) {
+				// Another machine's run of this id, in a shared history.
+				rd.Close()
+				os.RemoveAll(rd.Path)
+				continue
+			}
+		}
+		return id, rd, histErr, nil
 	}
-	return st
+	return "", nil, nil, fmt.Errorf("no free run id for %s in %s", base, out)
+}
+
+// heartbeat says every store.HeartbeatEvery that the run is alive, until
+// stopped: a run whose heartbeat stops is shown as killed.
+func heartbeat(st *store.Store, id string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(store.HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				st.Heartbeat(id) // a missed beat is no loss: the next one may pass
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // storeSink writes a stage's intervals to the run history. The run
@@ -287,16 +374,16 @@ type storeSink struct {
 	st     *store.Store
 	runID  string
 	ph     *metrics.Phase
-	failed *bool
+	failed *atomic.Bool
 	stderr io.Writer
 }
 
 func (s storeSink) Interval(iv *metrics.Interval) error {
-	if *s.failed {
+	if s.failed.Load() {
 		return nil
 	}
 	if err := s.st.Interval(s.runID, s.ph, iv); err != nil {
-		*s.failed = true
+		s.failed.Store(true)
 		fmt.Fprintf(s.stderr, "perflab: store: %v; the run goes on, recorded in its directory only\n", err)
 	}
 	return nil
@@ -384,7 +471,7 @@ func LabelledRuns(st *store.Store, selector, planName, exclude string) ([]*repor
 	}
 	var out []*report.RunData
 	for _, r := range runs {
-		if r.Status == "running" || r.ID == exclude {
+		if r.Status == metrics.StatusRunning || r.Status == metrics.StatusKilled || r.ID == exclude { // not whole
 			continue
 		}
 		rd, err := report.FromStore(st, r.ID)

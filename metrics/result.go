@@ -7,6 +7,10 @@ const (
 	StatusCompleted   = "completed"
 	StatusInterrupted = "interrupted"
 	StatusFailed      = "failed"
+	// A run that has not written its summary: still going, or whose
+	// process ended before it finished (kill -9, a lost machine).
+	StatusRunning = "running"
+	StatusKilled  = "killed"
 )
 
 // Phase is the results of a part of a run: a stage, or setup/teardown.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,9 +51,14 @@ func (rd *RunData) IntervalsOf(stage int, op Operation) []*IntervalData {
 	return rd.Intervals[stageTag(stage, op.Scenario, op.Name, metrics.KindStep)]
 }
 
-// ReadRunDir reads summary.json and latency.hlog of a run directory.
+// ReadRunDir reads summary.json and latency.hlog of a run directory. A
+// directory without summary.json (a run still going, or killed) is read
+// from its intervals: its summary is rebuilt from them.
 func ReadRunDir(dir string) (*RunData, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return readUnfinished(dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -63,12 +69,49 @@ func ReadRunDir(dir string) (*RunData, error) {
 	if s.Format != Format {
 		return nil, fmt.Errorf("%s: summary.json format %q, want %q", dir, s.Format, Format)
 	}
+	rd, err := readIntervals(dir)
+	if err != nil {
+		return nil, err
+	}
+	rd.Summary = &s
+	return rd, nil
+}
+
+// wholeLines is a file up to the end of its last whole line: the log of a
+// run killed while writing it may end in the middle of one.
+func wholeLines(f *os.File) (io.Reader, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	end := fi.Size()
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return nil, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return io.NewSectionReader(f, 0, end-n+int64(i)+1), nil
+		}
+		end -= n
+	}
+	return io.NewSectionReader(f, 0, 0), nil
+}
+
+// readIntervals reads a run directory's interval histograms with their
+// counts, and what the monitors sampled.
+func readIntervals(dir string) (*RunData, error) {
 	f, err := os.Open(filepath.Join(dir, "latency.hlog"))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ivs, err := readHistogramLog(f)
+	whole, err := wholeLines(f)
+	if err != nil {
+		return nil, err
+	}
+	ivs, err := readHistogramLog(whole)
 	if err != nil {
 		return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
 	}
@@ -79,7 +122,7 @@ func ReadRunDir(dir string) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RunData{Dir: dir, Summary: &s, Intervals: ivs, Points: points}, nil
+	return &RunData{Dir: dir, Intervals: ivs, Points: points}, nil
 }
 
 // OpComparison compares one operation of one stage between two sides.

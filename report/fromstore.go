@@ -72,11 +72,8 @@ func storedDurations(h store.Histogram) []storedDuration {
 	return out
 }
 
-// unfinishedSummary rebuilds the summary of a run that never wrote one
-// (killed, or still running) from the intervals stored so far: each stage
-// and operation from its merged interval histograms. Figures are those of
-// the histograms (min, mean and max within their precision) and errors are
-// not split by kind; the summary's error says so.
+// unfinishedSummary rebuilds the summary of a stored run that never wrote
+// one (killed, or still running) from the intervals stored so far.
 func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summary, error) {
 	runs, err := st.Runs(store.Filter{ID: id})
 	if err != nil {
@@ -87,8 +84,27 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 	}
 	run := runs[0]
 	src, _ := st.PlanSource(id)
-	s := &Summary{Format: Format, RunID: id, Status: run.Status, Start: run.Start, Host: Host{},
-		Error:     "the run did not finish (still running, or killed): figures are rebuilt from the intervals stored so far",
+	return rebuildSummary(run, src, hs)
+}
+
+// UnfinishedNote is the error of a summary rebuilt from the intervals of a
+// run that has not finished, by its status.
+func UnfinishedNote(status string) string {
+	if status == store.Killed {
+		return "the run was killed (its process ended before it finished): figures are rebuilt from the intervals written before, the interval in progress is lost"
+	}
+	return "the run has not finished: figures are rebuilt from the intervals written so far"
+}
+
+// rebuildSummary rebuilds the summary of a run that never wrote one from
+// its intervals: each stage and operation from its merged interval
+// histograms. Figures are those of the histograms (min, mean and max within
+// their precision) and errors are not split by kind; the summary's error
+// says so.
+func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, error) {
+	id := run.ID
+	s := &Summary{Format: Format, RunID: id, Status: run.Status, Start: run.Start, End: run.Start, Host: Host{},
+		Error:     UnfinishedNote(run.Status),
 		Plan:      PlanInfo{Name: run.Plan, Source: string(src)},
 		Variables: map[string]any{}, Overrides: map[string]string{},
 		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{}}

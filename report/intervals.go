@@ -9,10 +9,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/store"
 )
 
 // IntervalData is one interval histogram of an operation, kept compressed:
@@ -132,17 +134,9 @@ func intervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl i
 // readIntervalCounts fills the intervals' counts from intervals.csv, if the
 // run directory has one.
 func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	rows, err := readIntervalRows(path)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	type key struct {
 		tag   string
@@ -154,10 +148,27 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 			byKey[key{tag, d.StartMs}] = d
 		}
 	}
+	for _, r := range rows {
+		if d := byKey[key{stageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
+			d.Count, d.Errors = r.Count, r.Errors
+		}
+	}
+	return nil
+}
+
+// readIntervalRows reads intervals.csv (none when there is no such file):
+// a row per stage, operation and interval, without histograms. The last
+// row of a run that was killed may be cut short: it is left out.
+func readIntervalRows(path string) ([]store.Histogram, error) {
+	rows, err := readCSV(path)
+	if err != nil {
+		return nil, err
+	}
 	// Files before the kind column: stage,scenario,operation,interval,...
 	kinded := len(rows) > 0 && len(rows[0]) > 3 && rows[0][3] == "kind"
+	var out []store.Histogram
 	for i, r := range rows {
-		if i == 0 || len(r) < 9 {
+		if i == 0 || len(r) < len(rows[0]) {
 			continue
 		}
 		kind, cols := metrics.Kind(r[3]), r[4:]
@@ -165,17 +176,41 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 			kind, cols = metrics.KindStep, r[3:]
 		}
 		stage, err1 := strconv.Atoi(r[0])
-		start, err2 := strconv.ParseInt(cols[1], 10, 64)
-		count, err3 := strconv.ParseInt(cols[3], 10, 64)
-		errs, err4 := strconv.ParseInt(cols[4], 10, 64)
-		if err := errors.Join(err1, err2, err3, err4); err != nil {
-			return fmt.Errorf("%s: line %d: %w", path, i+1, err)
+		ivl, err2 := strconv.Atoi(cols[0])
+		start, err3 := strconv.ParseInt(cols[1], 10, 64)
+		end, err4 := strconv.ParseInt(cols[2], 10, 64)
+		count, err5 := strconv.ParseInt(cols[3], 10, 64)
+		errs, err6 := strconv.ParseInt(cols[4], 10, 64)
+		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+			if i == len(rows)-1 {
+				continue // cut short
+			}
+			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
 		}
-		if d := byKey[key{stageTag(stage, r[1], r[2], kind), start}]; d != nil {
-			d.Count, d.Errors = count, errs
-		}
+		out = append(out, store.Histogram{Phase: stage, Scenario: r[1], Operation: r[2], Kind: string(kind), Interval: ivl,
+			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs})
 	}
-	return nil
+	return out, nil
+}
+
+// readCSV reads a CSV file of a run directory whole: none when the run did
+// not write it; rows may differ in length (the last of a killed run's).
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	rows, err := cr.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rows, nil
 }
 
 // OpCount is an interval's count of operations, failed ones included, or

@@ -116,11 +116,11 @@ func TestTableGolden(t *testing.T) {
 // The interval log is readable by HdrHistogram's own reader and holds
 // exactly the histograms recorded.
 func TestRunDirLogRoundTrip(t *testing.T) {
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "run")
 	// A start that is not a whole second: readers must still place
 	// intervals at the right milliseconds.
 	t0 := t0.Add(437 * time.Millisecond)
-	rd, err := CreateRunDir(dir, t0, []byte("name: x\n"))
+	rd, err := CreateRunDir(dir, "x-run", "x", t0, []byte("name: x\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

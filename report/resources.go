@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,17 +144,9 @@ func memorySeries(points []monitor.Point, start int64) map[string][]XY {
 
 // readResources reads a run directory's resources.csv, if it has one.
 func readResources(path string) ([]monitor.Point, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	rows, err := readCSV(path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var out []monitor.Point
 	for i, r := range rows {

@@ -34,26 +34,45 @@ type RunDir struct {
 	// successful latencies cannot hold.
 	cf  *os.File
 	csv *csv.Writer
+	// manifest is run.json, rewritten as each phase begins.
+	manifest Manifest
 }
 
-// CreateRunDir makes dir and opens its interval log.
-func CreateRunDir(dir string, start time.Time, planSource []byte) (*RunDir, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// CreateRunDir makes the directory of a run and opens its interval log.
+// The directory must not exist: two runs never share one (fs.ErrExist).
+// The run holds a lock on its interval log while it goes, which tells a
+// reader of a directory without summary.json whether its run is still
+// going or was killed; run.json names the run and its stages.
+func CreateRunDir(dir, runID, planName string, start time.Time, planSource []byte) (*RunDir, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	rd := &RunDir{Path: dir, base: start,
+		manifest: Manifest{Format: Format, RunID: runID, Plan: planName, Start: start, Host: host, PID: os.Getpid(), Stages: []ManifestStage{}}}
+	if err := rd.writeManifest(); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), planSource, 0o644); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, "latency.hlog"))
+	f, err := os.OpenFile(filepath.Join(dir, "latency.hlog"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	cf, err := os.Create(filepath.Join(dir, IntervalsCSV))
+	if err := lockLog(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	cf, err := os.OpenFile(filepath.Join(dir, IntervalsCSV), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	rd := &RunDir{Path: dir, f: f, bw: bufio.NewWriter(f), base: start, cf: cf, csv: csv.NewWriter(cf)}
+	rd.f, rd.bw, rd.cf, rd.csv = f, bufio.NewWriter(f), cf, csv.NewWriter(cf)
 	if err := rd.csv.Write(intervalsHeader); err != nil {
 		f.Close()
 		cf.Close()
@@ -123,7 +142,11 @@ func uniqueOps(ops []Operation) []Operation {
 
 // Sink returns the interval sink of a phase.
 func (rd *RunDir) Sink(ph *metrics.Phase) metrics.Sink {
+	mErr := rd.beginPhase(ph)
 	return sinkFunc(func(iv *metrics.Interval) error {
+		if mErr != nil {
+			return fmt.Errorf("%s: %w", ManifestFile, mErr)
+		}
 		rd.mu.Lock()
 		defer rd.mu.Unlock()
 		ops, stats := metrics.MergeByKey(ph.Ops, iv.Ops)
@@ -201,15 +224,28 @@ type sinkFunc func(iv *metrics.Interval) error
 
 func (f sinkFunc) Interval(iv *metrics.Interval) error { return f(iv) }
 
-// Finish writes summary.json and summary.txt and closes the log.
+// Finish writes summary.json and summary.txt and closes the log, whose
+// lock says until then that the run is going.
 func (rd *RunDir) Finish(s *Summary) error {
-	if err := rd.Close(); err != nil {
+	if err := rd.flush(); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON); err != nil {
-		return err
+	err := writeFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON)
+	if err == nil {
+		err = writeFile(filepath.Join(rd.Path, "summary.txt"), func(w io.Writer) error { return WriteTable(w, s) })
 	}
-	return writeFile(filepath.Join(rd.Path, "summary.txt"), func(w io.Writer) error { return WriteTable(w, s) })
+	return errors.Join(err, rd.Close())
+}
+
+// flush writes out what the interval files buffer.
+func (rd *RunDir) flush() error {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.f == nil {
+		return nil
+	}
+	rd.csv.Flush()
+	return errors.Join(rd.csv.Error(), rd.bw.Flush())
 }
 
 // Close flushes and closes the interval files (Finish does too); a run that
@@ -231,14 +267,29 @@ func (rd *RunDir) WriteFile(name string, write func(io.Writer) error) error {
 	return writeFile(filepath.Join(rd.Path, name), write)
 }
 
+// writeFile writes a file whole or not at all: into a new file beside it,
+// renamed over path once written and synced, so that a run killed while
+// writing its summary leaves no half of one.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
 	}
-	return f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

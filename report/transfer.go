@@ -2,8 +2,10 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +25,16 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 		return "", err
 	}
 	s := rd.Summary
+	if s.Status == metrics.StatusRunning {
+		return "", fmt.Errorf("%s: the run is still going (its process holds the interval log); import it once it has ended", dir)
+	}
 	summary, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		// A killed run: its summary as rebuilt from its intervals.
+		var b bytes.Buffer
+		err = s.WriteJSON(&b)
+		summary = b.Bytes()
+	}
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
@@ -127,6 +129,13 @@ var migrations = [][]string{
 		`ALTER TABLE histograms ADD COLUMN service_time TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE histograms ADD COLUMN start_delay TEXT NOT NULL DEFAULT ''`,
 	},
+	{
+		// Who runs a run, and when it last said it was alive: a run whose
+		// process is gone is shown as killed, not running for ever.
+		`ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE runs ADD COLUMN pid BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN heartbeat_ms BIGINT NOT NULL DEFAULT 0`,
+	},
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
@@ -173,36 +182,68 @@ func Open(path string) (*Store, error) {
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 
+// migrateLock is the PostgreSQL advisory lock that serialises migrations
+// of concurrent openers ("perflab" in ASCII).
+const migrateLock = 0x706572666c6162
+
+// migrate brings the schema up to date. Several processes may open a new
+// history at once (runs started together by a script): the version is read
+// and the migrations applied in one transaction that holds the database's
+// write lock (SQLite's BEGIN IMMEDIATE, a PostgreSQL advisory lock), so
+// each migration runs once and the others find it done.
 func (s *Store) migrate() error {
-	if _, err := s.db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+	ctx := context.Background()
+	// An up-to-date schema needs no lock.
+	var v int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err == nil && v == len(migrations) {
+		return nil
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
 		return err
 	}
-	var v int
-	if err := s.db.QueryRow(`SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
+	defer conn.Close()
+	begin := "BEGIN IMMEDIATE"
+	if s.postgres {
+		begin = "BEGIN"
+	}
+	if _, err := conn.ExecContext(ctx, begin); err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			conn.ExecContext(ctx, "ROLLBACK")
+		}
+	}()
+	if s.postgres {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrateLock)); err != nil {
+			return err
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return err
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err != nil {
 		return err
 	}
 	if v > len(migrations) {
 		return fmt.Errorf("schema version %d is newer than this perflab knows (%d)", v, len(migrations))
 	}
 	for i := v; i < len(migrations); i++ {
-		tx, err := s.db.Begin()
-		if err != nil {
-			return err
-		}
 		for _, stmt := range migrations[i] {
-			if _, err := tx.Exec(stmt); err != nil {
-				tx.Rollback()
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
 				return fmt.Errorf("migration %d: %w", i+1, err)
 			}
 		}
-		if _, err := tx.Exec(s.q(`INSERT INTO schema_version (version) VALUES (?)`), i+1); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
+		if _, err := conn.ExecContext(ctx, s.q(`INSERT INTO schema_version (version) VALUES (?)`), i+1); err != nil {
 			return err
 		}
 	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	done = true
 	return nil
 }
 
@@ -216,7 +257,27 @@ type Run struct {
 	Start    time.Time         `json:"start"`
 	End      time.Time         `json:"end"`
 	Labels   map[string]string `json:"labels"`
+	// Host and PID are the process that made the run, and Heartbeat when
+	// it last said it was alive (zero for runs imported or stored before
+	// perflab kept them).
+	Host      string    `json:"host,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	Heartbeat time.Time `json:"heartbeat,omitzero"`
 }
+
+// Killed is the status of a run whose process ended without finishing it
+// (kill -9, a machine lost, a CI job's timeout): a stored run still
+// "running" whose process is gone, or that has not said it was alive for
+// StaleAfter.
+const Killed = metrics.StatusKilled
+
+// HeartbeatEvery is how often a running run says it is alive; StaleAfter
+// how long without that makes it killed, for a run made on another machine
+// (on this one, its process is looked up).
+const (
+	HeartbeatEvery = 10 * time.Second
+	StaleAfter     = 6 * HeartbeatEvery
+)
 
 // PlanHash identifies a plan's text.
 func PlanHash(src []byte) string {
@@ -224,7 +285,8 @@ func PlanHash(src []byte) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// Begin records a run that is starting.
+// Begin records a run that is starting, made by this process. A run of that
+// id in the history already is ErrExists.
 func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, labels map[string]string) error {
 	lj, _ := json.Marshal(labels)
 	tx, err := s.db.Begin()
@@ -232,8 +294,12 @@ func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, label
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.Exec(s.q(`INSERT INTO runs (id, plan, plan_hash, plan_source, status, start_ms, labels) VALUES (?, ?, ?, ?, 'running', ?, ?)`),
-		id, plan, PlanHash(planSource), string(planSource), start.UnixMilli(), string(lj)); err != nil {
+	host, _ := os.Hostname()
+	if _, err := tx.Exec(s.q(`INSERT INTO runs (id, plan, plan_hash, plan_source, status, start_ms, labels, host, pid, heartbeat_ms) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)`),
+		id, plan, PlanHash(planSource), string(planSource), start.UnixMilli(), string(lj), host, os.Getpid(), time.Now().UnixMilli()); err != nil {
+		if isUnique(err) {
+			return fmt.Errorf("%w: run %s", ErrExists, id)
+		}
 		return err
 	}
 	for k, v := range labels {
@@ -242,6 +308,21 @@ func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, label
 		}
 	}
 	return tx.Commit()
+}
+
+// isUnique reports whether err is a violated uniqueness constraint.
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505" // unique_violation
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// Heartbeat says that a running run's process is alive.
+func (s *Store) Heartbeat(id string) error {
+	_, err := s.db.Exec(s.q(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running'`), time.Now().UnixMilli(), id)
+	return err
 }
 
 // Interval stores one interval of a stage: a histogram per operation that
@@ -309,9 +390,13 @@ type Filter struct {
 	ID string
 }
 
-// Runs lists runs, newest first.
+// Runs lists runs, newest first. A run stored as running whose process is
+// gone is listed as Killed, ending at its last stored interval (at its
+// start when it stored none).
 func (s *Store) Runs(f Filter) ([]Run, error) {
-	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels FROM runs r WHERE 1 = 1`
+	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels, host, pid, heartbeat_ms,
+		CASE WHEN status = 'running' THEN (SELECT COALESCE(MAX(h.end_ms), 0) FROM histograms h WHERE h.run_id = r.id) ELSE 0 END
+		FROM runs r WHERE 1 = 1`
 	var args []any
 	if f.Plan != "" {
 		q += ` AND plan = ?`
@@ -340,23 +425,46 @@ func (s *Store) Runs(f Filter) ([]Run, error) {
 	}
 	defer rows.Close()
 	var out []Run
+	now := time.Now()
+	host, _ := os.Hostname()
 	for rows.Next() {
 		var r Run
-		var start, end int64
+		var start, end, beat, last int64
 		var labels string
-		if err := rows.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels); err != nil {
+		if err := rows.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels, &r.Host, &r.PID, &beat, &last); err != nil {
 			return nil, err
 		}
 		r.Start = time.UnixMilli(start)
 		if end > 0 {
 			r.End = time.UnixMilli(end)
 		}
+		if beat > 0 {
+			r.Heartbeat = time.UnixMilli(beat)
+		}
 		if err := json.Unmarshal([]byte(labels), &r.Labels); err != nil {
 			return nil, err
+		}
+		if r.Status == metrics.StatusRunning && gone(r, host, now) {
+			r.Status = Killed
+			r.End = r.Start
+			if last > start {
+				r.End = time.UnixMilli(last)
+			}
 		}
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// gone reports whether a run stored as running has lost its process: on
+// this host, its process is not there; elsewhere (or when the process
+// there is another with the same pid), it has not said it was alive for
+// StaleAfter.
+func gone(r Run, host string, now time.Time) bool {
+	if r.Host == host && r.PID > 0 && !processAlive(r.PID) {
+		return true
+	}
+	return now.Sub(r.Heartbeat) > StaleAfter
 }
 
 // ErrExists means a run of that id is in the history already.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,16 +24,7 @@ func TestRoundTrip(t *testing.T) {
 // the same time.
 func postgres(t *testing.T) string {
 	dsn := testenv.Getenv(t, "PERFLAB_TEST_POSTGRES", ".ci/run starts PostgreSQL and sets it")
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, stmt := range []string{"DROP SCHEMA IF EXISTS store_test CASCADE", "CREATE SCHEMA store_test"} {
-		if _, err := db.Exec(stmt); err != nil {
-			t.Fatalf("preparing the test schema: %v", err)
-		}
-	}
+	resetSchema(t, dsn)
 	return WithSearchPath(dsn, "store_test")
 }
 
