@@ -122,7 +122,7 @@ func TestEmbeddedBesideRemote(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { work() }))
 	defer srv.Close()
 	out := t.TempDir()
-	planPath := writePlan(t, "name: cps\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 1s, flow: [{name: create anchor, method: POST, url: /anchors}]}]\n")
+	planPath := writePlan(t, "name: cps\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 2s, flow: [{name: create anchor, method: POST, url: /anchors}]}]\n")
 	if code, _, errs := runCLI(t, "run", planPath, "--out", out, "--quiet", "--label", "mode=remote"); code != exitOK {
 		t.Fatal(errs)
 	}
