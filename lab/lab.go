@@ -204,6 +204,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		run.Error = fmt.Sprintf("aborted: threshold %q failed on %s in %s", r.Threshold, r.Operation, r.Stage)
 	}
 	sum := report.Summarize(run, report.HostFacts())
+	sum.Labels = cfg.Labels
 	resources(sampled, run, sum)
 	if err := rd.WriteFile("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.Points) }); err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)

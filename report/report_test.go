@@ -219,6 +219,7 @@ func TestElapsed(t *testing.T) {
 
 func TestMarkdownAndCSVGolden(t *testing.T) {
 	s := Summarize(fixture(), host)
+	s.Labels = map[string]string{"release": "Goldenrod", "env": "perf"}
 	var md, cs bytes.Buffer
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
@@ -255,6 +256,53 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	}
 	if !strings.Contains(out, "&lt;img src=x onerror=alert(2)&gt;") || strings.Count(out, "<svg") < 3 {
 		t.Errorf("escaped names or charts missing")
+	}
+}
+
+// Hostile names (a step named with a cell border, HTML and backticks, such
+// labels) keep the Markdown tables whole, and neither report has raw tags.
+func TestReportsEscapeHostileNames(t *testing.T) {
+	const bad = "a|b <script>alert(1)</script> `x` \\| [l](javascript:x) &amp;"
+	run := fixture()
+	run.Stages[0].Name = "vus=2 " + bad
+	run.Stages[0].Ops[0].Name = bad
+	run.Stages[0].Ops[1].Name = bad + " tx"
+	run.Stages[0].Ops[0].Transaction = bad + " tx"
+	s := Summarize(run, host)
+	s.Labels = map[string]string{"release": bad, "<b>": "x|y"}
+	s.Thresholds = []ThresholdResult{{Threshold: bad + ": p95 < 1ms", Operation: bad, Stage: bad, Actual: 2, Note: bad}}
+	s.Warnings = []string{bad}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	cells := -1
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			cells = -1 // a table ends
+			continue
+		}
+		if n := strings.Count(line, "|"); cells < 0 {
+			cells = n
+		} else if n != cells {
+			t.Errorf("a row of %d cell borders in a table of %d:\n%s", n, cells, line)
+		}
+	}
+	for _, raw := range []string{"<script", "<b>", "`x`", "[l]"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("Markdown has %q raw:\n%s", raw, out)
+		}
+	}
+	if !strings.Contains(out, "Labels: &lt;b&gt;=x&#124;y, release=a&#124;b &lt;script&gt;") {
+		t.Errorf("labels missing or not escaped:\n%s", out)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}); err != nil {
+		t.Fatal(err)
+	}
+	if h := page.String(); strings.Contains(h, "<script") || strings.Contains(h, "<b>") || !strings.Contains(h, "Labels: &lt;b&gt;=x|y, release=a|b &lt;script&gt;") {
+		t.Errorf("HTML labels missing or raw tags:\n%s", h)
 	}
 }
 
