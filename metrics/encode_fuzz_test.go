@@ -14,7 +14,7 @@ import (
 func FuzzEncode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 0})
-	f.Add([]byte{0, 0, 0x80, 0xa0, 0xe5, 0xb9, 0x0d, 0})                 // 0 and highestUs
+	f.Add([]byte{0, 0, 0x80, 0xa0, 0xe5, 0xb9, 0x0d, 0})                   // 0 and highestUs
 	f.Add([]byte{40, 40, 41, 41, 0xe8, 0x07, 255, 0x90, 0x4e, 1, 77, 255}) // a spread, a large count
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := NewHistogram()
