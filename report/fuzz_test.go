@@ -86,22 +86,13 @@ func normalTimes(s Summary) string {
 	return string(b)
 }
 
-// histogramOf records the values that data encodes (pairs of uvarint
-// value and count) into a histogram of perflab's range.
+// histogramOf records the values that data encodes, three bytes a value:
+// two of mantissa and one of binary exponent, over perflab's whole range.
 func histogramOf(data []byte) *hdr.Histogram {
 	h := metrics.NewHistogram()
-	for len(data) > 0 {
-		v, n := binary.Uvarint(data)
-		if n <= 0 {
-			break
-		}
-		data = data[n:]
-		c := int64(1)
-		if len(data) > 0 {
-			c = int64(data[0]) + 1
-			data = data[1:]
-		}
-		h.RecordValues(int64(v%uint64(h.HighestTrackableValue()+1)), c) //nolint:errcheck // in range
+	for ; len(data) >= 3; data = data[3:] {
+		v := int64(binary.BigEndian.Uint16(data)) << (data[2] % 24)
+		h.RecordValue(min(v, h.HighestTrackableValue())) //nolint:errcheck // in range
 	}
 	return h
 }
@@ -110,9 +101,9 @@ func histogramOf(data []byte) *hdr.Histogram {
 // header CreateRunDir writes) the reader gives back: the tag, the
 // interval's start and end to the millisecond, the same histogram.
 func FuzzHistogramLog(f *testing.F) {
-	f.Add([]byte{1, 0, 200, 3, 0x80, 0x80, 4, 9}, "CREATE ANCHOR", uint32(520), uint32(2000), int64(1795619414503))
+	f.Add([]byte{1, 0, 0, 200, 3, 2, 0x80, 0x80, 4, 9, 9, 9}, "CREATE ANCHOR", uint32(520), uint32(2000), int64(1795619414503))
 	f.Add([]byte{}, "", uint32(0), uint32(100), int64(0))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f, 255}, "a|b <script>", uint32(86_399_999), uint32(1), int64(4_102_444_800_123))
+	f.Add([]byte{0xff, 0xff, 23, 0, 0, 0}, "a|b <script>", uint32(86_399_999), uint32(1), int64(4_102_444_800_123))
 	f.Fuzz(func(t *testing.T, values []byte, name string, offsetMs, lengthMs uint32, startMs int64) {
 		if startMs < 0 || startMs > 4_102_444_800_000 { // up to 2100
 			return
@@ -165,6 +156,14 @@ func FuzzReadRunDir(f *testing.F) {
 		[]byte("Tag=s1/_/a,0.1,-1,0,HISTFAAAAAAA\nTag=s1/_/a,1e308,1e308,0,\n"), []byte{}, []byte{})
 	scratch := f.TempDir()
 	f.Fuzz(func(t *testing.T, summary, hlog, intervals, resources []byte) {
+		// The log alone, whatever the summary.
+		if ivs, err := readHistogramLog(bytes.NewReader(hlog)); err == nil {
+			for _, list := range ivs {
+				for _, iv := range list {
+					iv.Histogram() //nolint:errcheck // any answer but a panic
+				}
+			}
+		}
 		dir := writeRunDir(t, scratch, map[string][]byte{"summary.json": summary, "latency.hlog": hlog, IntervalsCSV: intervals, "resources.csv": resources})
 		rd, err := ReadRunDir(dir)
 		if err != nil {
