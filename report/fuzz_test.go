@@ -147,7 +147,7 @@ func FuzzHistogramLog(f *testing.F) {
 }
 
 // A run directory's reader takes any files without panicking, and a run
-// it reads renders in every report format.
+// it reads renders in every report format, drifts and compares.
 func FuzzReadRunDir(f *testing.F) {
 	summary, hlog, intervals, resources := seedRunDir(f)
 	f.Add(summary, hlog, intervals, resources)
@@ -184,6 +184,18 @@ func FuzzReadRunDir(f *testing.F) {
 		}
 		for _, table := range CSVTables {
 			WriteCSVTable(io.Discard, rd, table) //nolint:errcheck
+		}
+		// perflab drift and compare read the same run.
+		windows := []Window{}
+		for _, w := range []string{"first:2h", "last:10s"} {
+			if win, err := ParseWindow(w); err == nil {
+				windows = append(windows, win)
+			}
+		}
+		WindowWarnings(rd, windows)
+		WriteDrift(io.Discard, Drift(rd, 95, windows), 95) //nolint:errcheck
+		if rc, err := CompareRuns([]*RunData{rd}, []*RunData{rd}, 75, 0.05, 0.05); err == nil {
+			WriteComparison(io.Discard, rc) //nolint:errcheck
 		}
 	})
 }
