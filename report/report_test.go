@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -272,6 +273,8 @@ func TestReportsEscapeHostileNames(t *testing.T) {
 	s.Labels = map[string]string{"release": bad, "<b>": "x|y"}
 	s.Thresholds = []ThresholdResult{{Threshold: bad + ": p95 < 1ms", Operation: bad, Stage: bad, Actual: 2, Note: bad}}
 	s.Warnings = []string{bad}
+	s.Resources = &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: bad}},
+		SlowQueries: []monitor.SlowQuery{{Monitor: bad, Query: "SELECT '|' || `x` FROM \"<t>\""}, {Monitor: "db", Query: "SELECT <b>1</b>"}}}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
@@ -289,6 +292,10 @@ func TestReportsEscapeHostileNames(t *testing.T) {
 			t.Errorf("a row of %d cell borders in a table of %d:\n%s", n, cells, line)
 		}
 	}
+	if !strings.Contains(out, "| <code>SELECT '&#124;' &#124;&#124; &#96;x&#96; FROM \"&lt;t&gt;\"</code> |") || !strings.Contains(out, "| `SELECT <b>1</b>` |") {
+		t.Errorf("slow queries not shown as code:\n%s", out)
+	}
+	out = strings.ReplaceAll(out, "`SELECT <b>1</b>`", "") // literal in a code span
 	for _, raw := range []string{"<script", "<b>", "`x`", "[l]"} {
 		if strings.Contains(out, raw) {
 			t.Errorf("Markdown has %q raw:\n%s", raw, out)
