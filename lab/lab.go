@@ -220,6 +220,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		run.Error = fmt.Sprintf("aborted: threshold %q failed on %s in %s", r.Threshold, r.Operation, r.Stage)
 	}
 	sum := report.Summarize(run, report.HostFacts())
+	sum.Labels = cfg.Labels
 	resources(sampled, run, sum)
 	// keep writes a file of the run directory; what cannot be written is lost.
 	keep := func(name string, write func(io.Writer) error) {

@@ -34,6 +34,8 @@ func (l ErrorList) Error() string {
 	return b.String()
 }
 
+// sorted orders the list by position and drops repeats: a node reached
+// through many aliases (a "billion laughs" plan) is reported once.
 func (l ErrorList) sorted() ErrorList {
 	sort.SliceStable(l, func(i, j int) bool {
 		if l[i].Line != l[j].Line {
@@ -41,7 +43,15 @@ func (l ErrorList) sorted() ErrorList {
 		}
 		return l[i].Col < l[j].Col
 	})
-	return l
+	seen := make(map[Error]bool, len(l))
+	out := l[:0]
+	for _, e := range l {
+		if !seen[*e] {
+			seen[*e] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // suggest returns ` (did you mean "x"?)` when one of the candidates is close to word.

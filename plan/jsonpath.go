@@ -42,6 +42,10 @@ func GJSONPath(p string) (string, error) {
 			switch {
 			case inner == "*":
 				segs = append(segs, "#")
+			case len(inner) == 2 && (inner[0] == '\'' || inner[0] == '"') && inner[1] == inner[0]:
+				// gjson has no path for an empty key, and an empty path
+				// would leave the extraction without a rule.
+				return "", fmt.Errorf("JSON path %q: empty name at offset %d", p, i)
 			case len(inner) >= 2 && (inner[0] == '\'' || inner[0] == '"') && inner[len(inner)-1] == inner[0]:
 				segs = append(segs, escapeGJSON(inner[1:len(inner)-1]))
 			case inner != "" && strings.Trim(inner, "0123456789") == "":

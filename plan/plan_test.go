@@ -131,15 +131,20 @@ func TestGJSONPath(t *testing.T) {
 			t.Errorf("GJSONPath(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"$.", "$[x]", "$.a[1", "$x"} {
+	// $[''] once converted to an empty gjson path, which extracted with a
+	// nil regex: a plan that validated panicked at its first response.
+	for _, bad := range []string{"$.", "$[x]", "$.a[1", "$x", "$['']", `$.a[""]`} {
 		if _, err := GJSONPath(bad); err == nil {
 			t.Errorf("GJSONPath(%q) accepted", bad)
 		}
 	}
 }
 
+// Any plan is accepted, with every step named and its stages made, or
+// refused with its problems in file order, each said once.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"testdata/valid/full.yaml", "testdata/invalid/structure.yaml", "testdata/invalid/wrong_type.yaml"} {
+	files, _ := filepath.Glob("testdata/*/*.yaml")
+	for _, name := range files {
 		b, _ := os.ReadFile(name)
 		f.Add(b)
 	}
@@ -147,10 +152,24 @@ func FuzzParse(f *testing.F) {
 		p, err := Parse(src, "testdata/valid/fuzz.yaml", Options{LookupEnv: noEnv})
 		if err == nil {
 			p.Stages() // must not panic on any accepted plan
+			for _, sc := range p.Scenarios {
+				for _, st := range sc.Flow {
+					if st.Label() == "" && !st.IsPause() {
+						t.Fatalf("scenario %s: a step without a name: %+v", sc.Name, st)
+					}
+				}
+			}
 			return
 		}
-		if _, ok := err.(ErrorList); !ok {
+		list, ok := err.(ErrorList)
+		if !ok {
 			t.Fatalf("error of type %T: %v", err, err)
+		}
+		for i := 1; i < len(list); i++ {
+			a, b := list[i-1], list[i]
+			if a.Line > b.Line || a.Line == b.Line && a.Col > b.Col || *a == *b {
+				t.Fatalf("errors out of order or repeated:\n%v", list)
+			}
 		}
 	})
 }

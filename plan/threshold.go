@@ -132,6 +132,45 @@ func percent(text string, v float64) float64 {
 	return v / 100
 }
 
+// String is the threshold in canonical form, which ParseThreshold reads
+// back to the same threshold: latencies in ms, errors as a fraction,
+// a regression's limit in percent.
+func (t *Threshold) String() string {
+	var b strings.Builder
+	if t.Operation != "" {
+		b.WriteString(t.Operation + ": ")
+	}
+	b.WriteString(t.Metric)
+	v := strconv.FormatFloat(t.Value, 'f', -1, 64)
+	switch {
+	case t.Regression():
+		fmt.Fprintf(&b, " regression vs %s %s %s%%", t.Baseline, t.Op, shift2(v))
+	case t.Metric == "errors" || t.Metric == "rps":
+		fmt.Fprintf(&b, " %s %s", t.Op, v)
+	default:
+		fmt.Fprintf(&b, " %s %sms", t.Op, v)
+	}
+	if t.Abort {
+		b.WriteString(" abort")
+	}
+	return b.String()
+}
+
+// shift2 multiplies a decimal by 100 in its text ("0.007" is "0.7"), so
+// that a fraction written as a percentage parses back to the same float.
+func shift2(v string) string {
+	whole, frac, _ := strings.Cut(v, ".")
+	frac += "00"
+	whole, frac = strings.TrimLeft(whole+frac[:2], "0"), strings.TrimRight(frac[2:], "0")
+	if whole == "" {
+		whole = "0"
+	}
+	if frac == "" {
+		return whole
+	}
+	return whole + "." + frac
+}
+
 // Regression reports whether t compares with a baseline.
 func (t *Threshold) Regression() bool { return t.Baseline != "" }
 

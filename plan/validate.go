@@ -48,6 +48,9 @@ type validator struct {
 	swept      map[string]bool
 	inPhase    bool // checking setup/teardown
 	usesSwept  bool // setup/teardown use a swept value
+	// unnamed are the steps named from what they do (METHOD URL, the
+	// call, the topic): two of them with one name do the same thing.
+	unnamed map[*Step]bool
 }
 
 func (v *validator) report(pos Pos, format string, args ...any) {
@@ -107,6 +110,7 @@ func (v *validator) validate() {
 	v.global = map[string]bool{}
 	v.swept = map[string]bool{}
 	v.setupNames = map[string]bool{}
+	v.unnamed = map[*Step]bool{}
 
 	for _, vr := range p.Vars {
 		v.define(vr.Pos, vr.Name, "variable")
@@ -407,9 +411,11 @@ func (v *validator) scenario(sc *Scenario) {
 		s.local[k] = true
 	}
 	kinds := map[string]string{}
+	seen := map[[3]string]*Step{}
 	for _, st := range sc.Flow {
 		v.step(st, s, "scenario "+sc.Name, false)
 		v.labels(st, kinds)
+		v.distinct(sc.Name, st, "", seen)
 		if v.p.HTTP.RequiresEventLoop() {
 			for _, c := range append([]*Step{st}, st.Steps...) {
 				if c.Call != "" || c.IsMessage() {
@@ -417,6 +423,67 @@ func (v *validator) scenario(sc *Scenario) {
 				}
 			}
 		}
+	}
+}
+
+// distinct refuses two steps (or transactions) of one flow that would be
+// merged into one operation: statistics key a step by its scenario,
+// transaction and name, so /a and /b both named "a" would be one line of
+// the report, mixing their figures. Two unnamed steps with one name send
+// the same request (METHOD URL), call the same function or use the same
+// topic: they are one operation, as a request polled twice is.
+func (v *validator) distinct(scenario string, st *Step, tx string, seen map[[3]string]*Step) {
+	if st.IsPause() {
+		return
+	}
+	kind, hint := "steps", " (unnamed steps with the same method and URL are one operation)"
+	if st.IsTransaction() {
+		kind, hint = "transactions", ""
+	}
+	key := [3]string{kind, tx, st.Label()}
+	if prev, ok := seen[key]; !ok {
+		seen[key] = st
+	} else if !v.unnamed[prev] || !v.unnamed[st] {
+		v.at(st.Pos, "scenario %s: two %s are named %q (here and at %s:%d:%d): their statistics would be merged into one operation; give each its own name%s",
+			scenario, kind, st.Label(), v.file, prev.Pos.Line, prev.Pos.Col, hint)
+	}
+	for _, c := range st.Steps {
+		v.distinct(scenario, c, st.Transaction, seen)
+	}
+}
+
+// checkURL parses the host of a request's absolute URL (a
+// relative one takes the target's, checked with it): "http://[::1/x" is a
+// plan error, not a run of connect errors. Placeholders take the first
+// stage's values, and values known only at run time (data, extractions,
+// env) a digit, which fits a host or a port; a scheme known only at run
+// time is taken as http. The path and query are sent as written.
+func (v *validator) checkURL(st *Step) {
+	src := st.URL.String()
+	scheme, _, abs := strings.Cut(src, "://")
+	if !abs {
+		return
+	}
+	vars := v.p.VarsFor(Stage{})
+	u, err := st.URL.T.Expand(tmpl.LookupFunc(func(n string) (string, bool) {
+		if x, ok := vars[n]; ok {
+			return x, true
+		}
+		return "1", true
+	}))
+	if err != nil {
+		return
+	}
+	if strings.Contains(scheme, "${") {
+		_, rest, _ := strings.Cut(u, "://")
+		u = "http://" + rest
+	}
+	if i := strings.IndexAny(u[strings.Index(u, "://")+3:], "/?#"); i >= 0 {
+		u = u[:strings.Index(u, "://")+3+i]
+	}
+	// The scheme is the engines' to judge: each says which it can send.
+	if msg := checkBaseURL(u); msg != "" && !strings.HasPrefix(msg, "want an http") {
+		v.at(st.URL.Pos, "step %s: url %q: %s", st.Name, src, msg)
 	}
 }
 
@@ -452,6 +519,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	case st.Call != "":
 		if st.Name == "" {
 			st.Name = st.Call
+			v.unnamed[st] = true
 		}
 		if len(st.Extract) > 0 || st.Check != nil {
 			v.at(st.Pos, "step %s: a call step sets variables and fails from its Go function; extract and check are for requests", st.Name)
@@ -493,12 +561,15 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	}
 	if st.Name == "" {
 		st.Name = st.Method + " " + st.URL.String()
+		v.unnamed[st] = true
 	}
 	if st.Body != nil && st.JSON != nil {
 		v.at(st.Pos, "step %s: give body or json, not both", st.Name)
 	}
 	if v.p.Target == nil && !strings.Contains(st.URL.String(), "://") {
 		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, st.URL.String())
+	} else {
+		v.checkURL(st)
 	}
 	local := sc.local
 	if st.Repeat != nil {
@@ -897,6 +968,7 @@ func (v *validator) message(st *Step, sc *scope, where string) {
 	if p := st.Publish; p != nil {
 		if st.Name == "" {
 			st.Name = "publish " + p.Topic.String()
+			v.unnamed[st] = true
 		}
 		who := "step " + st.Name
 		v.busNamed(p.Pos, who, p.Bus)
@@ -924,6 +996,7 @@ func (v *validator) message(st *Step, sc *scope, where string) {
 	a := st.Await
 	if st.Name == "" {
 		st.Name = "await " + a.Topic
+		v.unnamed[st] = true
 	}
 	who := "step " + st.Name
 	v.busNamed(a.Pos, who, a.Bus)

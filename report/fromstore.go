@@ -36,6 +36,10 @@ func FromStore(st *store.Store, id string) (*RunData, error) {
 	} else if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
+	// The history's labels are the run's, also those given at import.
+	if runs, err := st.Runs(store.Filter{ID: id}); err == nil && len(runs) == 1 && len(runs[0].Labels) > 0 {
+		s.Labels = runs[0].Labels
+	}
 	samples, err := st.Samples(id)
 	if err != nil {
 		return nil, err

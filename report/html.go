@@ -312,7 +312,8 @@ code { background: #f4f4f4; padding: 1px 4px; }
 </style></head><body>
 <h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
-<p><code>{{.S.Total.Line}}</code></p>
+{{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
+{{end}}<p><code>{{.S.Total.Line}}</code></p>
 {{with .S.Thresholds}}<h2>Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th>Actual</th><th>Result</th></tr>
 {{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{actual .}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
 {{end}}</table>{{end}}

@@ -25,11 +25,14 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	if s.Host.CPUModel != "" {
 		cpus += " " + mdEscape(s.Host.CPUModel)
 	}
-	fmt.Fprintf(w, "Run `%s`, %s, started %s, %.0f s.", s.RunID, s.Status, s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
+	fmt.Fprintf(w, "Run %s, %s, started %s, %.0f s.", mdCode(s.RunID), mdEscape(s.Status), s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
 	if s.Host.CPUs > 0 { // unknown for a run rebuilt from the history
-		fmt.Fprintf(w, " Load generator: %s, %s/%s, perflab %s.", cpus, s.Host.OS, s.Host.Arch, s.Host.Perflab)
+		fmt.Fprintf(w, " Load generator: %s, %s/%s, perflab %s.", cpus, mdEscape(s.Host.OS), mdEscape(s.Host.Arch), mdEscape(s.Host.Perflab))
 	}
 	fmt.Fprint(w, "\n\n")
+	if l := s.LabelList(); l != "" {
+		fmt.Fprintf(w, "Labels: %s.\n\n", mdEscape(l))
+	}
 	if s.Error != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEscape(s.Error))
 	}
@@ -87,7 +90,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		if len(a.SlowQueries) > 0 {
 			fmt.Fprintf(w, "Slow queries:\n\n| Monitor | Calls | Mean ms | Total ms | Query |\n|---|--:|--:|--:|---|\n")
 			for _, q := range a.SlowQueries {
-				fmt.Fprintf(w, "| %s | %d | %.1f | %.0f | `%s` |\n", mdEscape(q.Monitor), q.Calls, q.MeanMS, q.TotalMS, strings.ReplaceAll(strings.Join(strings.Fields(q.Query), " "), "`", "'"))
+				fmt.Fprintf(w, "| %s | %d | %.1f | %.0f | %s |\n", mdEscape(q.Monitor), q.Calls, q.MeanMS, q.TotalMS, mdCode(strings.Join(strings.Fields(q.Query), " ")))
 			}
 			fmt.Fprintln(w)
 		}
@@ -95,7 +98,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "> **Warning:** %s\n\n", mdEscape(warn))
 	}
-	_, err := fmt.Fprintf(w, "`%s`\n", s.Total.Line)
+	_, err := fmt.Fprintf(w, "%s\n", mdCode(s.Total.Line))
 	return err
 }
 
@@ -139,9 +142,26 @@ func acrossStages(s *Summary) string {
 // reproduce do.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
-// mdEscape keeps user text from breaking a Markdown table.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+// mdEscape keeps user text (step names, labels, a hostile service's
+// answers) from breaking a Markdown table or becoming markup: HTML is
+// escaped as the HTML report does, and what Markdown would read as a cell
+// border, code, a link or an escape is written as a character reference,
+// which renders as the character itself.
+var mdEscape = strings.NewReplacer(
+	"&", "&amp;", "<", "&lt;", ">", "&gt;",
+	"|", "&#124;", "\\", "&#92;", "`", "&#96;", "[", "&#91;", "]", "&#93;",
+	"\r\n", " ", "\n", " ", "\r", " ",
+).Replace
+
+// mdCode is text as code: a code span, or a <code> element when the text
+// has what a code span cannot hold (its own backtick, or in a table a "|"
+// or a backslash before one).
+func mdCode(s string) string {
+	s = strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+	if !strings.ContainsAny(s, "`|\\") {
+		return "`" + s + "`"
+	}
+	return "<code>" + mdEscape(s) + "</code>"
 }
 
 // WriteCSV writes every operation of every stage as one CSV table.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -219,6 +220,7 @@ func TestElapsed(t *testing.T) {
 
 func TestMarkdownAndCSVGolden(t *testing.T) {
 	s := Summarize(fixture(), host)
+	s.Labels = map[string]string{"release": "Goldenrod", "env": "perf"}
 	var md, cs bytes.Buffer
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
@@ -255,6 +257,59 @@ func TestHTMLEscapesUserData(t *testing.T) {
 	}
 	if !strings.Contains(out, "&lt;img src=x onerror=alert(2)&gt;") || strings.Count(out, "<svg") < 3 {
 		t.Errorf("escaped names or charts missing")
+	}
+}
+
+// Hostile names (a step named with a cell border, HTML and backticks, such
+// labels) keep the Markdown tables whole, and neither report has raw tags.
+func TestReportsEscapeHostileNames(t *testing.T) {
+	const bad = "a|b <script>alert(1)</script> `x` \\| [l](javascript:x) &amp;"
+	run := fixture()
+	run.Stages[0].Name = "vus=2 " + bad
+	run.Stages[0].Ops[0].Name = bad
+	run.Stages[0].Ops[1].Name = bad + " tx"
+	run.Stages[0].Ops[0].Transaction = bad + " tx"
+	s := Summarize(run, host)
+	s.Labels = map[string]string{"release": bad, "<b>": "x|y"}
+	s.Thresholds = []ThresholdResult{{Threshold: bad + ": p95 < 1ms", Operation: bad, Stage: bad, Actual: 2, Note: bad}}
+	s.Warnings = []string{bad}
+	s.Resources = &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: bad}},
+		SlowQueries: []monitor.SlowQuery{{Monitor: bad, Query: "SELECT '|' || `x` FROM \"<t>\""}, {Monitor: "db", Query: "SELECT <b>1</b>"}}}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	cells := -1
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			cells = -1 // a table ends
+			continue
+		}
+		if n := strings.Count(line, "|"); cells < 0 {
+			cells = n
+		} else if n != cells {
+			t.Errorf("a row of %d cell borders in a table of %d:\n%s", n, cells, line)
+		}
+	}
+	if !strings.Contains(out, "| <code>SELECT '&#124;' &#124;&#124; &#96;x&#96; FROM \"&lt;t&gt;\"</code> |") || !strings.Contains(out, "| `SELECT <b>1</b>` |") {
+		t.Errorf("slow queries not shown as code:\n%s", out)
+	}
+	out = strings.ReplaceAll(out, "`SELECT <b>1</b>`", "") // literal in a code span
+	for _, raw := range []string{"<script", "<b>", "`x`", "[l]"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("Markdown has %q raw:\n%s", raw, out)
+		}
+	}
+	if !strings.Contains(out, "Labels: &lt;b&gt;=x&#124;y, release=a&#124;b &lt;script&gt;") {
+		t.Errorf("labels missing or not escaped:\n%s", out)
+	}
+	var page bytes.Buffer
+	if err := WriteHTML(&page, &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}); err != nil {
+		t.Fatal(err)
+	}
+	if h := page.String(); strings.Contains(h, "<script") || strings.Contains(h, "<b>") || !strings.Contains(h, "Labels: &lt;b&gt;=x|y, release=a|b &lt;script&gt;") {
+		t.Errorf("HTML labels missing or raw tags:\n%s", h)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"time"
 
@@ -32,15 +33,17 @@ type Summary struct {
 	// Variables maps a name to its value, or to the list of values of a swept variable.
 	Variables map[string]any    `json:"variables"`
 	Overrides map[string]string `json:"overrides"`
-	Start     time.Time         `json:"start"`
-	End       time.Time         `json:"end"`
-	Duration  float64           `json:"duration_s"`
-	Interval  float64           `json:"interval_s"`
-	Host      Host              `json:"host"`
-	Setup     []PhaseSummary    `json:"setup"`
-	Stages    []PhaseSummary    `json:"stages"`
-	Teardown  []PhaseSummary    `json:"teardown"`
-	Total     Total             `json:"total"`
+	// Labels are the run's labels in the history (release=Goldenrod).
+	Labels   map[string]string `json:"labels,omitempty"`
+	Start    time.Time         `json:"start"`
+	End      time.Time         `json:"end"`
+	Duration float64           `json:"duration_s"`
+	Interval float64           `json:"interval_s"`
+	Host     Host              `json:"host"`
+	Setup    []PhaseSummary    `json:"setup"`
+	Stages   []PhaseSummary    `json:"stages"`
+	Teardown []PhaseSummary    `json:"teardown"`
+	Total    Total             `json:"total"`
 	// Scaling is present when the stages sweep the number of VUs.
 	Scaling *Scaling `json:"scaling,omitempty"`
 	// Thresholds are the plan's thresholds checked in every stage.
@@ -213,6 +216,16 @@ func HostFacts() Host {
 }
 
 // Summarize builds the summary document of a run.
+// LabelList is the run's labels as "k=v, k=v", sorted by name.
+func (s *Summary) LabelList() string {
+	kv := make([]string, 0, len(s.Labels))
+	for k, v := range s.Labels {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ", ")
+}
+
 func Summarize(run *metrics.Run, host Host) *Summary {
 	s := &Summary{
 		Format: Format, RunID: run.ID, Status: run.Status, Error: run.Error,

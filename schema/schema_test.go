@@ -678,6 +678,8 @@ var semanticOnly = map[string]bool{
 	"undefined_variable.yaml":  true,
 	"threshold_operation.yaml": true, // names an operation that does not exist
 	"event_loop.yaml":          true, // steps the event loop cannot run, elsewhere in the plan
+	"duplicate_names.yaml":     true, // two steps of one flow with one name
+	"malformed_step_url.yaml":  true, // a URL that does not parse
 }
 
 // The plan loader's invalid test plans are invalid for the schema too,
