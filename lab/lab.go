@@ -322,7 +322,7 @@ func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		rd, err = report.CreateRunDir(filepath.Join(out, id), id, p.Name, start, p.Source)
+		rd, err = report.CreateRunDir(filepath.Join(out, id), id, p.Name, start, p.Source, labels)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

@@ -110,6 +110,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 	s := &Summary{Format: Format, RunID: id, Status: run.Status, Start: run.Start, End: run.Start, Host: Host{},
 		Error:     UnfinishedNote(run.Status),
 		Plan:      PlanInfo{Name: run.Plan, Source: string(src)},
+		Labels:    run.Labels,
 		Variables: map[string]any{}, Overrides: map[string]string{},
 		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{}}
 	type opKey struct {

@@ -136,7 +136,7 @@ func TestOpenModelDurationsThroughTheHistory(t *testing.T) {
 
 	// A run directory, into the history and out again.
 	dir := filepath.Join(t.TempDir(), "open")
-	d, err := CreateRunDir(dir, "open-run", "open", run.Start, []byte("name: open\n"))
+	d, err := CreateRunDir(dir, "open-run", "open", run.Start, []byte("name: open\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

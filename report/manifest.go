@@ -28,6 +28,8 @@ type Manifest struct {
 	// Host and PID are the process making the run.
 	Host string `json:"host"`
 	PID  int    `json:"pid"`
+	// Labels are the run's labels (release=Goldenrod).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Stages are the phases begun so far (setup and teardown are index 0).
 	Stages []ManifestStage `json:"stages"`
 }
@@ -123,7 +125,7 @@ func readUnfinished(dir string) (*RunData, error) {
 		start = hs[0].Start
 	}
 	src, _ := os.ReadFile(filepath.Join(dir, "plan.yaml"))
-	s, err := rebuildSummary(store.Run{ID: m.RunID, Plan: m.Plan, Status: status, Start: start}, src, hs)
+	s, err := rebuildSummary(store.Run{ID: m.RunID, Plan: m.Plan, Status: status, Start: start, Labels: m.Labels}, src, hs)
 	if err != nil {
 		return nil, err
 	}

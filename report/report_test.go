@@ -121,7 +121,7 @@ func TestRunDirLogRoundTrip(t *testing.T) {
 	// A start that is not a whole second: readers must still place
 	// intervals at the right milliseconds.
 	t0 := t0.Add(437 * time.Millisecond)
-	rd, err := CreateRunDir(dir, "x-run", "x", t0, []byte("name: x\n"))
+	rd, err := CreateRunDir(dir, "x-run", "x", t0, []byte("name: x\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ type RunDir struct {
 // The run holds a lock on its interval log while it goes, which tells a
 // reader of a directory without summary.json whether its run is still
 // going or was killed; run.json names the run and its stages.
-func CreateRunDir(dir, runID, planName string, start time.Time, planSource []byte) (*RunDir, error) {
+func CreateRunDir(dir, runID, planName string, start time.Time, planSource []byte, labels map[string]string) (*RunDir, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func CreateRunDir(dir, runID, planName string, start time.Time, planSource []byt
 	}
 	host, _ := os.Hostname()
 	rd := &RunDir{Path: dir, base: start,
-		manifest: Manifest{Format: Format, RunID: runID, Plan: planName, Start: start, Host: host, PID: os.Getpid(), Stages: []ManifestStage{}}}
+		manifest: Manifest{Format: Format, RunID: runID, Plan: planName, Start: start, Host: host, PID: os.Getpid(), Labels: labels, Stages: []ManifestStage{}}}
 	if err := rd.writeManifest(); err != nil {
 		return nil, err
 	}

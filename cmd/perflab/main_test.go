@@ -907,7 +907,7 @@ func TestKilledRunKeepsItsIntervals(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	plan := writePlan(t, "name: killed\ntarget: "+srv.URL+"\ninterval: 200ms\nscenarios: [{vus: 2, duration: 1m, flow: [{name: a, url: /a}]}]\n")
-	cmd := exec.Command(bin, "run", plan, "--out", out, "--quiet")
+	cmd := exec.Command(bin, "run", plan, "--out", out, "--quiet", "--label", "release=Goldenrod")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -967,7 +967,7 @@ func TestKilledRunKeepsItsIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	inDir := count(rd.Summary, 0, "a")
-	if rd.Summary.Status != "killed" || rd.Summary.RunID != runs[0].ID || rd.Summary.Stages[0].Name != "all" || inDir < stored || inDir > served.Load() {
+	if rd.Summary.Status != "killed" || rd.Summary.Labels["release"] != "Goldenrod" || rd.Summary.RunID != runs[0].ID || rd.Summary.Stages[0].Name != "all" || inDir < stored || inDir > served.Load() {
 		t.Errorf("from its directory: %s %s stage %q, %d requests; the history %d, the server %d", rd.Summary.RunID, rd.Summary.Status, rd.Summary.Stages[0].Name, inDir, stored, served.Load())
 	}
 	for _, args := range [][]string{
