@@ -262,3 +262,37 @@ func FuzzMarkdownEscape(f *testing.F) {
 		}
 	})
 }
+
+// A run directory without summary.json (a killed run) is rebuilt from
+// run.json, latency.hlog and intervals.csv, whatever they hold: an error,
+// or a killed run's summary that every renderer and drift can take.
+func FuzzReadKilledRunDir(f *testing.F) {
+	_, hlog, intervals, _ := seedRunDir(f)
+	manifest := []byte(`{"format":"perflab-summary/1","run_id":"r","plan":"demo","start":"2026-11-25T10:00:00Z","host":"h","pid":1,"labels":{"a":"b"},"stages":[{"index":1,"name":"users=1"}]}`)
+	f.Add(manifest, hlog, intervals)
+	// Cut short where a kill cuts them: in the middle of a line.
+	f.Add(manifest, hlog[:len(hlog)*2/3], intervals[:len(intervals)/2])
+	f.Add([]byte(`{}`), []byte("Tag=s1/_/a,0.1,1,0,HISTFAAAAAAA"), []byte("stage,scenario,operation,kind,interval,start_ms,end_ms,count,errors\n1,_,a,step,0,1,2,3,4\n"))
+	scratch := f.TempDir()
+	f.Fuzz(func(t *testing.T, manifest, hlog, intervals []byte) {
+		dir := writeRunDir(t, scratch, map[string][]byte{ManifestFile: manifest, "latency.hlog": hlog, IntervalsCSV: intervals})
+		rd, err := ReadRunDir(dir)
+		if err != nil {
+			return
+		}
+		if rd.Summary.Status != "killed" {
+			t.Fatalf("status %q, want killed (nothing holds the log)", rd.Summary.Status)
+		}
+		if rd.Summary.Duration < 0 {
+			t.Fatalf("duration %g", rd.Summary.Duration)
+		}
+		for _, write := range []func(io.Writer) error{
+			func(w io.Writer) error { return WriteMarkdown(w, rd.Summary) },
+			func(w io.Writer) error { return WriteHTML(w, rd) },
+			func(w io.Writer) error { return WriteTable(w, rd.Summary) },
+		} {
+			write(io.Discard) //nolint:errcheck // any answer but a panic
+		}
+		Drift(rd, 95, nil)
+	})
+}
