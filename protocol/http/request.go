@@ -174,8 +174,13 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 		return Result{Start: start, Latency: time.Since(start), Err: Classify(err), Detail: err.Error()}
 	}
 	limit, keep := c.bodyLimit(r)
-	body, n := resp.Body(), int64(len(resp.Body()))
-	if stream := resp.BodyStream(); stream != nil { // nil for HEAD, 204, 304
+	// Body would read the whole stream into memory: the stream first.
+	var body []byte
+	var n int64
+	if stream := resp.BodyStream(); stream == nil { // HEAD, 204, 304
+		body = resp.Body()
+		n = int64(len(body))
+	} else {
 		body, n, err = readBody(stream, keep, s)
 		if err != nil {
 			if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
@@ -250,6 +255,7 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 
 // appendURL appends the expanded URL with its query parameters to b.
 func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
+	start := len(b)
 	b, err := r.url.AppendURL(b, vars)
 	if err != nil {
 		return b, err
@@ -257,8 +263,11 @@ func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
 	if len(r.query) == 0 {
 		return b, nil
 	}
+	if i := bytes.IndexByte(b[start:], '#'); i >= 0 {
+		b = b[:start+i] // the fragment is not sent; the parameters go before it
+	}
 	sep := byte('?')
-	if bytes.IndexByte(b, '?') >= 0 {
+	if bytes.IndexByte(b[start:], '?') >= 0 {
 		sep = '&'
 	}
 	for _, q := range r.query {
