@@ -308,6 +308,9 @@ func (p *response) head() (int, error) {
 			line = line[:len(line)-1]
 		}
 		if len(line) == 0 {
+			if at > maxHead { // arrived whole in one read: the same limit
+				return 0, p.tooLong()
+			}
 			return at, nil
 		}
 		// Only three headers frame a response; most lines are skipped on
@@ -406,6 +409,9 @@ func (p *response) dechunk(in []byte) (bool, error) {
 			line = p.buf[p.bodyEnd:]
 		}
 		in = in[nl+1:]
+		if len(line) > maxHead { // arrived whole in one read: the same limit
+			return false, errors.New("chunked body has a line over 64 KiB")
+		}
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if err := p.chunkLine(line); err != nil {
 			return false, err
