@@ -177,20 +177,28 @@ func (t *Template) Expand(l Lookup) (string, error) {
 // AppendTo appends the expansion to dst, for callers that reuse a buffer.
 func (t *Template) AppendTo(dst []byte, l Lookup) ([]byte, error) {
 	for _, p := range t.parts {
-		if p.ref == "" {
-			dst = append(dst, p.lit...)
-			continue
-		}
-		v, ok := l.Lookup(p.ref)
-		if !ok {
-			if !p.hasFall {
-				return dst, &UndefinedError{Name: p.ref}
-			}
-			v = p.fallback
+		v, err := p.value(l)
+		if err != nil {
+			return dst, err
 		}
 		dst = append(dst, v...)
 	}
 	return dst, nil
+}
+
+// value is a part's text: its literal, or its placeholder's value.
+func (p *part) value(l Lookup) (string, error) {
+	if p.ref == "" {
+		return p.lit, nil
+	}
+	v, ok := l.Lookup(p.ref)
+	if !ok {
+		if !p.hasFall {
+			return "", &UndefinedError{Name: p.ref}
+		}
+		v = p.fallback
+	}
+	return v, nil
 }
 
 // AppendURL appends the expansion of a URL template to dst, escaping the
@@ -205,19 +213,12 @@ func (t *Template) AppendTo(dst []byte, l Lookup) ([]byte, error) {
 func (t *Template) AppendURL(dst []byte, l Lookup) ([]byte, error) {
 	start := len(dst)
 	for _, p := range t.parts {
-		if p.ref == "" {
-			dst = append(dst, p.lit...)
-			continue
-		}
-		v, ok := l.Lookup(p.ref)
-		if !ok {
-			if !p.hasFall {
-				return dst, &UndefinedError{Name: p.ref}
-			}
-			v = p.fallback
+		v, err := p.value(l)
+		if err != nil {
+			return dst, err
 		}
 		switch {
-		case p.raw:
+		case p.ref == "" || p.raw:
 			dst = append(dst, v...)
 		case inQuery(dst[start:]):
 			dst = append(dst, url.QueryEscape(v)...)
@@ -246,16 +247,9 @@ func inPath(u []byte) bool {
 
 func (t *Template) expand(b *strings.Builder, l Lookup) error {
 	for _, p := range t.parts {
-		if p.ref == "" {
-			b.WriteString(p.lit)
-			continue
-		}
-		v, ok := l.Lookup(p.ref)
-		if !ok {
-			if !p.hasFall {
-				return &UndefinedError{Name: p.ref}
-			}
-			v = p.fallback
+		v, err := p.value(l)
+		if err != nil {
+			return err
 		}
 		b.WriteString(v)
 	}

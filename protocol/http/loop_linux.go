@@ -391,19 +391,29 @@ func (l *Loop) runPosted() {
 // that complete meanwhile (they run on the next round, after epoll has been
 // asked again, so that a VU whose requests fail at once cannot starve the
 // loop).
-func (l *Loop) runDone() {
-	if len(l.done) == 0 {
+func (l *Loop) runDone() { drain(&l.done, &l.spare, handOver) }
+
+// handOver calls the callback of an exchange that completed.
+func handOver(x *Exchange) {
+	f := x.then
+	x.then = nil
+	f(x.res)
+}
+
+// drain calls f for each exchange of *list, which it empties first, and
+// keeps the list's array in *spare for the next round: the exchanges that
+// f adds to *list wait for the next call.
+func drain(list, spare *[]*Exchange, f func(*Exchange)) {
+	if len(*list) == 0 {
 		return
 	}
-	batch := l.done
-	l.done = l.spare[:0]
+	batch := *list
+	*list = (*spare)[:0]
 	for _, x := range batch {
-		f := x.then
-		x.then = nil
-		f(x.res)
+		f(x)
 	}
 	clear(batch)
-	l.spare = batch[:0]
+	*spare = batch[:0]
 }
 
 // scan fails the requests in flight past their deadline and finds the
@@ -891,20 +901,13 @@ func (l *Loop) readLater(x *Exchange) {
 }
 
 // readOn goes on with the reads that readLater put off.
-func (l *Loop) readOn() {
-	if len(l.later) == 0 {
-		return
+func (l *Loop) readOn() { drain(&l.later, &l.laterSpare, readOn) }
+
+func readOn(x *Exchange) {
+	x.later = false
+	if x.state == stateReading && x.fd >= 0 {
+		x.read()
 	}
-	batch := l.later
-	l.later = l.laterSpare[:0]
-	for _, x := range batch {
-		x.later = false
-		if x.state == stateReading && x.fd >= 0 {
-			x.read()
-		}
-	}
-	clear(batch)
-	l.laterSpare = batch[:0]
 }
 
 // finish judges a whole response.
