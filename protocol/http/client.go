@@ -1,7 +1,6 @@
 package http
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -9,6 +8,7 @@ import (
 	"net"
 	nethttp "net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -127,15 +127,31 @@ func readBody(body io.Reader, keep int64, s *Scratch) ([]byte, int64, error) {
 	if cap(s.body) > 1<<20 { // one large response does not pin its buffer
 		s.body = nil
 	}
-	buf := bytes.NewBuffer(s.body[:0])
-	n, err := io.Copy(buf, io.LimitReader(body, keep))
-	s.body = buf.Bytes()
-	if err == nil {
-		var rest int64
-		rest, err = io.Copy(io.Discard, body)
-		n += rest
+	kept, n := s.body[:0], int64(0)
+	defer func() { s.body = kept }()
+	for {
+		buf := s.drop // the bytes beyond keep land here
+		if room := keep - int64(len(kept)); room > 0 {
+			if len(kept) == cap(kept) {
+				kept = slices.Grow(kept, int(min(room, int64(max(len(kept), 512)))))
+			}
+			buf = kept[len(kept):int(min(int64(cap(kept)), keep))]
+		} else if buf == nil {
+			s.drop = make([]byte, 16<<10)
+			buf = s.drop
+		}
+		m, err := body.Read(buf)
+		n += int64(m)
+		if int64(len(kept)) < keep {
+			kept = kept[:len(kept)+m]
+		}
+		if err == io.EOF {
+			return kept, n, nil
+		}
+		if err != nil {
+			return kept, n, err
+		}
 	}
-	return s.body, n, err
 }
 
 // Timeout bounds one request (Options.Timeout, or its default).

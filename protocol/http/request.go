@@ -153,6 +153,7 @@ type Result struct {
 // reading response bodies.
 type Scratch struct {
 	buf, body []byte
+	drop      []byte // what a body over its limit is read into
 }
 
 // Do sends the request with the VU's variables and judges the response.
