@@ -106,7 +106,7 @@ func newClient(p *plan.Plan) *phttp.Client {
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
 		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
-		ServerTime: st,
+		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N,
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -243,7 +244,8 @@ func TestTemplatingExtractionAndData(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
-		seen[r.URL.Path] = append(seen[r.URL.Path], r.URL.RawQuery+"|"+string(body)+"|"+r.Header.Get("X-User"))
+		q, _ := url.QueryUnescape(r.URL.RawQuery) // loc's "/" is sent escaped, as %2F
+		seen[r.URL.Path] = append(seen[r.URL.Path], q+"|"+string(body)+"|"+r.Header.Get("X-User"))
 		mu.Unlock()
 		if r.URL.Path == "/create" {
 			w.Header().Set("Location", "/things/"+r.URL.Query().Get("name"))

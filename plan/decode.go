@@ -60,6 +60,7 @@ var (
 	typText      = reflect.TypeOf(&Text{})
 	typNum       = reflect.TypeOf(&Num{})
 	typDuration  = reflect.TypeOf(Duration{})
+	typSize      = reflect.TypeOf(Size{})
 	typThink     = reflect.TypeOf(&Think{})
 	typPairs     = reflect.TypeOf([]Pair{})
 	typVars      = reflect.TypeOf([]*Var{})
@@ -120,6 +121,18 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		if dur, ok := d.duration(n); ok {
 			v.Set(reflect.ValueOf(Duration{Pos: posOf(n), D: dur}))
 		}
+		return
+	case typSize:
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, "want a size such as 4MiB, got %s", kindName(n))
+			return
+		}
+		size, err := ParseSize(n.Value)
+		if err != nil {
+			d.errorf(n, "%v", err)
+			return
+		}
+		v.Set(reflect.ValueOf(Size{Pos: posOf(n), N: size}))
 		return
 	case typStdDur: // a duration in another package's type (a monitor's slow_threshold)
 		if dur, ok := d.duration(n); ok {
@@ -523,6 +536,50 @@ func (d *decoder) think(n *yaml.Node) *Think {
 		return nil
 	}
 	return t
+}
+
+// ParseSize reads a positive number of bytes such as 4MiB, 512KB or 1000.
+func ParseSize(s string) (int64, error) {
+	num := strings.TrimRight(s, "BbKkMmGgIi ")
+	unit := strings.TrimSpace(s[len(num):])
+	mult := int64(0)
+	switch strings.ToUpper(unit) {
+	case "", "B":
+		mult = 1
+	case "KB":
+		mult = 1000
+	case "MB":
+		mult = 1000 * 1000
+	case "GB":
+		mult = 1000 * 1000 * 1000
+	case "KIB":
+		mult = 1 << 10
+	case "MIB":
+		mult = 1 << 20
+	case "GIB":
+		mult = 1 << 30
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if mult == 0 || err != nil || n > (1<<50)/mult {
+		return 0, fmt.Errorf("want a size such as 4MiB, 512KB or 1000 (bytes), got %q", s)
+	}
+	if n <= 0 {
+		return 0, fmt.Errorf("size %s is not above 0", s)
+	}
+	return n * mult, nil
+}
+
+// FormatSize writes a number of bytes the way a plan may: 4 MiB, 1.5 KiB, 10 bytes.
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + " GiB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 func parseDuration(s string) (time.Duration, error) {

@@ -60,6 +60,10 @@ type Plan struct {
 type HTTPOptions struct {
 	// Timeout bounds one request, from send to the last byte of the body (default 30s).
 	Timeout Duration `yaml:"timeout"`
+	// BodyLimit is how much of a response body is kept for checks and
+	// extractions (default DefaultBodyLimit); the bytes beyond it are read
+	// and counted, not kept.
+	BodyLimit Size `yaml:"body_limit"`
 	// KeepAlive reuses connections (default true).
 	KeepAlive *bool `yaml:"keep_alive"`
 	// Connections is "shared" (default: one pool for all VUs) or "per-vu"
@@ -207,16 +211,18 @@ type Step struct {
 	Name string `yaml:"name"`
 
 	// Request.
-	Method  string     `yaml:"method"`
-	URL     *Text      `yaml:"url"`
-	Headers []Pair     `yaml:"headers"`
-	Query   []Pair     `yaml:"query"`
-	Body    *Text      `yaml:"body"`
-	JSON    *JSONDoc   `yaml:"json"`
-	Timeout Duration   `yaml:"timeout"`
-	Extract []*Extract `yaml:"extract"`
-	Check   *Check     `yaml:"check"`
-	Think   *Think     `yaml:"think"`
+	Method  string   `yaml:"method"`
+	URL     *Text    `yaml:"url"`
+	Headers []Pair   `yaml:"headers"`
+	Query   []Pair   `yaml:"query"`
+	Body    *Text    `yaml:"body"`
+	JSON    *JSONDoc `yaml:"json"`
+	Timeout Duration `yaml:"timeout"`
+	// BodyLimit overrides http.body_limit for this step's responses.
+	BodyLimit Size       `yaml:"body_limit"`
+	Extract   []*Extract `yaml:"extract"`
+	Check     *Check     `yaml:"check"`
+	Think     *Think     `yaml:"think"`
 
 	// Correlate, if set, records each of the step's requests (operation,
 	// this id, start, end, outcome) in the run directory's requests.csv, to
@@ -355,6 +361,18 @@ type Duration struct {
 	Pos Pos
 	D   time.Duration
 }
+
+// Size is a number of bytes written as 4MiB, 512KiB, 1MB (units B, KB, MB,
+// GB of 1000 and KiB, MiB, GiB of 1024) or a plain number.
+type Size struct {
+	Pos Pos
+	N   int64
+}
+
+// DefaultBodyLimit is http.body_limit's default: enough for the JSON or
+// HTML a check or an extraction reads, small enough that every VU of a
+// large run can hold one at the same time.
+const DefaultBodyLimit = 4 << 20
 
 // Dimension is one swept variable and its values, in stage order.
 type Dimension struct {

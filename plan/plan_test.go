@@ -248,3 +248,19 @@ func TestTotalRegressionRefused(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1": 1, "10B": 10, "4MiB": 4 << 20, "4 MiB": 4 << 20, "512KiB": 512 << 10, "1KB": 1000, "2MB": 2e6, "1GiB": 1 << 30, "3gb": 3e9} {
+		if got, err := ParseSize(in); got != want || err != nil {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "4M", "MiB", "1.5MiB", "4TiB", "99999999999GiB"} {
+		if got, err := ParseSize(in); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", in, got)
+		}
+	}
+	if got := FormatSize(4 << 20); got != "4 MiB" {
+		t.Errorf("FormatSize(4 MiB) = %q", got)
+	}
+}

@@ -322,6 +322,7 @@ var (
 	typText      = reflect.TypeOf(&plan.Text{})
 	typNum       = reflect.TypeOf(&plan.Num{})
 	typDuration  = reflect.TypeOf(plan.Duration{})
+	typSize      = reflect.TypeOf(plan.Size{})
 	typThink     = reflect.TypeOf(&plan.Think{})
 	typPairs     = reflect.TypeOf([]plan.Pair{})
 	typVars      = reflect.TypeOf([]*plan.Var{})
@@ -398,7 +399,7 @@ func (w *planWalker) leaf(s map[string]any, path string) {
 
 func (w *planWalker) field(t reflect.Type, s map[string]any, path string) {
 	switch t {
-	case typText, typNum, typDuration, typJSONDoc:
+	case typText, typNum, typDuration, typSize, typJSONDoc:
 		w.leaf(s, path)
 		return
 	case typThreshold: // a list of expressions
@@ -749,7 +750,7 @@ data:
   one: {values: solo}
   r: {range: {from: 1, to: 9, step: 2, format: "id-%04d"}, mode: per-vu}
   r2: {range: {to: 3}}
-http: {timeout: 5s, keep_alive: false, max_conns_per_host: 10, insecure_skip_verify: true}
+http: {timeout: 5s, body_limit: 1MiB, keep_alive: false, max_conns_per_host: 10, insecure_skip_verify: true}
 interval: 1m30s
 setup:
   - {name: make, method: POST, url: /m, repeat: {count: 3}}
@@ -772,6 +773,7 @@ scenarios:
         query: {q: "${r}", n: 1}
         json: {a: [1, {b: null}], c: "${vu}"}
         timeout: 250ms
+        body_limit: 64KiB
         extract:
           id: $.id
           loc: {header: Location}
@@ -793,6 +795,8 @@ scenarios:
 		{"empty scenarios", planHead + "scenarios: []\n", false, false},
 		{"unknown top-level key", "targt: x\n" + flowPlan("- url: /a\n"), false, false},
 		{"unknown step key", flowPlan("- {url: /a, methd: GET}\n"), false, false},
+		{"body_limit 0", planHead + "http: {body_limit: 0}\n" + flowPlan("- url: /a\n")[len(planHead):], false, false},
+		{"body_limit without a unit of bytes", planHead + "http: {body_limit: 4M}\n" + flowPlan("- url: /a\n")[len(planHead):], false, false},
 		{"unknown http key", planHead + "http: {timout: 1s}\n" + flowPlan("- url: /a\n")[len(planHead):], false, false},
 		{"missing vus", scenarioPlan("iterations: 1\n", "- url: /a\n"), false, false},
 		{"vus 0", scenarioPlan("vus: 0\niterations: 1\n", "- url: /a\n"), false, false},

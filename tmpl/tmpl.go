@@ -1,7 +1,9 @@
 package tmpl
 
 import (
+	"bytes"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -29,7 +31,8 @@ type part struct {
 	ref      string // empty for a literal part
 	fallback string
 	hasFall  bool
-	offset   int // byte offset of "${" in src
+	raw      bool // ${raw:name}: substituted into a URL as it is
+	offset   int  // byte offset of "${" in src
 }
 
 // Ref is a placeholder as written, with its byte offset in the source.
@@ -86,6 +89,9 @@ func Parse(s string) (*Template, error) {
 			body = body[:k]
 		}
 		name := strings.TrimSpace(body)
+		if n, ok := strings.CutPrefix(name, rawPrefix); ok {
+			name, p.raw = strings.TrimSpace(n), true
+		}
 		if err := checkName(name); err != "" {
 			return nil, &SyntaxError{Offset: i, Msg: err}
 		}
@@ -97,6 +103,10 @@ func Parse(s string) (*Template, error) {
 	flush()
 	return t, nil
 }
+
+// rawPrefix marks a placeholder whose value goes into a URL unescaped:
+// ${raw:name}.
+const rawPrefix = "raw:"
 
 // MustParse is Parse for strings known to be valid; it panics otherwise.
 func MustParse(s string) *Template {
@@ -167,34 +177,79 @@ func (t *Template) Expand(l Lookup) (string, error) {
 // AppendTo appends the expansion to dst, for callers that reuse a buffer.
 func (t *Template) AppendTo(dst []byte, l Lookup) ([]byte, error) {
 	for _, p := range t.parts {
-		if p.ref == "" {
-			dst = append(dst, p.lit...)
-			continue
-		}
-		v, ok := l.Lookup(p.ref)
-		if !ok {
-			if !p.hasFall {
-				return dst, &UndefinedError{Name: p.ref}
-			}
-			v = p.fallback
+		v, err := p.value(l)
+		if err != nil {
+			return dst, err
 		}
 		dst = append(dst, v...)
 	}
 	return dst, nil
 }
 
+// value is a part's text: its literal, or its placeholder's value.
+func (p *part) value(l Lookup) (string, error) {
+	if p.ref == "" {
+		return p.lit, nil
+	}
+	v, ok := l.Lookup(p.ref)
+	if !ok {
+		if !p.hasFall {
+			return "", &UndefinedError{Name: p.ref}
+		}
+		v = p.fallback
+	}
+	return v, nil
+}
+
+// AppendURL appends the expansion of a URL template to dst, escaping the
+// values it substitutes by where they land in the URL: a value in the path
+// with path-segment escaping (url.PathEscape: "/" too), in the query or
+// fragment with query escaping (url.QueryEscape), and before the path
+// (scheme, host, port: a base URL) as it is. Where it lands is read from
+// what has been expanded before it: the query begins at the first "?" or
+// "#", the path at the first "/" after "://" (or at a leading "/"). The
+// template's literal text is kept as written, and so is the value of a
+// ${raw:name} placeholder.
+func (t *Template) AppendURL(dst []byte, l Lookup) ([]byte, error) {
+	start := len(dst)
+	for _, p := range t.parts {
+		v, err := p.value(l)
+		if err != nil {
+			return dst, err
+		}
+		switch {
+		case p.ref == "" || p.raw:
+			dst = append(dst, v...)
+		case inQuery(dst[start:]):
+			dst = append(dst, url.QueryEscape(v)...)
+		case inPath(dst[start:]):
+			dst = append(dst, url.PathEscape(v)...)
+		default:
+			dst = append(dst, v...)
+		}
+	}
+	return dst, nil
+}
+
+// inQuery reports whether the URL u, as expanded so far, is in its query
+// or fragment.
+func inQuery(u []byte) bool { return bytes.IndexAny(u, "?#") >= 0 }
+
+// inPath reports whether the URL u, as expanded so far, has reached its
+// path: a "/" after the scheme's "://", or a leading "/" of a URL without
+// a scheme.
+func inPath(u []byte) bool {
+	if i := bytes.Index(u, []byte("://")); i >= 0 {
+		return bytes.IndexByte(u[i+3:], '/') >= 0
+	}
+	return len(u) > 0 && u[0] == '/'
+}
+
 func (t *Template) expand(b *strings.Builder, l Lookup) error {
 	for _, p := range t.parts {
-		if p.ref == "" {
-			b.WriteString(p.lit)
-			continue
-		}
-		v, ok := l.Lookup(p.ref)
-		if !ok {
-			if !p.hasFall {
-				return &UndefinedError{Name: p.ref}
-			}
-			v = p.fallback
+		v, err := p.value(l)
+		if err != nil {
+			return err
 		}
 		b.WriteString(v)
 	}

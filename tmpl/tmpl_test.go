@@ -2,6 +2,7 @@ package tmpl
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -97,4 +98,45 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = out
 	})
+}
+
+// A URL's substituted values are escaped by where they land: as they are
+// before the path (a base URL, a host), path-segment escaping in the path,
+// query escaping in the query; literal text and ${raw:...} are kept.
+func TestAppendURL(t *testing.T) {
+	l := vars(map[string]string{"base": "http://127.0.0.1:8080/api", "host": "h:1", "v": `a b"c<d>%#?/é`, "p": "/x/y", "id": "7"})
+	cases := []struct{ in, want string }{
+		{"${base}/items/${id}", "http://127.0.0.1:8080/api/items/7"},
+		{"${base}/q/${v}", "http://127.0.0.1:8080/api/q/a%20b%22c%3Cd%3E%25%23%3F%2F%C3%A9"},
+		{"${base}/q?v=${v}&w=${v}", "http://127.0.0.1:8080/api/q?v=a+b%22c%3Cd%3E%25%23%3F%2F%C3%A9&w=a+b%22c%3Cd%3E%25%23%3F%2F%C3%A9"},
+		{"http://${host}/${v}", "http://h:1/a%20b%22c%3Cd%3E%25%23%3F%2F%C3%A9"},
+		{"${base}${p}", "http://127.0.0.1:8080/api%2Fx%2Fy"}, // the base has its path: p is one segment of it
+		{"${base}${raw:p}", "http://127.0.0.1:8080/api/x/y"},
+		{"http://${host}${p}?a=${raw:p}", "http://h:1/x/y?a=/x/y"}, // before the path: as it is
+		{"${base}/files/${raw:p}/lit eral?q=${raw:v}", "http://127.0.0.1:8080/api/files//x/y/lit eral?q=" + `a b"c<d>%#?/é`},
+		{"/rel/${v}", "/rel/a%20b%22c%3Cd%3E%25%23%3F%2F%C3%A9"},
+		{"${base}/x#${v}", "http://127.0.0.1:8080/api/x#a+b%22c%3Cd%3E%25%23%3F%2F%C3%A9"},
+		{"${base}/x/${missing:-a b}", "http://127.0.0.1:8080/api/x/a%20b"},
+		{"${raw:missing:-a b}", "a b"},
+	}
+	for _, c := range cases {
+		tp, err := Parse(c.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", c.in, err)
+		}
+		got, err := tp.AppendURL([]byte("prefix "), l)
+		if err != nil || string(got) != "prefix "+c.want {
+			t.Errorf("AppendURL(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+		// Elsewhere than a URL, nothing is escaped; raw: names the variable.
+		if s, err := tp.Expand(l); err != nil || strings.Contains(c.in, "${raw:") && strings.Contains(s, "raw:") {
+			t.Errorf("Expand(%q) = %q, %v", c.in, s, err)
+		}
+	}
+	if tp := MustParse("/x/${raw:v}"); len(tp.Refs()) != 1 || tp.Refs()[0].Name != "v" {
+		t.Errorf("the refs of ${raw:v}: %+v", tp.Refs())
+	}
+	if _, err := Parse("${raw:}"); err == nil {
+		t.Error("${raw:} parsed")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	nethttp "net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
 )
 
 // GoTimers makes the event loop and the arrival pacer wait for their timers
@@ -46,6 +48,10 @@ type Options struct {
 	// HTTP2 sends HTTP/2 (TLS with ALPN for https, h2c for http URLs)
 	// through the standard library instead of HTTP/1.1 through fasthttp.
 	HTTP2 bool
+	// BodyLimit is how many bytes of a response body are kept for the
+	// checks and extractions that read it (default plan.DefaultBodyLimit;
+	// a step's body_limit overrides it); the rest is read and counted.
+	BodyLimit int64
 	// ServerTime, if set, reads the time the server reports it spent on
 	// each response (Result.Server).
 	ServerTime *ServerTime
@@ -70,6 +76,9 @@ func NewClient(opts Options) *Client {
 	if opts.MaxConnsPerHost <= 0 {
 		opts.MaxConnsPerHost = 512
 	}
+	if opts.BodyLimit <= 0 {
+		opts.BodyLimit = plan.DefaultBodyLimit
+	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "perflab"
 	}
@@ -88,12 +97,61 @@ func NewClient(opts Options) *Client {
 		DisablePathNormalizing:        true,
 		TLSConfig:                     &tls.Config{InsecureSkipVerify: opts.InsecureSkipVerify, RootCAs: opts.RootCAs}, //nolint:gosec // opt-in, for test systems
 		DialTimeout:                   dialer(opts.ConnectTimeout),
+		// Bodies are read as a stream (Client.Do), so that one larger than
+		// the body limit is counted without being held in memory.
+		StreamResponseBody: true,
 	}
 	cl := &Client{opts: opts, c: c, timeout: opts.Timeout, keepAlive: opts.KeepAlive, userAgent: opts.UserAgent}
 	if opts.HTTP2 {
 		cl.std = newStdClient(opts)
 	}
 	return cl
+}
+
+// bodyLimit is the body limit of r's responses, and how much of a body to
+// keep: the limit if a check or an extraction reads the body, else nothing.
+func (c *Client) bodyLimit(r *Request) (limit, keep int64) {
+	limit = c.opts.BodyLimit
+	if r.bodyLimit > 0 {
+		limit = r.bodyLimit
+	}
+	if r.needsBody() {
+		keep = limit
+	}
+	return limit, keep
+}
+
+// readBody reads a response body to its end, keeping its first keep bytes
+// in s.body; it returns them and the body's size.
+func readBody(body io.Reader, keep int64, s *Scratch) ([]byte, int64, error) {
+	if cap(s.body) > 1<<20 { // one large response does not pin its buffer
+		s.body = nil
+	}
+	kept, n := s.body[:0], int64(0)
+	defer func() { s.body = kept }()
+	for {
+		buf := s.drop // the bytes beyond keep land here
+		if room := keep - int64(len(kept)); room > 0 {
+			if len(kept) == cap(kept) {
+				kept = slices.Grow(kept, int(min(room, int64(max(len(kept), 512)))))
+			}
+			buf = kept[len(kept):int(min(int64(cap(kept)), keep))]
+		} else if buf == nil {
+			s.drop = make([]byte, 16<<10)
+			buf = s.drop
+		}
+		m, err := body.Read(buf)
+		n += int64(m)
+		if int64(len(kept)) < keep {
+			kept = kept[:len(kept)+m]
+		}
+		if err == io.EOF {
+			return kept, n, nil
+		}
+		if err != nil {
+			return kept, n, err
+		}
+	}
 }
 
 // Timeout bounds one request (Options.Timeout, or its default).

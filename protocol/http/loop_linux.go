@@ -53,7 +53,9 @@ type Loop struct {
 	rbuf     []byte // reads land here when the response's buffer is short of room
 	done     []*Exchange
 	spare    []*Exchange
-	stopped  bool
+	// later are exchanges whose reads were put off (readLater).
+	later, laterSpare []*Exchange
+	stopped           bool
 	// busy counts exchanges with a request in flight, for the timeout scan;
 	// due is the earliest deadline among them (or earlier: one of a request
 	// that has completed since), and the scan runs at the later of due and
@@ -185,7 +187,7 @@ func (l *Loop) Run() {
 	for !l.stopped {
 		var n int
 		var err error
-		if len(l.done) > 0 {
+		if len(l.done) > 0 || len(l.later) > 0 {
 			n, err = l.poll()
 		} else {
 			at := int64(-1) // when the loop must wake, in now() nanoseconds
@@ -233,6 +235,7 @@ func (l *Loop) Run() {
 			}
 			l.xs[ev.Fd].event(ev)
 		}
+		l.readOn()
 		l.runDone()
 		now := l.now()
 		if now-l.anchorAt > int64(time.Second) {
@@ -388,19 +391,29 @@ func (l *Loop) runPosted() {
 // that complete meanwhile (they run on the next round, after epoll has been
 // asked again, so that a VU whose requests fail at once cannot starve the
 // loop).
-func (l *Loop) runDone() {
-	if len(l.done) == 0 {
+func (l *Loop) runDone() { drain(&l.done, &l.spare, handOver) }
+
+// handOver calls the callback of an exchange that completed.
+func handOver(x *Exchange) {
+	f := x.then
+	x.then = nil
+	f(x.res)
+}
+
+// drain calls f for each exchange of *list, which it empties first, and
+// keeps the list's array in *spare for the next round: the exchanges that
+// f adds to *list wait for the next call.
+func drain(list, spare *[]*Exchange, f func(*Exchange)) {
+	if len(*list) == 0 {
 		return
 	}
-	batch := l.done
-	l.done = l.spare[:0]
+	batch := *list
+	*list = (*spare)[:0]
 	for _, x := range batch {
-		f := x.then
-		x.then = nil
-		f(x.res)
+		f(x)
 	}
 	clear(batch)
-	l.spare = batch[:0]
+	*spare = batch[:0]
 }
 
 // scan fails the requests in flight past their deadline and finds the
@@ -528,6 +541,7 @@ type Exchange struct {
 	lastUsed  int64
 	state     uint8
 	readable  bool   // data or a close arrived while the request was still being written
+	later     bool   // in the loop's later
 	inflight  bool   // counted in the loop's busy
 	sending   bool   // inside Send: a result is queued, not handed over
 	seq       uint64 // counts requests, for a name lookup that returns late
@@ -591,7 +605,8 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	x.start = l.anchor.Add(time.Duration(now - l.anchorAt))
 	x.deadline = now + int64(r.timeout)
 	x.wpos, x.readable = 0, false
-	x.resp.reset(bytes.Equal(r.method, []byte("HEAD")))
+	_, keep := c.bodyLimit(r)
+	x.resp.reset(bytes.Equal(r.method, []byte("HEAD")), keep)
 	x.inflight = true
 	if l.busy++; l.busy == 1 {
 		l.nextScan = now + int64(timeoutScan)
@@ -805,12 +820,15 @@ func (x *Exchange) write() {
 }
 
 func (x *Exchange) read() {
+	read := 0
 	for {
-		// Straight into the response's buffer when it has room, else
-		// through the loop's and appended.
-		rb, direct := x.l.rbuf, false
-		if free := cap(x.resp.buf) - len(x.resp.buf); free >= 512 {
-			rb, direct = x.resp.buf[len(x.resp.buf):cap(x.resp.buf)], true
+		// Straight into the response's buffer when it has room and the
+		// bytes are to be kept, else into the loop's (the bytes of a body
+		// over its limit are counted there and dropped).
+		p := &x.resp
+		rb := x.l.rbuf
+		if free := cap(p.buf) - len(p.buf); free >= 512 && (p.headEnd == 0 || int64(p.bodyEnd-p.headEnd) < p.limit) {
+			rb = p.buf[len(p.buf):cap(p.buf)]
 		}
 		var n int
 		var err error
@@ -836,24 +854,19 @@ func (x *Exchange) read() {
 			return
 		case n == 0:
 			switch {
-			case x.resp.eof():
+			case p.eof():
 				x.finish()
-			case len(x.resp.buf) == 0:
+			case len(p.buf) == 0:
 				x.fail(metrics.ConnReset, "the server closed the connection before responding")
 			default:
 				x.fail(metrics.Read, "the server closed the connection mid-response")
 			}
 			return
 		}
-		if direct {
-			x.resp.buf = x.resp.buf[:len(x.resp.buf)+n]
-		} else {
-			if cap(x.resp.buf) == 0 {
-				x.resp.buf = make([]byte, 0, max(n, 1<<10))
-			}
-			x.resp.buf = append(x.resp.buf, rb[:n]...)
+		if cap(p.buf) == 0 {
+			p.buf = make([]byte, 0, max(n, 1<<10))
 		}
-		done, err := x.resp.feed()
+		done, err := p.feed(rb[:n])
 		if err != nil {
 			x.fail(metrics.Read, err.Error())
 			return
@@ -862,6 +875,38 @@ func (x *Exchange) read() {
 			x.finish()
 			return
 		}
+		// A server that sends faster than the loop reads would hold it
+		// here: after readTurn bytes the other connections, the timers
+		// and the timeout scan have their turn, and the read goes on in
+		// the loop's next round.
+		if read += n; read >= readTurn {
+			x.l.readLater(x)
+			return
+		}
+	}
+}
+
+// readTurn is how much one connection reads before the loop's other work
+// has its turn.
+const readTurn = 1 << 20
+
+// readLater reads x's connection again in the loop's next round, which
+// waits for nothing meanwhile: its socket may stay readable without a new
+// edge.
+func (l *Loop) readLater(x *Exchange) {
+	if !x.later {
+		x.later = true
+		l.later = append(l.later, x)
+	}
+}
+
+// readOn goes on with the reads that readLater put off.
+func (l *Loop) readOn() { drain(&l.later, &l.laterSpare, readOn) }
+
+func readOn(x *Exchange) {
+	x.later = false
+	if x.state == stateReading && x.fd >= 0 {
+		x.read()
 	}
 }
 
@@ -869,16 +914,16 @@ func (x *Exchange) read() {
 func (x *Exchange) finish() {
 	lat := time.Since(x.start)
 	res := Result{Start: x.start, Status: x.resp.status, Latency: lat}
-	body := x.resp.body()
-	res.Bytes = len(body)
+	res.Bytes = int(x.resp.size)
 	x.l.c.serverTime(&res, x.hdr)
-	x.req.judge(&res, x.hdr, body, x.vars)
+	limit, _ := x.l.c.bodyLimit(x.req)
+	x.req.judge(&res, x.hdr, x.resp.body(), x.vars, limit)
 	if x.resp.close || !x.l.c.keepAlive {
 		x.closeConn()
 	}
 	x.lastUsed = int64(x.start.Sub(x.l.epoch) + lat)
 	if cap(x.resp.buf) > 1<<20 { // one large response does not pin its buffer
-		x.resp.buf, x.resp.decoded = nil, nil
+		x.resp.buf = nil
 	}
 	x.complete(res)
 }

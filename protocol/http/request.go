@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,11 @@ type Request struct {
 	status      []int // accepted; nil means 200-299
 	contains    [][]byte
 	jsonChecks  []jsonCheck
+	// bodyLimit is the step's own body_limit (0: the client's).
+	bodyLimit int64
+	// bodyUse is what reads the body (readsBody): OK for nothing.
+	bodyUse  metrics.ErrKind
+	bodyVerb string
 	// literal is true when no part of the request has a placeholder: the
 	// event loop builds its bytes once per connection.
 	literal bool
@@ -63,7 +69,7 @@ type jsonCheck struct {
 // (nil when every URL is absolute); defaults are the plan's headers, which a
 // step's own headers override.
 func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout time.Duration) (*Request, error) {
-	r := &Request{Name: st.Name, method: []byte(st.Method), timeout: timeout}
+	r := &Request{Name: st.Name, method: []byte(st.Method), timeout: timeout, bodyLimit: st.BodyLimit.N}
 	if st.Timeout.D > 0 {
 		r.timeout = st.Timeout.D
 	}
@@ -123,6 +129,7 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			r.jsonChecks = append(r.jsonChecks, jsonCheck{p, jc.Equals.T})
 		}
 	}
+	r.bodyUse, r.bodyVerb = r.readsBody()
 	return r, nil
 }
 
@@ -146,6 +153,7 @@ type Result struct {
 // reading response bodies.
 type Scratch struct {
 	buf, body []byte
+	drop      []byte // what a body over its limit is read into
 }
 
 // Do sends the request with the VU's variables and judges the response.
@@ -163,19 +171,45 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	}
 	start := time.Now()
 	err := c.c.DoTimeout(req, resp, r.timeout)
-	lat := time.Since(start)
 	if err != nil {
-		return Result{Start: start, Latency: lat, Err: Classify(err), Detail: err.Error()}
+		return Result{Start: start, Latency: time.Since(start), Err: Classify(err), Detail: err.Error()}
 	}
-	body := resp.Body()
-	res := Result{Start: start, Status: resp.StatusCode(), Bytes: len(body), Latency: lat}
+	limit, keep := c.bodyLimit(r)
+	// Body would read the whole stream into memory: the stream first.
+	var body []byte
+	var n int64
+	if stream := resp.BodyStream(); stream == nil { // HEAD, 204, 304
+		body = resp.Body()
+		n = int64(len(body))
+	} else {
+		body, n, err = readBody(stream, keep, s)
+		if err != nil {
+			if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
+				cl.CloseWithError(err) //nolint:errcheck // the read's error is the one to report
+			}
+			return Result{Start: start, Latency: time.Since(start), Status: resp.StatusCode(), Bytes: int(n), Err: bodyErrKind(err), Detail: "read: " + err.Error()}
+		}
+		resp.CloseBodyStream() //nolint:errcheck // read to its end: the connection goes back to the pool
+	}
+	lat := time.Since(start)
+	res := Result{Start: start, Status: resp.StatusCode(), Bytes: int(n), Latency: lat}
 	header := func(name string) ([]byte, bool) {
 		v := resp.Header.Peek(name)
 		return v, v != nil
 	}
 	c.serverTime(&res, header)
-	r.judge(&res, header, body, vars)
+	r.judge(&res, header, body, vars, limit)
 	return res
+}
+
+// bodyErrKind classifies an error reading a body: a timeout, a reset, or
+// else a read error (a body cut short or malformed).
+func bodyErrKind(err error) metrics.ErrKind {
+	switch k := Classify(err); k {
+	case metrics.Timeout, metrics.ConnReset:
+		return k
+	}
+	return metrics.Read
 }
 
 // serverTime reads the server's own time from a response, if asked to.
@@ -222,15 +256,19 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 
 // appendURL appends the expanded URL with its query parameters to b.
 func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
-	b, err := r.url.AppendTo(b, vars)
+	start := len(b)
+	b, err := r.url.AppendURL(b, vars)
 	if err != nil {
 		return b, err
 	}
 	if len(r.query) == 0 {
 		return b, nil
 	}
+	if i := bytes.IndexByte(b[start:], '#'); i >= 0 {
+		b = b[:start+i] // the fragment is not sent; the parameters go before it
+	}
 	sep := byte('?')
-	if bytes.IndexByte(b, '?') >= 0 {
+	if bytes.IndexByte(b[start:], '?') >= 0 {
 		sep = '&'
 	}
 	for _, q := range r.query {
@@ -259,12 +297,19 @@ func (r *Request) eachHeader(vars Vars, set func(name, value string)) error {
 	return nil
 }
 
-// judge runs the checks and extractions on a response.
-func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []byte, vars Vars) {
+// judge runs the checks and extractions on a response whose body has
+// res.Bytes bytes, of which body holds the first (all unless the body was
+// over the limit).
+func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []byte, vars Vars, limit int64) {
 	code := res.Status
 	if !r.accepts(code) {
 		res.Err = metrics.StatusKind(code)
 		res.Detail = "status " + itoa(code)
+		return
+	}
+	if len(body) < res.Bytes && r.bodyUse != metrics.OK {
+		res.Err = r.bodyUse
+		res.Detail = "body of " + strconv.Itoa(res.Bytes) + " bytes exceeds body_limit " + plan.FormatSize(limit) + "; raise body_limit to " + r.bodyVerb + " it"
 		return
 	}
 	for _, want := range r.contains {

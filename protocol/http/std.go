@@ -77,16 +77,8 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		return Result{Start: start, Latency: time.Since(start), Err: classifyStd(ctx, err), Detail: err.Error()}
 	}
 	// Read the body fully; keep it only when a check or extraction needs it.
-	var n int64
-	var kept []byte
-	if r.needsBody() {
-		buf := bytes.NewBuffer(s.body[:0])
-		n, err = io.Copy(buf, resp.Body)
-		kept = buf.Bytes()
-		s.body = kept
-	} else {
-		n, err = io.Copy(io.Discard, resp.Body)
-	}
+	limit, keep := c.bodyLimit(r)
+	kept, n, err := readBody(resp.Body, keep, s)
 	resp.Body.Close()
 	lat := time.Since(start)
 	if err != nil {
@@ -101,7 +93,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		return []byte(v[0]), true
 	}
 	c.serverTime(&res, header)
-	r.judge(&res, header, kept, vars)
+	r.judge(&res, header, kept, vars, limit)
 	return res
 }
 
@@ -114,14 +106,19 @@ func classifyStd(ctx context.Context, err error) metrics.ErrKind {
 
 // needsBody reports whether the response body is read by a check or an
 // extraction.
-func (r *Request) needsBody() bool {
+func (r *Request) needsBody() bool { return r.bodyUse != metrics.OK }
+
+// readsBody says what reads the response body: a check (CheckFailed,
+// "check"), an extraction (ExtractFailed, "extract from"), or nothing
+// (OK). The kind is that of the error when the body was over its limit.
+func (r *Request) readsBody() (metrics.ErrKind, string) {
 	if len(r.contains) > 0 || len(r.jsonChecks) > 0 {
-		return true
+		return metrics.CheckFailed, "check"
 	}
 	for _, e := range r.extract {
 		if e.header == "" {
-			return true
+			return metrics.ExtractFailed, "extract from"
 		}
 	}
-	return false
+	return metrics.OK, ""
 }

@@ -153,62 +153,112 @@ func hostPort(origin string) string {
 }
 
 // response frames and parses one HTTP/1.1 response as its bytes arrive.
+// Its memory is bounded whatever the server sends: the header by
+// maxHead, the body kept by limit (the bytes beyond it are counted), a
+// chunk-size or trailer line by maxHead.
 type response struct {
-	buf      []byte // everything read for the response so far
-	headEnd  int    // after the blank line; 0 while the header is incomplete
+	// buf holds the header (buf[:headEnd]), then the body kept, decoded
+	// (buf[headEnd:bodyEnd]), then a line of the chunked framing that has
+	// not arrived whole.
+	buf      []byte
+	headEnd  int // after the blank line; 0 while the header is incomplete
+	bodyEnd  int
+	limit    int64 // body bytes kept
+	size     int64 // body bytes received (decoded)
 	status   int
 	length   int64 // Content-Length; -1 when none
 	chunked  bool
 	close    bool // the connection closes after this response
 	noBody   bool // HEAD, 204, 304
 	untilEOF bool // the body ends when the server closes
+	done     bool
 	// chunked decoding
-	chunkAt int    // next unread byte of the chunked body
-	decoded []byte // the chunked body, decoded
-	done    bool
+	chunk   uint8 // what the next bytes are: chunkSize, chunkData, ...
+	left    int64 // bytes left of the chunk's data
+	trailer int   // trailer bytes so far
+	interim int   // 1xx responses before this one
 }
+
+// What the next bytes of a chunked body are.
+const (
+	chunkSize    = iota // a chunk-size line
+	chunkData           // the chunk's data
+	chunkDataEnd        // the CRLF after the data
+	chunkTrailer        // a trailer line, or the blank line that ends the body
+)
+
+// maxHead bounds a response's header, and each line of its chunked framing.
+const maxHead = 64 << 10
+
+// maxInterim bounds the 1xx responses before a response.
+const maxInterim = 16
 
 var errMalformed = errors.New("malformed response")
 
 // reset prepares for the response to a request with method head (HEAD)
-// or not; the buffers are kept.
-func (p *response) reset(head bool) {
-	*p = response{buf: p.buf[:0], decoded: p.decoded[:0], noBody: head, length: -1}
+// or not, keeping limit bytes of its body; the buffer is kept.
+func (p *response) reset(head bool, limit int64) {
+	*p = response{buf: p.buf[:0], noBody: head, length: -1, limit: limit}
 }
 
-// feed parses what has arrived in p.buf; it returns true when the response
-// is whole.
-func (p *response) feed() (bool, error) {
-	for p.headEnd == 0 {
-		end, err := p.head()
-		if err != nil || end == 0 {
-			return false, err
+// feed parses the bytes in, which have just arrived; it returns true when
+// the response is whole. in may be the free capacity of p.buf just past
+// its length (the loop reads into it): what is kept is copied at or before
+// where it is read from.
+func (p *response) feed(in []byte) (bool, error) {
+	if p.headEnd == 0 {
+		p.buf = append(p.buf, in...)
+		in = nil
+		for {
+			end, err := p.head()
+			if err != nil || end == 0 {
+				return false, err
+			}
+			if p.status >= 100 && p.status < 200 { // 100 Continue, 103 Early Hints: the real response follows
+				if p.interim++; p.interim > maxInterim {
+					return false, errors.New("response has over 16 interim (1xx) responses")
+				}
+				p.buf = append(p.buf[:0], p.buf[end:]...)
+				p.status, p.length, p.chunked, p.close = 0, -1, false, false
+				continue
+			}
+			p.headEnd, p.bodyEnd = end, end
+			in, p.buf = p.buf[end:], p.buf[:end]
+			break
 		}
-		if p.status >= 100 && p.status < 200 { // 100 Continue, 103 Early Hints: the real response follows
-			p.buf = append(p.buf[:0], p.buf[end:]...)
-			p.status, p.length, p.chunked, p.close = 0, -1, false, false
-			continue
-		}
-		p.headEnd = end
 	}
-	body := len(p.buf) - p.headEnd
 	switch {
+	case p.done:
+		if len(in) > 0 {
+			return false, errors.New("response has bytes after its end")
+		}
 	case p.noBody || p.status == 204 || p.status == 304:
-		p.done = body == 0
-		if body > 0 {
+		if len(in) > 0 {
 			return false, errors.New("response has bytes after a body-less response")
 		}
+		p.done = true
 	case p.chunked:
-		return p.dechunk()
+		return p.dechunk(in)
 	case p.length >= 0:
-		if int64(body) > p.length {
+		if int64(len(in)) > p.length-p.size {
 			return false, errors.New("response is longer than its Content-Length")
 		}
-		p.done = int64(body) == p.length
+		p.keep(in)
+		p.done = p.size == p.length
 	default:
 		p.untilEOF = true
+		p.keep(in)
 	}
 	return p.done, nil
+}
+
+// keep counts body bytes and keeps those within the limit.
+func (p *response) keep(b []byte) {
+	p.size += int64(len(b))
+	if room := p.limit - int64(p.bodyEnd-p.headEnd); room > 0 {
+		p.buf = append(p.buf, b[:min(int64(len(b)), room)]...)
+		p.bodyEnd = len(p.buf)
+	}
 }
 
 // eof is the server closing the connection: it ends a body that had no
@@ -258,6 +308,9 @@ func (p *response) head() (int, error) {
 			line = line[:len(line)-1]
 		}
 		if len(line) == 0 {
+			if at > maxHead { // arrived whole in one read: the same limit
+				return 0, p.tooLong()
+			}
 			return at, nil
 		}
 		// Only three headers frame a response; most lines are skipped on
@@ -320,68 +373,93 @@ func atoi(b []byte) (int64, bool) {
 }
 
 func (p *response) tooLong() error {
-	if len(p.buf) > 64<<10 {
-		return errors.New("response header over 64 KB")
+	if len(p.buf) > maxHead {
+		return errors.New("response header over 64 KiB")
 	}
 	return nil
 }
 
-// dechunk decodes the chunks that have arrived.
-func (p *response) dechunk() (bool, error) {
-	if p.chunkAt == 0 {
-		p.chunkAt = p.headEnd
-	}
-	for {
-		b := p.buf[p.chunkAt:]
-		line, _, ok := bytes.Cut(b, []byte("\r\n"))
-		if !ok {
+// dechunk decodes a chunked body's bytes as they arrive.
+func (p *response) dechunk(in []byte) (bool, error) {
+	for len(in) > 0 {
+		if p.done {
+			return false, errors.New("response has bytes after its last chunk")
+		}
+		if p.chunk == chunkData {
+			n := min(int64(len(in)), p.left)
+			p.keep(in[:n])
+			in, p.left = in[n:], p.left-n
+			if p.left == 0 {
+				p.chunk = chunkDataEnd
+			}
+			continue
+		}
+		// A line of the framing: whole in in, or begun in p.buf.
+		nl := bytes.IndexByte(in, '\n')
+		if nl < 0 {
+			p.buf = append(p.buf, in...)
+			if len(p.buf)-p.bodyEnd > maxHead {
+				return false, errors.New("chunked body has a line over 64 KiB")
+			}
 			return false, nil
 		}
+		line := in[:nl]
+		if len(p.buf) > p.bodyEnd {
+			p.buf = append(p.buf, line...)
+			line = p.buf[p.bodyEnd:]
+		}
+		in = in[nl+1:]
+		if len(line) > maxHead { // arrived whole in one read: the same limit
+			return false, errors.New("chunked body has a line over 64 KiB")
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if err := p.chunkLine(line); err != nil {
+			return false, err
+		}
+		p.buf = p.buf[:p.bodyEnd]
+	}
+	return p.done, nil
+}
+
+// chunkLine reads a whole line of a chunked body's framing.
+func (p *response) chunkLine(line []byte) error {
+	switch p.chunk {
+	case chunkSize:
 		size := line
 		if i := bytes.IndexByte(size, ';'); i >= 0 {
 			size = size[:i]
 		}
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(size)), 16, 64)
 		if err != nil || n < 0 || n > maxChunk {
-			return false, errors.New("bad chunk size " + strconv.Quote(string(line)))
+			return errors.New("bad chunk size " + strconv.Quote(string(line[:min(len(line), 40)])))
 		}
-		data := len(line) + 2
+		p.chunk, p.left = chunkData, n
 		if n == 0 { // the last chunk, then trailers up to a blank line
-			t := b[data:]
-			if bytes.HasPrefix(t, []byte("\r\n")) {
-				p.done = len(t) == 2
-			} else if i := bytes.Index(t, []byte("\r\n\r\n")); i >= 0 {
-				p.done = i+4 == len(t)
-			} else {
-				return false, nil
-			}
-			if !p.done {
-				return false, errors.New("response has bytes after its last chunk")
-			}
-			return true, nil
+			p.chunk = chunkTrailer
 		}
-		if int64(len(b)) < int64(data)+n+2 {
-			return false, nil
+	case chunkDataEnd:
+		if len(line) > 0 {
+			return errors.New("chunk not followed by CRLF")
 		}
-		p.decoded = append(p.decoded, b[data:data+int(n)]...)
-		if b[data+int(n)] != '\r' || b[data+int(n)+1] != '\n' {
-			return false, errors.New("chunk not followed by CRLF")
+		p.chunk = chunkSize
+	case chunkTrailer:
+		if len(line) == 0 {
+			p.done = true
+			return nil
 		}
-		p.chunkAt += data + int(n) + 2
+		if p.trailer += len(line); p.trailer > maxHead {
+			return errors.New("response trailers over 64 KiB")
+		}
 	}
+	return nil
 }
 
 // maxChunk bounds a chunk's size (1 TB), so that sizes add up without
 // overflow.
 const maxChunk = 1 << 40
 
-// body is the whole response body.
-func (p *response) body() []byte {
-	if p.chunked {
-		return p.decoded
-	}
-	return p.buf[p.headEnd:]
-}
+// body is the response body, or its first limit bytes.
+func (p *response) body() []byte { return p.buf[p.headEnd:p.bodyEnd] }
 
 // header returns the first value of a header, for checks, extractions and
 // the server's time.

@@ -36,15 +36,14 @@ func TestResponseFraming(t *testing.T) {
 	for _, c := range cases {
 		for cut := 0; cut <= len(c.raw); cut++ {
 			var p response
-			p.reset(c.head)
+			p.reset(c.head, 1<<20)
 			var done bool
 			var err error
 			for _, part := range []string{c.raw[:cut], c.raw[cut:]} {
 				if part == "" || done {
 					continue
 				}
-				p.buf = append(p.buf, part...)
-				if done, err = p.feed(); err != nil {
+				if done, err = p.feed([]byte(part)); err != nil {
 					t.Fatalf("%s, cut at %d: %v", c.name, cut, err)
 				}
 			}
@@ -63,9 +62,8 @@ func TestResponseFraming(t *testing.T) {
 		}
 	}
 	var p response
-	p.reset(false)
-	p.buf = append(p.buf, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Trace: abc \r\n\r\nhello"...)
-	if _, err := p.feed(); err != nil {
+	p.reset(false, 1<<20)
+	if _, err := p.feed([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Trace: abc \r\n\r\nhello")); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := p.header("x-trace"); !ok || string(v) != "abc" {
@@ -74,9 +72,8 @@ func TestResponseFraming(t *testing.T) {
 	if _, ok := p.header("X-Missing"); ok {
 		t.Error("found a header that is not there")
 	}
-	p.reset(false)
-	p.buf = append(p.buf, "HTTP/1.1 200 OK\nX-Trace: lf\nContent-Length: 0\n\n"...)
-	if done, err := p.feed(); !done || err != nil {
+	p.reset(false, 1<<20)
+	if done, err := p.feed([]byte("HTTP/1.1 200 OK\nX-Trace: lf\nContent-Length: 0\n\n")); !done || err != nil {
 		t.Fatalf("bare LF: %v %v", done, err)
 	}
 	if v, ok := p.header("X-Trace"); !ok || string(v) != "lf" {
@@ -95,9 +92,8 @@ func TestResponseFramingErrors(t *testing.T) {
 		"HTTP/1.1 204 No Content\r\n\r\nextra",                              // bytes after a body-less response
 	} {
 		var p response
-		p.reset(false)
-		p.buf = append(p.buf, raw...)
-		if done, err := p.feed(); err == nil {
+		p.reset(false, 1<<20)
+		if done, err := p.feed([]byte(raw)); err == nil {
 			t.Errorf("%q: no error (done %v)", raw, done)
 		}
 	}
@@ -157,11 +153,10 @@ func TestAppendRequest(t *testing.T) {
 func TestResponseParsingAllocatesNothing(t *testing.T) {
 	raw := []byte("HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html\r\nContent-Length: 2\r\nConnection: keep-alive\r\nTransfer-Encoding: identity\r\n\r\nok")
 	var p response
-	p.reset(false)
+	p.reset(false, 1<<20)
 	allocs := testing.AllocsPerRun(100, func() {
-		p.reset(false)
-		p.buf = append(p.buf, raw...)
-		if done, err := p.feed(); !done || err != nil {
+		p.reset(false, 1<<20)
+		if done, err := p.feed(raw); !done || err != nil {
 			t.Fatalf("done %v, %v", done, err)
 		}
 	})
