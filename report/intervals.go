@@ -167,9 +167,13 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 	// Files before the kind column: stage,scenario,operation,interval,...
 	kinded := len(rows) > 0 && len(rows[0]) > 3 && rows[0][3] == "kind"
 	var out []store.Histogram
+	need := 8 // stage,scenario,operation,interval,start_ms,end_ms,count,errors
+	if kinded {
+		need = 9
+	}
 	for i, r := range rows {
-		if i == 0 || len(r) < len(rows[0]) {
-			continue
+		if i == 0 || len(r) < need {
+			continue // the header, or a row cut short (a killed run's last)
 		}
 		kind, cols := metrics.Kind(r[3]), r[4:]
 		if !kinded {
