@@ -335,7 +335,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	colWG.Wait()
 	ph.End = time.Now()
 	var sinkErr error
-	ph.Totals, ph.Intervals, sinkErr = col.Stop(ph.End)
+	ph.Totals, sinkErr = col.Stop(ph.End)
 	if sinkErr != nil {
 		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
 	}
