@@ -204,8 +204,8 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		run.Error = fmt.Sprintf("aborted: threshold %q failed on %s in %s", r.Threshold, r.Operation, r.Stage)
 	}
 	sum := report.Summarize(run, report.HostFacts())
-	resources(sampled, run, sum)
-	if err := rd.WriteFile("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.Points) }); err != nil {
+	resources(&sampled, run, sum)
+	if err := rd.WriteFile("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.All()) }); err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
 	}
 	if len(p.Logs) > 0 && requests != nil {
@@ -231,8 +231,8 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			fmt.Fprintf(stderr, "perflab: %v\n", err)
 		}
 	}
-	if st != nil && !storeFailed && len(sampled.Points) > 0 {
-		if err := st.AddSamples(runID, report.StoreSamples(sampled.Points)); err != nil {
+	if st != nil && !storeFailed && sampled.Len() > 0 {
+		if err := addSamples(st, runID, &sampled); err != nil {
 			fmt.Fprintf(stderr, "perflab: store: %v\n", err)
 		}
 	}
@@ -312,6 +312,26 @@ func (m multiSink) Interval(iv *metrics.Interval) error {
 		}
 	}
 	return nil
+}
+
+// addSamples stores the monitors' samples in the run history a batch at a
+// time (a transaction each): a long run's samples are never all unpacked
+// at once.
+func addSamples(st *store.Store, runID string, res *monitor.Result) error {
+	batch := make([]store.Sample, 0, min(res.Len(), 8192))
+	for p := range res.All() {
+		batch = append(batch, store.Sample{Time: p.Time, Monitor: p.Monitor, Metric: p.Metric, Value: p.Value})
+		if len(batch) == cap(batch) {
+			if err := st.AddSamples(runID, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return st.AddSamples(runID, batch)
 }
 
 // regressions judges the plan's regression thresholds: the run, read back

@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"iter"
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -125,8 +127,12 @@ type sample struct {
 // Analyze computes the figures of every monitor in every window, and
 // gathers the slow-query tables of the finals.
 func Analyze(points []Point, finals []*Final, windows []Window) Analysis {
+	return analyzeSeq(slices.Values(points), finals, windows)
+}
+
+func analyzeSeq(points iter.Seq[Point], finals []*Final, windows []Window) Analysis {
 	series := map[string]map[string][]sample{} // monitor → metric → samples
-	for _, p := range points {
+	for p := range points {
 		if series[p.Monitor] == nil {
 			series[p.Monitor] = map[string][]sample{}
 		}
