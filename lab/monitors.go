@@ -59,8 +59,9 @@ func resources(res *monitor.Result, run *metrics.Run, sum *report.Summary) {
 		windows = append(windows, monitor.Window{Name: "run", Start: run.Start, End: run.End, Transactions: total})
 	}
 	a := res.Analyze(windows)
-	// perflab's own memory grows while a run keeps its intervals' figures:
-	// no leak of the system under test, so not called one.
+	// perflab's own memory is the generator's, not the system under
+	// test's: a rise (its heap settling, the monitors' samples kept, 24
+	// bytes a point) is not called a leak.
 	for _, w := range a.Windows {
 		for _, m := range w.Monitors {
 			if m.Monitor == report.SelfMonitor {
