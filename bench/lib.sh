@@ -86,3 +86,29 @@ median() { printf '%s\n' "$@" | awk '{printf "%.4f %s\n", $2 * 1e6 / $1, $0}' | 
 
 # us CPU_SECONDS REQUESTS: microseconds per request
 us() { awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "n/a" }'; }
+
+# start_sim BIN DIR PORT: `BIN sim` answering "ok" at once at
+# http://127.0.0.1:PORT/ (its stubs and log in DIR), stopped on exit; a
+# port already taken is an error.
+start_sim() {
+  cat > "$2/stubs.yaml" <<STUBS
+listen: 127.0.0.1:$3
+routes: [{name: ok, path: /, body: ok}]
+STUBS
+  "$1" sim "$2/stubs.yaml" > "$2/sim.log" 2>&1 &
+  SIM=$!
+  trap 'kill -INT $SIM 2>/dev/null; wait $SIM 2>/dev/null || true' EXIT
+  for _ in $(seq 50); do curl -fs "http://127.0.0.1:$3/" >/dev/null 2>&1 && break; sleep 0.1; done
+  # Another's server on the port would answer, and go away in the middle.
+  kill -0 "$SIM" 2>/dev/null || { echo "bench: perflab sim did not start on port $3:" >&2; cat "$2/sim.log" >&2; exit 1; }
+}
+
+# perflab_dir NAME: DIR (the caller's OUT, else bench/out/NAME) made anew,
+# and BIN, the perflab to measure (PERFLAB, else built from this tree into
+# DIR). Call it before sourcing this file sets OUT: pass "$OUT" as $2.
+perflab_dir() {
+  DIR=${2:-bench/out/$1}
+  rm -rf "$DIR"; mkdir -p "$DIR"
+  BIN=${PERFLAB:-$DIR/perflab}
+  [ -n "${PERFLAB:-}" ] || go build -o "$BIN" ./cmd/perflab
+}

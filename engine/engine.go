@@ -335,17 +335,29 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	colWG.Wait()
 	ph.End = time.Now()
 	var sinkErr error
-	ph.Totals, ph.Intervals, sinkErr = col.Stop(ph.End)
+	ph.Totals, sinkErr = col.Stop(ph.End)
+	pack(ph)
 	if sinkErr != nil {
 		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
 	}
 	return ph, nil
 }
 
+// pack packs a finished phase's totals (metrics.Stats.Pack): its intervals
+// are written, and what the summary and the run history need at the end
+// of the run unpacks from a few KB per operation, where the histograms
+// themselves take about 190 KB each (up to four an operation). A sweep of
+// 10,000 stages kept 0.7 MB per stage.
+func pack(ph *metrics.Phase) {
+	for _, st := range ph.Totals {
+		st.Pack()
+	}
+}
+
 // phase runs setup or teardown steps one after another; a failed step stops it.
 func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st plan.Stage) (*metrics.Phase, error) {
 	ph := &metrics.Phase{Name: name, Start: time.Now()}
-	defer func() { ph.End = time.Now() }()
+	defer func() { ph.End = time.Now(); pack(ph) }()
 	lay := &layout{}
 	type item struct {
 		st  *plan.Step

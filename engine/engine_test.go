@@ -12,12 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
@@ -92,7 +95,7 @@ func op(t testing.TB, ph *metrics.Phase, name string) *metrics.Stats {
 	t.Helper()
 	for i, o := range ph.Ops {
 		if o.Name == name {
-			return ph.Totals[i]
+			return ph.Totals[i].Unpacked()
 		}
 	}
 	t.Fatalf("no operation %q in %s (have %v)", name, ph.Name, ph.Ops)
@@ -785,5 +788,44 @@ scenarios:
 			t.Errorf("shared: %d connections for 4 VUs", len(conns))
 		}
 		t.Logf("%s: %d connections, %d of 4 VUs used more than one", mode, len(conns), moved)
+	}
+}
+
+// A finished stage keeps its totals packed (metrics.Stats.Pack): after a
+// sweep no stage, setup or teardown holds a histogram of its own, and the
+// figures read from the packed totals are the stage's.
+func TestFinishedStagesKeepNoHistograms(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	const stages = 40
+	values := make([]string, stages)
+	for i := range values {
+		values[i] = fmt.Sprint(i + 1)
+	}
+	p := load(t, srv.URL, "target: TARGET\nvars: {n: ["+strings.Join(values, ", ")+"]}\n"+
+		"setup: [{name: up, url: \"/up/${n}\"}]\nteardown: [{name: down, url: /down}]\n"+
+		"scenarios:\n  - {name: s, vus: 1, iterations: 2, flow: [{name: a, url: /a}, {name: b, url: /b}]}\n", nil)
+	r := run(t, p)
+	if len(r.Stages) != stages || len(r.Setup) != stages || len(r.Teardown) != stages {
+		t.Fatalf("%d stages, %d setups, %d teardowns", len(r.Stages), len(r.Setup), len(r.Teardown))
+	}
+	kept := 0
+	for _, ph := range slices.Concat(r.Setup, r.Stages, r.Teardown) {
+		for _, st := range ph.Totals {
+			for _, h := range []*hdr.Histogram{st.Hist, st.Svc, st.Delay, st.Server} {
+				if h != nil {
+					kept++
+				}
+			}
+		}
+	}
+	if kept != 0 {
+		t.Errorf("finished phases keep %d histograms", kept)
+	}
+	for _, ph := range r.Stages {
+		if s := op(t, ph, "a").Summarize(time.Second); s.Count != 2 || s.Latency.P50 <= 0 {
+			t.Errorf("%s: a counted %d, p50 %v ms", ph.Name, s.Count, s.Latency.P50)
+		}
 	}
 }

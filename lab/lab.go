@@ -221,7 +221,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	sum := report.Summarize(run, report.HostFacts())
 	sum.Labels = cfg.Labels
-	resources(sampled, run, sum)
+	resources(&sampled, run, sum)
 	// keep writes a file of the run directory; what cannot be written is lost.
 	keep := func(name string, write func(io.Writer) error) {
 		if err := rd.WriteFile(name, write); err != nil {
@@ -229,7 +229,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			lost = append(lost, fmt.Sprintf("%s (%v)", name, err))
 		}
 	}
-	keep("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.Points) })
+	keep("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.All()) })
 	if len(p.Logs) > 0 && requests != nil {
 		sum.Logs = correlateLogs(p, requests.Name(), stderr)
 	}
@@ -251,7 +251,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		keep("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) })
 	}
 	if st != nil && !storeFailed.Load() {
-		err := st.AddSamples(runID, report.StoreSamples(sampled.Points))
+		err := addSamples(st, runID, &sampled)
 		if err == nil {
 			var b bytes.Buffer
 			if err = sum.WriteJSON(&b); err == nil {
@@ -400,6 +400,26 @@ func (m multiSink) Interval(iv *metrics.Interval) error {
 		}
 	}
 	return nil
+}
+
+// addSamples stores the monitors' samples in the run history a batch at a
+// time (a transaction each): a long run's samples are never all unpacked
+// at once.
+func addSamples(st *store.Store, runID string, res *monitor.Result) error {
+	batch := make([]store.Sample, 0, min(res.Len(), 8192))
+	for p := range res.All() {
+		batch = append(batch, store.Sample{Time: p.Time, Monitor: p.Monitor, Metric: p.Metric, Value: p.Value})
+		if len(batch) == cap(batch) {
+			if err := st.AddSamples(runID, batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return st.AddSamples(runID, batch)
 }
 
 // regressions judges the plan's regression thresholds: the run, read back

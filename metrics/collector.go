@@ -34,7 +34,10 @@ type Tick struct {
 }
 
 // Collector drains a recorder every tick, closes an interval every interval,
-// hands finished intervals to a sink and keeps the running totals.
+// hands finished intervals to a sink and keeps the running totals. It keeps
+// nothing per interval: its memory does not grow with a stage's length (a
+// finished interval lives on in the sink: the run directory's latency.hlog
+// and intervals.csv, and the run history).
 type Collector struct {
 	rec      *Recorder
 	interval time.Duration
@@ -48,17 +51,8 @@ type Collector struct {
 	ivIndex   int
 	cur, last []*Stats
 	total     []*Stats
-	summaries []IntervalSummary
 	sinkErr   error
 	stopped   bool
-}
-
-// IntervalSummary keeps the main figures of one interval in memory, for
-// progress, charts and drift analysis; the full histograms go to the sink.
-type IntervalSummary struct {
-	Index      int
-	Start, End time.Time
-	Ops        []Summary
 }
 
 // NewCollector starts collecting from rec at start. A nil sink is allowed.
@@ -115,12 +109,9 @@ func (c *Collector) closeInterval(end time.Time) {
 	if c.sink != nil && c.sinkErr == nil {
 		c.sinkErr = c.sink.Interval(iv)
 	}
-	sum := IntervalSummary{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: make([]Summary, len(c.cur))}
 	for i, s := range c.cur {
-		sum.Ops[i] = s.Summarize(end.Sub(c.ivStart))
 		c.total[i].Merge(s)
 	}
-	c.summaries = append(c.summaries, sum)
 	if c.last == nil {
 		c.last = newStatsSlice(len(c.cur))
 	}
@@ -134,9 +125,9 @@ func (c *Collector) closeInterval(end time.Time) {
 }
 
 // Stop drains what is left, closes the last (possibly short) interval at end
-// and returns the totals and interval summaries. It is safe to call once the
-// workers have stopped recording.
-func (c *Collector) Stop(end time.Time) ([]*Stats, []IntervalSummary, error) {
+// and returns the totals. It is safe to call once the workers have stopped
+// recording.
+func (c *Collector) Stop(end time.Time) ([]*Stats, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.stopped {
@@ -152,7 +143,7 @@ func (c *Collector) Stop(end time.Time) ([]*Stats, []IntervalSummary, error) {
 			c.onTick(&Tick{Elapsed: end.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex, Final: true})
 		}
 	}
-	return c.total, c.summaries, c.sinkErr
+	return c.total, c.sinkErr
 }
 
 func hasData(s []*Stats) bool {

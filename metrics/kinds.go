@@ -115,7 +115,8 @@ func KeyOf(op Op) Key { return Key{Scenario: op.Scenario, Name: op.Name, Kind: o
 
 // MergeByKey merges statistics indexed like ops into one per key, in the
 // order the keys first appear. A key with a single member keeps its
-// statistics as they are; others get new, merged ones.
+// statistics as they are (unpacked, if Pack packed them); others get new,
+// merged ones.
 func MergeByKey(ops []Op, stats []*Stats) ([]Op, []*Stats) {
 	var keys []Key
 	members := map[Key][]int{}
@@ -136,7 +137,7 @@ func MergeByKey(ops []Op, stats []*Stats) ([]Op, []*Stats) {
 		outOps[j] = first[k]
 		m := members[k]
 		if len(m) == 1 {
-			out[j] = stats[m[0]]
+			out[j] = stats[m[0]].Unpacked()
 			continue
 		}
 		out[j] = NewStats()

@@ -24,7 +24,6 @@ type Phase struct {
 	Start, End time.Time
 	Ops        []Op
 	Totals     []*Stats
-	Intervals  []IntervalSummary
 	// Load is what each scenario was asked to do in a stage.
 	Load []Load
 	// Error is why the phase stopped early, if it did.

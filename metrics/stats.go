@@ -55,7 +55,13 @@ type Stats struct {
 	Server   *hdr.Histogram
 	ServerOK Moments
 	Overhead Moments
+	// packed holds the histograms encoded once Pack has let them go.
+	packed *packedHists
 }
+
+// packedHists is a Stats' histograms in the HdrHistogram V2 compressed
+// encoding (Encode), nil where the Stats has none.
+type packedHists struct{ hist, svc, delay, server []byte }
 
 // Moments keeps an exact count, sum, minimum and maximum of durations.
 type Moments struct {
@@ -167,11 +173,59 @@ func recordUs(h *hdr.Histogram, ns int64) bool {
 	return clamped
 }
 
+// Pack encodes s's histograms and lets them go: a histogram of perflab's
+// geometry takes about 190 KB, its encoding a few hundred bytes to a few
+// KB. A finished stage keeps its totals packed, so that a sweep of
+// thousands of stages does not keep hundreds of kilobytes for each. What
+// reads the histograms (Summarize, Merge, MergeByKey) unpacks a copy, the
+// same histogram exactly; nothing may be recorded into s (Add) once
+// packed: use Unpacked.
+func (s *Stats) Pack() {
+	if s.packed != nil {
+		return
+	}
+	enc := func(h *hdr.Histogram) []byte {
+		if h == nil {
+			return nil
+		}
+		return Encode(h)
+	}
+	s.packed = &packedHists{hist: enc(s.Hist), svc: enc(s.Svc), delay: enc(s.Delay), server: enc(s.Server)}
+	s.Hist, s.Svc, s.Delay, s.Server = nil, nil, nil, nil
+}
+
+// Unpacked returns s, or if it is packed a copy of it with its histograms
+// decoded.
+func (s *Stats) Unpacked() *Stats {
+	p := s.packed
+	if p == nil {
+		return s
+	}
+	dec := func(b []byte) *hdr.Histogram {
+		if b == nil {
+			return nil
+		}
+		h, err := hdr.Decode(b)
+		if err != nil { // cannot happen: Encode wrote it
+			panic("metrics: unpacking a histogram: " + err.Error())
+		}
+		return h
+	}
+	c := *s
+	c.packed = nil
+	c.Hist, c.Svc, c.Delay, c.Server = dec(p.hist), dec(p.svc), dec(p.delay), dec(p.server)
+	return &c
+}
+
 // Merge adds o into s exactly.
 func (s *Stats) Merge(o *Stats) {
 	if o.Count == 0 && o.Dropped == 0 && o.Queued == 0 {
 		return
 	}
+	if s.packed != nil {
+		*s = *s.Unpacked()
+	}
+	o = o.Unpacked()
 	s.Count += o.Count
 	s.Bytes += o.Bytes
 	s.Clamped += o.Clamped
@@ -303,6 +357,9 @@ func ms(ns float64) float64 { return ns / 1e6 }
 // Summarize computes the figures; elapsed is the wall time the operations
 // ran in, for throughput.
 func (s *Stats) Summarize(elapsed time.Duration) Summary {
+	if s.packed != nil {
+		return s.Unpacked().Summarize(elapsed)
+	}
 	out := Summary{Count: s.Count, Bytes: s.Bytes, Clamped: s.Clamped}
 	out.Errors.ByKind = map[string]int64{}
 	for k, n := range s.Errors {

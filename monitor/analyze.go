@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"iter"
 	"math"
+	"slices"
 	"sort"
 	"time"
 )
@@ -125,8 +127,12 @@ type sample struct {
 // Analyze computes the figures of every monitor in every window, and
 // gathers the slow-query tables of the finals.
 func Analyze(points []Point, finals []*Final, windows []Window) Analysis {
+	return analyzeSeq(slices.Values(points), finals, windows)
+}
+
+func analyzeSeq(points iter.Seq[Point], finals []*Final, windows []Window) Analysis {
 	series := map[string]map[string][]sample{} // monitor → metric → samples
-	for _, p := range points {
+	for p := range points {
 		if series[p.Monitor] == nil {
 			series[p.Monitor] = map[string][]sample{}
 		}
@@ -270,7 +276,8 @@ func within(s []sample, w Window) []sample {
 // source, which counted again from zero.
 func increase(s []sample, w Window) float64 {
 	total := 0.0
-	for i := 1; i < len(s); i++ {
+	lo, hi := spans(s, w)
+	for i := lo; i < hi; i++ {
 		a, b := s[i-1], s[i]
 		span := b.t.Sub(a.t).Seconds()
 		inside := overlap(a.t, b.t, w)
@@ -291,7 +298,8 @@ func increase(s []sample, w Window) float64 {
 // busy fractions.
 func intervalAverage(s []sample, w Window) float64 {
 	var sum, weight float64
-	for i := 1; i < len(s); i++ {
+	lo, hi := spans(s, w)
+	for i := lo; i < hi; i++ {
 		inside := overlap(s[i-1].t, s[i].t, w)
 		if inside > 0 {
 			sum += s[i].v * inside
@@ -302,6 +310,17 @@ func intervalAverage(s []sample, w Window) float64 {
 		return 0
 	}
 	return sum / weight
+}
+
+// spans is the range [lo, hi) of the i whose span from sample i-1 to
+// sample i can overlap the window (it ends after the window starts and
+// starts before it ends): the others add nothing, and a sweep of
+// thousands of stages would otherwise go through every sample of the run
+// for every stage.
+func spans(s []sample, w Window) (lo, hi int) {
+	lo = max(1, sort.Search(len(s), func(i int) bool { return s[i].t.After(w.Start) }))
+	hi = min(len(s), 1+sort.Search(len(s), func(i int) bool { return !s[i].t.Before(w.End) }))
+	return lo, hi
 }
 
 // overlap is how many seconds of the interval [a, b] lie in the window.
@@ -353,7 +372,8 @@ func interpolated(s []sample, w Window) float64 {
 // previous sample) overlaps the window.
 func overlapMax(s []sample, w Window) float64 {
 	m := 0.0
-	for i := 1; i < len(s); i++ {
+	lo, hi := spans(s, w)
+	for i := lo; i < hi; i++ {
 		if overlap(s[i-1].t, s[i].t, w) > 0 {
 			m = max(m, s[i].v)
 		}

@@ -3,6 +3,7 @@ package monitor
 import (
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,56 @@ func TestWindowBetweenSamples(t *testing.T) {
 	// 0.5 CPU s per second for 4 s.
 	if api == nil || api.Samples != 0 || api.CPU == nil || math.Abs(api.CPU.Seconds-2) > 1e-9 || api.CPU.MSPerTx == nil || math.Abs(*api.CPU.MSPerTx-500) > 1e-6 {
 		t.Errorf("%+v", api)
+	}
+}
+
+// The window's figures go through only the samples whose spans can
+// overlap it (spans): the same figures as going through all of them.
+func TestSpansLeaveOutNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var s []sample
+	for i, t := 0, 0.0; i < 200; i++ {
+		t += float64(r.IntN(3)) // equal times too
+		s = append(s, sample{at(t), r.Float64() * 100})
+	}
+	all := func(w Window) (inc, avg, mx float64) {
+		var sum, weight float64
+		for i := 1; i < len(s); i++ {
+			a, b := s[i-1], s[i]
+			inside := overlap(a.t, b.t, w)
+			if span := b.t.Sub(a.t).Seconds(); span > 0 && inside > 0 {
+				step := b.v - a.v
+				if step < 0 {
+					step = b.v
+				}
+				inc += step * inside / span
+			}
+			if inside > 0 {
+				sum += b.v * inside
+				weight += inside
+				mx = max(mx, b.v)
+			}
+		}
+		if weight > 0 {
+			avg = sum / weight
+		}
+		return inc, avg, mx
+	}
+	for range 2000 {
+		a, b := r.Float64()*450-25, r.Float64()*450-25
+		w := Window{Start: at(min(a, b)), End: at(max(a, b))}
+		if r.IntN(10) == 0 { // a window on a sample's time
+			w.Start = s[r.IntN(len(s))].t
+		}
+		inc, avg, mx := all(w)
+		if got := increase(s, w); got != inc {
+			t.Fatalf("%v-%v: increase %v, want %v", w.Start, w.End, got, inc)
+		}
+		if got := intervalAverage(s, w); got != avg {
+			t.Fatalf("%v-%v: average %v, want %v", w.Start, w.End, got, avg)
+		}
+		if got := overlapMax(s, w); got != mx {
+			t.Fatalf("%v-%v: max %v, want %v", w.Start, w.End, got, mx)
+		}
 	}
 }

@@ -9,8 +9,8 @@
 //	m, err := monitor.Open(ctx, spec)      // per Spec of the plan; starts spec.Command
 //	s := monitor.StartSampler(ctx, interval, monitors, func(w monitor.Warning) { log(w) })
 //	... the load runs ...
-//	r := s.Stop(ctx)                       // last sample, Close: r.Points, r.Finals, r.Warnings
-//	a := monitor.Analyze(r.Points, r.Finals, windows) // JSON-ready, for summary.json
+//	r := s.Stop(ctx)                       // last sample, Close: r.All(), r.Finals, r.Warnings
+//	a := r.Analyze(windows)                // JSON-ready, for summary.json
 //
 // Open fails on a spec that is invalid (Spec.Validate checks one without
 // opening it), a command that cannot start, a JVM command that publishes no

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"iter"
 	"sort"
 	"sync"
 	"time"
@@ -19,11 +20,54 @@ type Warning struct {
 func (w Warning) String() string { return "monitor " + w.Monitor + ": " + w.Message }
 
 // Result is what a Sampler collected: the points of every monitor sorted by
-// time, the non-nil Finals, and a warning per monitor that failed.
+// time (All), the non-nil Finals, and a warning per monitor that failed.
 type Result struct {
-	Points   []Point   `json:"points"`
 	Finals   []*Final  `json:"finals"`
 	Warnings []Warning `json:"warnings"`
+	names    []name
+	points   []packed
+}
+
+// A long run samples its monitors for hours (72 hours at 10 s intervals:
+// 25,920 samples of each), so a Sampler keeps its points packed: 24 bytes
+// each, where a Point takes 64 (its time and two strings), its monitor and
+// metric an index into a table of names. The time is kept to the
+// nanosecond, as a wall clock reading.
+type packed struct {
+	t    int64 // Unix nanoseconds
+	v    float64
+	name int32
+}
+
+type name struct{ monitor, metric string }
+
+// Len is the number of points.
+func (r *Result) Len() int { return len(r.points) }
+
+// All yields the points in time order.
+func (r *Result) All() iter.Seq[Point] {
+	return func(yield func(Point) bool) {
+		for _, p := range r.points {
+			n := r.names[p.name]
+			if !yield(Point{Time: time.Unix(0, p.t), Monitor: n.monitor, Metric: n.metric, Value: p.v}) {
+				return
+			}
+		}
+	}
+}
+
+// Points returns all the points in time order, unpacked.
+func (r *Result) Points() []Point {
+	out := make([]Point, 0, len(r.points))
+	for p := range r.All() {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Analyze computes the monitors' figures in every window (see Analyze).
+func (r *Result) Analyze(windows []Window) Analysis {
+	return analyzeSeq(r.All(), r.Finals, windows)
 }
 
 // Sampler samples monitors every interval, each from a goroutine of its
@@ -39,9 +83,11 @@ type Sampler struct {
 	wg       sync.WaitGroup
 
 	mu       sync.Mutex // guards what follows
-	points   []Point
-	finals   []*Final   // per monitor
-	warnings []*Warning // per monitor; nil while it has not failed
+	points   []packed
+	names    []name
+	index    map[name]int32 // of names
+	finals   []*Final       // per monitor
+	warnings []*Warning     // per monitor; nil while it has not failed
 
 	warnMu sync.Mutex // serializes calls of warn
 }
@@ -59,6 +105,7 @@ func StartSampler(ctx context.Context, interval time.Duration, monitors []Monito
 		finals:   make([]*Final, len(monitors)),
 		warnings: make([]*Warning, len(monitors)),
 		marks:    make([]chan struct{}, len(monitors)),
+		index:    map[name]int32{},
 	}
 	for i := range s.marks {
 		s.marks[i] = make(chan struct{}, 1)
@@ -89,8 +136,7 @@ func (s *Sampler) Stop(ctx context.Context) Result {
 	s.stopCtx = ctx
 	close(s.stop)
 	s.wg.Wait()
-	sort.SliceStable(s.points, func(i, j int) bool { return s.points[i].Time.Before(s.points[j].Time) })
-	r := Result{Points: s.points}
+	r := s.result()
 	for i, f := range s.finals {
 		if f != nil {
 			r.Finals = append(r.Finals, f)
@@ -100,6 +146,12 @@ func (s *Sampler) Stop(ctx context.Context) Result {
 		}
 	}
 	return r
+}
+
+// result is the points kept so far, in time order.
+func (s *Sampler) result() Result {
+	sort.SliceStable(s.points, func(i, j int) bool { return s.points[i].t < s.points[j].t })
+	return Result{points: s.points, names: s.names}
 }
 
 func (s *Sampler) run(ctx context.Context, i int, m Monitor) {
@@ -144,11 +196,25 @@ func (s *Sampler) sample(ctx context.Context, i int, m Monitor, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, s.interval)
 	defer cancel()
 	pts, err := m.Sample(ctx, now)
-	s.mu.Lock()
-	s.points = append(s.points, pts...)
-	s.mu.Unlock()
+	s.keep(pts)
 	if err != nil {
 		s.failed(i, m, err, now)
+	}
+}
+
+// keep adds points, packed.
+func (s *Sampler) keep(pts []Point) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range pts {
+		n := name{p.Monitor, p.Metric}
+		i, ok := s.index[n]
+		if !ok {
+			i = int32(len(s.names))
+			s.index[n] = i
+			s.names = append(s.names, n)
+		}
+		s.points = append(s.points, packed{t: p.Time.UnixNano(), v: p.Value, name: i})
 	}
 }
 

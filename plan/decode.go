@@ -412,6 +412,10 @@ func (d *decoder) pairs(n *yaml.Node) []Pair {
 }
 
 func (d *decoder) vars(n *yaml.Node) []*Var {
+	if k := len(n.Content) / 2; n.Kind == yaml.MappingNode && k > MaxVars {
+		d.errorf(n, "%d variables: a plan may declare at most %d (put values in data files: data: csv, file, glob, range)", k, MaxVars)
+		return nil
+	}
 	var out []*Var
 	d.namedMap(n, func(k, val *yaml.Node) {
 		if err := checkIdent(k.Value); err != "" {

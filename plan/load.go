@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -36,14 +37,54 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 }
 
+// Plan limits. A plan describes a test; data goes in data files (csv, file,
+// glob, range), which these limits do not count. The largest plan of
+// examples/ is 3.3 KB and has 7 variables.
+const (
+	// MaxPlanBytes is the largest plan file read: 4 MiB. Decoding YAML
+	// with the positions of every node for error messages takes about 12
+	// times the file's size (a 50 MB plan of comments made perflab run
+	// peak at 612 MB), and the plan is copied into every run's
+	// summary.json and history: 4 MiB costs at most about 50 MB once.
+	MaxPlanBytes = 4 << 20
+	// MaxVars is the most variables a plan may declare: each costs about
+	// 1 KB of memory through decoding, validation and the summary (500,000
+	// made perflab run peak at 472 MB and wrote a 27 MB summary.json, which
+	// lists every variable).
+	MaxVars = 10000
+)
+
 // Load reads, decodes and validates a plan file. The error, if any, is an
-// ErrorList with file:line:column for each problem.
+// ErrorList with file:line:column for each problem; a file over
+// MaxPlanBytes is refused unread.
 func Load(path string, opts Options) (*Plan, error) {
-	src, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxPlanBytes {
+		return nil, tooBig(path, fi.Size())
+	}
+	// Not a regular file (a pipe): read one byte past the limit to know.
+	src, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > MaxPlanBytes {
+		return nil, tooBig(path, -1)
+	}
 	return Parse(src, path, opts)
+}
+
+// tooBig is the error of a plan of size bytes (-1: unknown) over
+// MaxPlanBytes.
+func tooBig(name string, size int64) error {
+	what := "over the limit"
+	if size >= 0 {
+		what = fmt.Sprintf("%.1f MiB (%d bytes)", float64(size)/(1<<20), size)
+	}
+	return ErrorList{{File: name, Msg: fmt.Sprintf("the plan is %s: plans are limited to %d MiB; put data in data files (data: csv, file, glob, range)", what, MaxPlanBytes>>20)}}
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -51,6 +92,9 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Parse decodes and validates plan source; name is used in messages and to
 // find data files relative to it.
 func Parse(src []byte, name string, opts Options) (*Plan, error) {
+	if len(src) > MaxPlanBytes {
+		return nil, tooBig(name, int64(len(src)))
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		msg := err.Error()

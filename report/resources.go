@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -204,10 +205,10 @@ func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
 
 // WriteResources writes monitor samples as resources.csv: the monitors'
 // series on the same time axis as intervals.csv.
-func WriteResources(w io.Writer, points []monitor.Point) error {
+func WriteResources(w io.Writer, points iter.Seq[monitor.Point]) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"time_ms", "monitor", "metric", "value"})
-	for _, p := range points {
+	for p := range points {
 		cw.Write([]string{strconv.FormatInt(p.Time.UnixMilli(), 10), p.Monitor, p.Metric, strconv.FormatFloat(p.Value, 'g', -1, 64)})
 	}
 	cw.Flush()

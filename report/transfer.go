@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -123,7 +124,7 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 		return err
 	}
 	if len(samples) > 0 {
-		if err := writeFile(filepath.Join(dir, "resources.csv"), func(w io.Writer) error { return WriteResources(w, pointsOf(samples)) }); err != nil {
+		if err := writeFile(filepath.Join(dir, "resources.csv"), func(w io.Writer) error { return WriteResources(w, slices.Values(pointsOf(samples))) }); err != nil {
 			return err
 		}
 	}
