@@ -187,7 +187,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
 				cl.CloseWithError(err) //nolint:errcheck // the read's error is the one to report
 			}
-			return Result{Start: start, Latency: time.Since(start), Status: resp.StatusCode(), Bytes: int(n), Err: bodyErrKind(err), Detail: "read: " + err.Error()}
+			return Result{Start: start, Latency: time.Since(start), Status: resp.StatusCode(), Bytes: int(n), Err: bodyErrKind(err, time.Since(start) >= r.timeout), Detail: "read: " + err.Error()}
 		}
 		resp.CloseBodyStream() //nolint:errcheck // read to its end: the connection goes back to the pool
 	}
@@ -203,11 +203,15 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 }
 
 // bodyErrKind classifies an error reading a body: a timeout, a reset, or
-// else a read error (a body cut short or malformed).
-func bodyErrKind(err error) metrics.ErrKind {
-	switch k := Classify(err); k {
-	case metrics.Timeout, metrics.ConnReset:
+// else a read error (a body cut short or malformed). A read that fails once
+// the request's deadline has passed is its timeout, however fasthttp's
+// chunked reader wrapped the connection's deadline error.
+func bodyErrKind(err error, pastDeadline bool) metrics.ErrKind {
+	switch k := Classify(err); {
+	case k == metrics.Timeout, k == metrics.ConnReset:
 		return k
+	case pastDeadline:
+		return metrics.Timeout
 	}
 	return metrics.Read
 }
