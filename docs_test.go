@@ -2,9 +2,11 @@ package perflab_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,7 +108,7 @@ func TestDocPlans(t *testing.T) {
 			n++
 			name := filepath.Join(dir, "doc-plan.yaml")
 			if _, err := plan.Parse([]byte(fc.body), name, plan.Options{LookupEnv: env}); err != nil {
-				t.Errorf("%s:%d: the plan does not validate:\n%v", fc.file, fc.line, err)
+				t.Errorf("%s:%d: the plan does not validate:\n%s", fc.file, fc.line, inFile(err.Error(), name, fc))
 			}
 		}
 	}
@@ -114,6 +116,16 @@ func TestDocPlans(t *testing.T) {
 		t.Error("no block marked as a plan (```yaml plan) found")
 	}
 	t.Logf("%d plans validated", n)
+}
+
+// inFile rewrites the positions of a block's errors, name:LINE:COL, as
+// positions in its Markdown file.
+func inFile(msg, name string, fc fence) string {
+	re := regexp.MustCompile(regexp.QuoteMeta(name) + `:(\d+):`)
+	return re.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(re.FindStringSubmatch(m)[1])
+		return fmt.Sprintf("%s:%d:", fc.file, fc.line+n)
+	})
 }
 
 var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
