@@ -334,8 +334,8 @@ code { background: #f4f4f4; padding: 1px 4px; }
 {{range .P.Operations}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Count}}</td><td>{{.Errors.Total}}</td><td>{{f1 .RPS}}</td><td>{{ms .Latency.Min}}</td><td>{{ms .Latency.Mean}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P75}}</td><td>{{ms .Latency.P90}}</td><td>{{ms .Latency.P95}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .Latency.Max}}</td><td>{{f2 .OpRate.Avg}}</td></tr>
 {{end}}</table>
 <p class="meta">Latencies in ms, of successful operations.</p>
-{{with .Open}}<table><tr><th>Open model</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
-{{range .}}<tr><td>{{.Name}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.Dropped}}</td><td>{{.Queued}}</td></tr>
+{{with .Open}}<table><tr><th>Open model</th><th>Kind</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.Dropped}}</td><td>{{.Queued}}</td></tr>
 {{end}}</table>
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
 {{range .Charts}}{{.}}{{end}}
