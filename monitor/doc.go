@@ -37,7 +37,13 @@
 //
 //	cpu_user_s, cpu_system_s  Σ CPU seconds; a process that exits keeps
 //	                            its last figures in the sum
-//	rss_bytes                 resident memory
+//	rss_bytes                 Σ resident memory: memory that processes
+//	                            share counts once per process
+//	pss_bytes                 Σ proportional set size (smaps_rollup),
+//	                            shared memory counted once: a pattern's
+//	                            or a command's processes only, and only
+//	                            when every one's smaps_rollup is readable
+//	                            (another user's processes need root)
 //	threads                   threads
 //	open_files                file descriptors (left out, with a warning,
 //	                            for another user's processes without root)
@@ -100,7 +106,7 @@
 //
 // Analyze gives, per window and monitor: CPU seconds used (user + system),
 // cores busy and CPU milliseconds per transaction; per memory metric
-// (rss_bytes, heap_used_bytes, memory_anon_bytes, memory_current_bytes) the
+// (pss_bytes, rss_bytes, heap_used_bytes, memory_anon_bytes, memory_current_bytes) the
 // average, peak, least-squares slope in bytes per hour, and a leak
 // suspicion (the rule is in trend.go: a significant Mann-Kendall rise of the
 // memory's floor, by at least 1% of its level, over at least 8 samples);

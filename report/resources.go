@@ -124,11 +124,11 @@ func cpuSeries(points []monitor.Point, start int64) map[string][]XY {
 	return out
 }
 
-// memorySeries is each monitor's main memory level (heap, RSS or cgroup
-// memory) in MB over time.
+// memorySeries is each monitor's main memory level (heap, cgroup memory,
+// PSS or RSS) in MB over time.
 func memorySeries(points []monitor.Point, start int64) map[string][]XY {
 	pick := map[string]string{}
-	rank := map[string]int{"heap_used_bytes": 3, "memory_current_bytes": 2, "rss_bytes": 1}
+	rank := map[string]int{monitor.MetricHeapUsed: 4, monitor.MetricCgroupMemory: 3, monitor.MetricPSS: 2, monitor.MetricRSS: 1}
 	for _, p := range points {
 		if r := rank[p.Metric]; r > rank[pick[p.Monitor]] {
 			pick[p.Monitor] = p.Metric
@@ -193,7 +193,7 @@ func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
 	var out []Chart
 	for _, c := range []Chart{
 		{Slug: "cpu-over-time", Title: "CPU used over time (cores)", XLabel: "seconds into the stage", YLabel: "cores", Series: series(cpuSeries(in, s))},
-		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory or RSS)", XLabel: "seconds into the stage", YLabel: "MB", Series: series(memorySeries(in, s))},
+		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory, PSS or RSS)", XLabel: "seconds into the stage", YLabel: "MB", Series: series(memorySeries(in, s))},
 		{Slug: "host-busy-over-time", Title: "Host CPU busy over time (%; generator: the load generator)", XLabel: "seconds into the stage", YLabel: "%", Series: series(busy)},
 	} {
 		if len(c.Series) > 0 {
