@@ -599,3 +599,19 @@ func TestCompareResourcesSameMemoryMetric(t *testing.T) {
 		t.Errorf("got %+v, want PSS against PSS: 120 MB", rs)
 	}
 }
+
+// The generator's host and perflab's process make one row, in whichever
+// order the analysis lists them; perflab alone keeps its own row.
+func TestResourceRowsGeneratorRow(t *testing.T) {
+	a := openFixture().Resources
+	ms := a.Windows[0].Monitors
+	ms[0], ms[1] = ms[1], ms[0]
+	rows := ResourceRows(a)
+	if len(rows) != 2 || rows[0][1] != "generator (perflab)" || rows[0][3] != "0.05" || rows[0][5] != "30.0 (rss)" || rows[0][11] != "25% / 50%" {
+		t.Errorf("rows %q", rows)
+	}
+	a.Windows[0].Monitors = ms[:1] // perflab's process, no host monitor
+	if rows := ResourceRows(a); len(rows) != 1 || rows[0][1] != SelfMonitor {
+		t.Errorf("rows %q", rows)
+	}
+}
