@@ -33,7 +33,9 @@
 // started by Open in a process group of its own, summed over that group,
 // stopped by Close (SIGTERM, SIGKILL after 5 s). Read from /proc: one
 // sample of a PID costs about 25 µs, of a pattern about 8 µs per process on
-// the machine.
+// the machine, and reading PSS (pattern and command only) about 0.13 ms more
+// per process (smaps_rollup of PostgreSQL 15's backends, measured from
+// Python, 2026-11): 1.7 ms a sample for 12 backends.
 //
 //	cpu_user_s, cpu_system_s  Σ CPU seconds; a process that exits keeps
 //	                            its last figures in the sum
