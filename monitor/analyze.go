@@ -14,8 +14,11 @@ import (
 // test, may have limited the load.
 const SaturationBusy = 0.9
 
-// memoryMetrics are the metrics whose trend is tested for a leak.
-var memoryMetrics = []string{MetricRSS, MetricHeapUsed, MetricCgroupAnon, MetricCgroupMemory}
+// memoryMetrics are the metrics whose trend is tested for a leak. The
+// first a monitor has is the one the tables show: pss_bytes before
+// rss_bytes, as a set of processes' summed RSS counts their shared memory
+// once per process.
+var memoryMetrics = []string{MetricPSS, MetricRSS, MetricHeapUsed, MetricCgroupAnon, MetricCgroupMemory}
 
 // Window is a span of a run to analyze, such as a stage, with the number of
 // transactions completed in it.

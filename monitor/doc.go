@@ -33,11 +33,19 @@
 // started by Open in a process group of its own, summed over that group,
 // stopped by Close (SIGTERM, SIGKILL after 5 s). Read from /proc: one
 // sample of a PID costs about 25 µs, of a pattern about 8 µs per process on
-// the machine.
+// the machine, and reading PSS (pattern and command only) about 0.13 ms more
+// per process (smaps_rollup of PostgreSQL 15's backends, measured from
+// Python, 2026-11): 1.7 ms a sample for 12 backends.
 //
 //	cpu_user_s, cpu_system_s  Σ CPU seconds; a process that exits keeps
 //	                            its last figures in the sum
-//	rss_bytes                 resident memory
+//	rss_bytes                 Σ resident memory: memory that processes
+//	                            share counts once per process
+//	pss_bytes                 Σ proportional set size (smaps_rollup),
+//	                            shared memory counted once: a pattern's
+//	                            or a command's processes only, and only
+//	                            when every one's smaps_rollup is readable
+//	                            (another user's processes need root)
 //	threads                   threads
 //	open_files                file descriptors (left out, with a warning,
 //	                            for another user's processes without root)
@@ -100,7 +108,7 @@
 //
 // Analyze gives, per window and monitor: CPU seconds used (user + system),
 // cores busy and CPU milliseconds per transaction; per memory metric
-// (rss_bytes, heap_used_bytes, memory_anon_bytes, memory_current_bytes) the
+// (pss_bytes, rss_bytes, heap_used_bytes, memory_anon_bytes, memory_current_bytes) the
 // average, peak, least-squares slope in bytes per hour, and a leak
 // suspicion (the rule is in trend.go: a significant Mann-Kendall rise of the
 // memory's floor, by at least 1% of its level, over at least 8 samples);

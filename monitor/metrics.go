@@ -12,6 +12,9 @@ const (
 	MetricThreads   = "threads"    // threads
 	MetricOpenFiles = "open_files" // open file descriptors
 	MetricProcesses = "processes"  // processes matched (process only)
+	// process, of a pattern or a command's group only: proportional set
+	// size, the memory that processes share divided among them
+	MetricPSS = "pss_bytes"
 
 	// cgroup
 	MetricCgroupCPU       = "cpu_usage_s"          // cumulative CPU seconds

@@ -60,6 +60,10 @@ func (m *processMonitor) Sample(_ context.Context, now time.Time) ([]Point, erro
 		return nil, err
 	}
 	p := points{now: now, monitor: m.spec.Name}
+	// A set of processes (a pattern, a command's group) is summed: its
+	// memory is also read as PSS, which counts the memory they share once
+	// (see readPSS). One PID is read as RSS alone, as before.
+	m.procs.pss = m.spec.PID == 0
 	err = m.procs.sample(&p, set)
 	p.add(MetricProcesses, float64(len(set)))
 	return p.list, err
@@ -77,6 +81,9 @@ func (m *processMonitor) Close(ctx context.Context) (*Final, error) {
 type procSampler struct {
 	cpu   cpuTracker
 	first map[int]uint64 // start time of a watched PID when first seen
+	// pss asks sample for pss_bytes beside rss_bytes: for sets of
+	// processes, whose RSS counts their shared memory once per process.
+	pss   bool
 	buf   []byte
 	fdBuf []byte
 }
@@ -136,15 +143,30 @@ func (s *procSampler) group(pgid int) (map[int]procStat, error) {
 
 // sample adds the process metrics of set to p. Open files that cannot be
 // counted (another user's processes, without privileges) are left out, with
-// an error.
+// an error. With s.pss, pss_bytes is added too when every process's PSS
+// could be read; when one could not (smaps_rollup unreadable: another
+// user's process without privileges, a kernel before 4.14) it is left out
+// of the sample, silently: rss_bytes is still there, and the tables then
+// say "(rss)".
 func (s *procSampler) sample(p *points, set map[int]procStat) error {
 	var (
-		rss          int64
+		rss, pss     int64
 		threads, fds int
 		fdErr        error
+		pssOK        = s.pss
 	)
 	for pid, st := range set {
 		rss += st.rss
+		if pssOK {
+			n, err := pssOf(pid, &s.buf)
+			switch {
+			case err == nil:
+				pss += n
+			case errors.Is(err, errGone): // exited since: no memory left
+			default:
+				pssOK = false
+			}
+		}
 		threads += st.threads
 		n, err := countFDs(pid, &s.fdBuf)
 		if err != nil && !errors.Is(err, syscall.ENOENT) && !errors.Is(err, syscall.ESRCH) {
@@ -157,6 +179,9 @@ func (s *procSampler) sample(p *points, set map[int]procStat) error {
 	p.add(MetricCPUSystem, system)
 	if len(set) > 0 {
 		p.add(MetricRSS, float64(rss))
+		if pssOK {
+			p.add(MetricPSS, float64(pss))
+		}
 		p.add(MetricThreads, float64(threads))
 		if fdErr == nil {
 			p.add(MetricOpenFiles, float64(fds))
@@ -164,6 +189,10 @@ func (s *procSampler) sample(p *points, set map[int]procStat) error {
 	}
 	return fdErr
 }
+
+// pssOf is readPSS; tests replace it to see the fallback to RSS as root,
+// who can read every process's smaps_rollup.
+var pssOf = readPSS
 
 // cpuTracker turns the CPU times of a changing set of processes into
 // cumulative totals: a process counts with all its CPU time from the first

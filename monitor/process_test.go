@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,4 +175,95 @@ func TestSpecValidate(t *testing.T) {
 	if err := (Spec{Kind: KindHost}).Validate(); err != nil {
 		t.Error(err)
 	}
+}
+
+// Processes that share memory (the same shell binary and libc; as the
+// backends of a database server share its buffers) are summed by their
+// PSS, which counts the shared pages once: less than their summed RSS, and
+// the sum of what each one's smaps_rollup says. When one's smaps_rollup
+// cannot be read, the sample has only rss_bytes.
+func TestProcessPatternSumsPSS(t *testing.T) {
+	mark := fmt.Sprintf("perflab-pss-test-%d", os.Getpid())
+	var pids []int
+	for range 4 {
+		// A shell blocked reading a pipe that is never written: its memory
+		// does not change while the test reads it twice.
+		cmd := exec.Command("sh", "-c", "read x", mark)
+		if _, err := cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	m := mustOpen(t, Spec{Name: "shells", Kind: KindProcess, Pattern: mark + "$"})
+	var pts []Point
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		// Started shells have mapped their libraries once they block.
+		if pts = sampleNow(t, m); mustValue(t, pts, MetricProcesses) == 4 && allBlocked(pids) {
+			break
+		}
+	}
+	pts = sampleNow(t, m)
+	if n := mustValue(t, pts, MetricProcesses); n != 4 {
+		t.Fatalf("processes = %v, want 4", n)
+	}
+	rss, pss := mustValue(t, pts, MetricRSS), mustValue(t, pts, MetricPSS)
+	var each float64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+		if err != nil {
+			t.Skipf("smaps_rollup: %v", err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				each += kb * 1024
+			}
+		}
+	}
+	t.Logf("4 shells: summed RSS %.0f KB, summed PSS %.0f KB; smaps_rollup's Pss lines add up to %.0f KB", rss/1024, pss/1024, each/1024)
+	if pss >= rss {
+		t.Errorf("summed PSS %.0f KB is not below summed RSS %.0f KB: the shells share their binary and libc", pss/1024, rss/1024)
+	}
+	// PSS of one process moves when another maps or unmaps a page it
+	// shares: blocked shells do neither, but allow a page each.
+	if math.Abs(pss-each) > 4*4096 {
+		t.Errorf("summed PSS %.0f KB, smaps_rollup says %.0f KB", pss/1024, each/1024)
+	}
+
+	// smaps_rollup unreadable (another user's processes without root):
+	// RSS alone.
+	pssOf = func(int, *[]byte) (int64, error) { return 0, os.ErrPermission }
+	defer func() { pssOf = readPSS }()
+	pts = sampleNow(t, m)
+	if _, ok := value(pts, MetricPSS); ok {
+		t.Error("pss_bytes sampled though smaps_rollup could not be read")
+	}
+	mustValue(t, pts, MetricRSS)
+
+	// One PID is read as before: RSS alone.
+	pssOf = readPSS
+	one := mustOpen(t, Spec{Name: "one", Kind: KindProcess, PID: pids[0]})
+	if _, ok := value(sampleNow(t, one), MetricPSS); ok {
+		t.Error("pss_bytes sampled for one PID")
+	}
+}
+
+// allBlocked tells whether every process is sleeping (S), as a shell
+// waiting on read is.
+func allBlocked(pids []int) bool {
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) == 0 || f[0] != "S" {
+			return false
+		}
+	}
+	return true
 }

@@ -98,6 +98,46 @@ func readProcStat(pid int, buf *[]byte) (procStat, error) {
 	}, nil
 }
 
+// readPSS reads a process's proportional set size from
+// /proc/PID/smaps_rollup (Linux 4.14 and later): its private pages, and
+// each shared page divided by the number of processes that map it. Summed
+// over processes that share memory (the backends of a database server,
+// which all map its shared buffers and libraries) it counts that memory
+// once, where their RSS counts it once per process. Reading it makes the
+// kernel walk the process's page tables: longer than /proc/PID/stat, in
+// proportion to the memory mapped. A process without memory (a zombie)
+// has no Pss line and counts 0. Another user's processes need privileges
+// (PTRACE_MODE_READ): without them the error is os.ErrPermission.
+func readPSS(pid int, buf *[]byte) (int64, error) {
+	b, err := readFile("/proc/"+strconv.Itoa(pid)+"/smaps_rollup", buf)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			return 0, fmt.Errorf("process %d: %w", pid, errGone)
+		}
+		return 0, err
+	}
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+			f := bytes.Fields(rest) // "1234 kB"
+			if len(f) == 0 {
+				break
+			}
+			kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("process %d: unexpected smaps_rollup line %q", pid, line)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, nil
+}
+
 // countFDs counts the open file descriptors of a process by reading the
 // directory /proc/PID/fd with getdents, without allocating its names.
 func countFDs(pid int, buf *[]byte) (int, error) {

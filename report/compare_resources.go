@@ -21,7 +21,26 @@ type ResourceComparison struct {
 	CandPeakMB  float64 `json:"cand_peak_mb,omitempty"`
 }
 
-type resourceFigs struct{ msPerTx, cores, peakMB, n float64 }
+type resourceFigs struct {
+	msPerTx, cores, n float64
+	// peak sums each memory metric's peak in MB over the runs that have
+	// it, with their number; metrics lists them in the tables' order.
+	peak    map[string]*[2]float64
+	metrics []string
+}
+
+// peakMB is the mean peak memory of both sides in the first memory metric
+// that both have: a run before pss_bytes was sampled (rss_bytes only) is
+// compared by RSS with one after, not its RSS with the other's PSS.
+func peakMB(b, c *resourceFigs) (base, cand float64) {
+	for _, m := range b.metrics {
+		if cp := c.peak[m]; cp != nil {
+			bp := b.peak[m]
+			return bp[0] / bp[1], cp[0] / cp[1]
+		}
+	}
+	return 0, 0
+}
 
 // resourceSide averages, over a side's runs, each stage's monitor figures.
 func resourceSide(runs []*RunData) map[[2]string]*resourceFigs {
@@ -46,14 +65,24 @@ func resourceSide(runs []*RunData) map[[2]string]*resourceFigs {
 						f.msPerTx += *c.MSPerTx
 					}
 				}
-				if len(m.Memory) > 0 {
-					f.peakMB += m.Memory[0].PeakBytes / (1 << 20)
+				for _, mem := range m.Memory {
+					if f.peak == nil {
+						f.peak = map[string]*[2]float64{}
+					}
+					p := f.peak[mem.Metric]
+					if p == nil {
+						p = &[2]float64{}
+						f.peak[mem.Metric] = p
+						f.metrics = append(f.metrics, mem.Metric)
+					}
+					p[0] += mem.PeakBytes / (1 << 20)
+					p[1]++
 				}
 			}
 		}
 	}
 	for _, f := range out {
-		f.msPerTx, f.cores, f.peakMB = f.msPerTx/f.n, f.cores/f.n, f.peakMB/f.n
+		f.msPerTx, f.cores = f.msPerTx/f.n, f.cores/f.n
 	}
 	return out
 }
@@ -76,8 +105,9 @@ func compareResources(base, cand []*RunData) []ResourceComparison {
 					continue
 				}
 				seen[k] = true
+				bm, cm := peakMB(bf, cf)
 				out = append(out, ResourceComparison{Stage: k[0], Monitor: k[1], BaseMSPerTx: bf.msPerTx, CandMSPerTx: cf.msPerTx,
-					BaseCores: bf.cores, CandCores: cf.cores, BasePeakMB: bf.peakMB, CandPeakMB: cf.peakMB})
+					BaseCores: bf.cores, CandCores: cf.cores, BasePeakMB: bm, CandPeakMB: cm})
 			}
 		}
 	}

@@ -17,6 +17,11 @@ import (
 // WriteHTML writes a self-contained HTML report of a run: tables, and charts
 // drawn as inline SVG (no script, no CDN: it opens offline and user data is
 // escaped). It needs the run's interval histograms for the charts over time.
+//
+// The page gives the headline first: the run's status and labels, its
+// thresholds and warnings, then each stage's operations and charts (and the
+// charts across stages, the scaling); the details after: the monitors'
+// resources table and the slow queries.
 func WriteHTML(w io.Writer, rd *RunData) error {
 	s := rd.Summary
 	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader}
@@ -318,28 +323,29 @@ code { background: #f4f4f4; padding: 1px 4px; }
 {{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{actual .}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{range .S.Warnings}}<p class="fail">Warning: {{.}}</p>
-{{end}}{{with .Resources}}<h2>Resources</h2><table><tr>{{range $.ResourceHeader}}<th>{{.}}</th>{{end}}</tr>
-{{range .}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}{{with .S.Resources}}{{with .SlowQueries}}<h3>Slow queries</h3><table><tr><th>Monitor</th><th>Calls</th><th>Mean ms</th><th>Total ms</th><th>Query</th></tr>
-{{range .}}<tr><td>{{.Monitor}}</td><td>{{.Calls}}</td><td>{{f1 .MeanMS}}</td><td>{{f1 .TotalMS}}</td><td><code>{{.Query}}</code></td></tr>
-{{end}}</table>{{end}}{{end}}
-{{if .Across}}<h2>Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
-{{with .S.Scaling}}<h2>Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th>Wall s</th><th>Requests/s</th><th>Speedup</th><th>Efficiency</th></tr>
-{{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>
-{{end}}</table><p>{{upper .Sentence}}.{{with .USL}} Universal Scalability Law: λ {{f1 .Lambda}}/s, σ {{printf "%.4f" .Sigma}}, κ {{printf "%.6f" .Kappa}}{{if .PeakVUs}}, predicted peak {{f1 .PeakRPS}}/s at {{f1 .PeakVUs}} VUs{{end}} (R² {{printf "%.3f" .R2}}).{{end}}</p>{{end}}
-{{range $.Scaling}}{{.}}{{end}}
+{{end}}
 {{range .Stages}}<h2>Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>
 <table><tr><th>Operation</th><th>Kind</th><th>Count</th><th>Errors</th><th>Rate /s</th><th>Min</th><th>Mean</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>Max</th><th>ops/s avg</th></tr>
 {{range .P.Operations}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Count}}</td><td>{{.Errors.Total}}</td><td>{{f1 .RPS}}</td><td>{{ms .Latency.Min}}</td><td>{{ms .Latency.Mean}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P75}}</td><td>{{ms .Latency.P90}}</td><td>{{ms .Latency.P95}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .Latency.Max}}</td><td>{{f2 .OpRate.Avg}}</td></tr>
 {{end}}</table>
 <p class="meta">Latencies in ms, of successful operations.</p>
-{{with .Open}}<table><tr><th>Open model</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
-{{range .}}<tr><td>{{.Name}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.Dropped}}</td><td>{{.Queued}}</td></tr>
+{{with .Open}}<table><tr><th>Open model</th><th>Kind</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.Dropped}}</td><td>{{.Queued}}</td></tr>
 {{end}}</table>
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
 {{range .Charts}}{{.}}{{end}}
 {{end}}
+{{if .Across}}<h2>Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
+{{with .S.Scaling}}<h2>Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th>Wall s</th><th>Requests/s</th><th>Speedup</th><th>Efficiency</th></tr>
+{{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>
+{{end}}</table><p>{{upper .Sentence}}.{{with .USL}} Universal Scalability Law: λ {{f1 .Lambda}}/s, σ {{printf "%.4f" .Sigma}}, κ {{printf "%.6f" .Kappa}}{{if .PeakVUs}}, predicted peak {{f1 .PeakRPS}}/s at {{f1 .PeakVUs}} VUs{{end}} (R² {{printf "%.3f" .R2}}).{{end}}</p>{{end}}
+{{range $.Scaling}}{{.}}{{end}}
+{{with .Resources}}<h2>Resources</h2><table><tr>{{range $.ResourceHeader}}<th>{{.}}</th>{{end}}</tr>
+{{range .}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}{{with .S.Resources}}{{with .SlowQueries}}<h3>Slow queries</h3><table><tr><th>Monitor</th><th>Calls</th><th>Mean ms</th><th>Total ms</th><th>Query</th></tr>
+{{range .}}<tr><td>{{.Monitor}}</td><td>{{.Calls}}</td><td>{{f1 .MeanMS}}</td><td>{{f1 .TotalMS}}</td><td><code>{{.Query}}</code></td></tr>
+{{end}}</table>{{end}}{{end}}
 <p class="meta">Generated by perflab at {{.Generated}}.</p>
 </body></html>
 `))

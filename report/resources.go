@@ -55,36 +55,74 @@ var ResourceHeader = []string{"window", "monitor", "cpu s", "cores", "cpu ms/tx"
 
 // ResourceRows are the monitors' figures, a row per window and monitor,
 // for the text, Markdown and HTML tables.
+//
+// The load generator's two monitors make one row, "generator (perflab)":
+// perflab's own process (SelfMonitor) gives its CPU, cores, CPU ms per
+// transaction and memory, and the generator's host (GeneratorMonitor) its
+// busy column. They are the same generator: apart, the host's row showed
+// only "busy" and the process's row did not say it was the generator's.
+// The host's own CPU seconds are not shown instead: they would count
+// everything else on the machine, the system under test too when it runs
+// beside perflab, as the generator's. The analysis, resources.csv and the
+// charts keep both monitors under their own names.
 func ResourceRows(a *monitor.Analysis) [][]string {
 	var rows [][]string
 	for _, win := range a.Windows {
+		var self *monitor.MonitorFigures
+		host := false
+		for i, m := range win.Monitors {
+			switch {
+			case m.Monitor == SelfMonitor:
+				self = &win.Monitors[i]
+			case m.Monitor == GeneratorMonitor && m.Host != nil:
+				host = true
+			}
+		}
 		for _, m := range win.Monitors {
-			cells := []string{win.Window, m.Monitor, "", "", "", "", "", "", "", "", "", ""}
-			if c := m.CPU; c != nil {
-				cells[2], cells[3] = fmt.Sprintf("%.2f", c.Seconds), fmt.Sprintf("%.2f", c.Cores)
-				if c.MSPerTx != nil {
-					cells[4] = fmt.Sprintf("%.3f", *c.MSPerTx)
-				}
+			switch {
+			case host && self != nil && m.Monitor == GeneratorMonitor:
+				cells := resourceCells(win.Window, *self)
+				cells[1] = GeneratorMonitor + " (" + SelfMonitor + ")"
+				cells[11] = busyCell(m.Host)
+				rows = append(rows, cells)
+			case host && m.Monitor == SelfMonitor: // in the generator's row
+			default:
+				rows = append(rows, resourceCells(win.Window, m))
 			}
-			if len(m.Memory) > 0 {
-				mem := m.Memory[0]
-				cells[5] = mb(mem.AvgBytes) + " (" + strings.TrimSuffix(mem.Metric, "_bytes") + ")"
-				cells[6], cells[7] = mb(mem.PeakBytes), fmt.Sprintf("%+.1f", mem.SlopeBytesPerHour/(1<<20))
-				cells[8] = "no"
-				if mem.LeakSuspected {
-					cells[8] = "SUSPECTED"
-				}
-			}
-			if g := m.GC; g != nil {
-				cells[9], cells[10] = fmt.Sprintf("%d (%.1f)", g.YoungCount, g.YoungAvgMS), fmt.Sprintf("%d (%.1f)", g.FullCount, g.FullAvgMS)
-			}
-			if h := m.Host; h != nil {
-				cells[11] = fmt.Sprintf("%.0f%% / %.0f%%", 100*h.BusyAvg, 100*h.BusyMax)
-			}
-			rows = append(rows, cells)
 		}
 	}
 	return rows
+}
+
+// resourceCells is one monitor's row of ResourceRows.
+func resourceCells(window string, m monitor.MonitorFigures) []string {
+	cells := []string{window, m.Monitor, "", "", "", "", "", "", "", "", "", ""}
+	if c := m.CPU; c != nil {
+		cells[2], cells[3] = fmt.Sprintf("%.2f", c.Seconds), fmt.Sprintf("%.2f", c.Cores)
+		if c.MSPerTx != nil {
+			cells[4] = fmt.Sprintf("%.3f", *c.MSPerTx)
+		}
+	}
+	if len(m.Memory) > 0 {
+		mem := m.Memory[0]
+		cells[5] = mb(mem.AvgBytes) + " (" + strings.TrimSuffix(mem.Metric, "_bytes") + ")"
+		cells[6], cells[7] = mb(mem.PeakBytes), fmt.Sprintf("%+.1f", mem.SlopeBytesPerHour/(1<<20))
+		cells[8] = "no"
+		if mem.LeakSuspected {
+			cells[8] = "SUSPECTED"
+		}
+	}
+	if g := m.GC; g != nil {
+		cells[9], cells[10] = fmt.Sprintf("%d (%.1f)", g.YoungCount, g.YoungAvgMS), fmt.Sprintf("%d (%.1f)", g.FullCount, g.FullAvgMS)
+	}
+	if h := m.Host; h != nil {
+		cells[11] = busyCell(h)
+	}
+	return cells
+}
+
+func busyCell(h *monitor.HostFigures) string {
+	return fmt.Sprintf("%.0f%% / %.0f%%", 100*h.BusyAvg, 100*h.BusyMax)
 }
 
 func mb(b float64) string { return fmt.Sprintf("%.1f", b/(1<<20)) }
@@ -124,11 +162,11 @@ func cpuSeries(points []monitor.Point, start int64) map[string][]XY {
 	return out
 }
 
-// memorySeries is each monitor's main memory level (heap, RSS or cgroup
-// memory) in MB over time.
+// memorySeries is each monitor's main memory level (heap, cgroup memory,
+// PSS or RSS) in MB over time.
 func memorySeries(points []monitor.Point, start int64) map[string][]XY {
 	pick := map[string]string{}
-	rank := map[string]int{"heap_used_bytes": 3, "memory_current_bytes": 2, "rss_bytes": 1}
+	rank := map[string]int{monitor.MetricHeapUsed: 4, monitor.MetricCgroupMemory: 3, monitor.MetricPSS: 2, monitor.MetricRSS: 1}
 	for _, p := range points {
 		if r := rank[p.Metric]; r > rank[pick[p.Monitor]] {
 			pick[p.Monitor] = p.Metric
@@ -193,7 +231,7 @@ func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
 	var out []Chart
 	for _, c := range []Chart{
 		{Slug: "cpu-over-time", Title: "CPU used over time (cores)", XLabel: "seconds into the stage", YLabel: "cores", Series: series(cpuSeries(in, s))},
-		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory or RSS)", XLabel: "seconds into the stage", YLabel: "MB", Series: series(memorySeries(in, s))},
+		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory, PSS or RSS)", XLabel: "seconds into the stage", YLabel: "MB", Series: series(memorySeries(in, s))},
 		{Slug: "host-busy-over-time", Title: "Host CPU busy over time (%; generator: the load generator)", XLabel: "seconds into the stage", YLabel: "%", Series: series(busy)},
 	} {
 		if len(c.Series) > 0 {

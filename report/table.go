@@ -235,10 +235,12 @@ func durationTable(w io.Writer, ph PhaseSummary, width int, title string, get fu
 	}
 	fmt.Fprintln(w, title)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%-*s\tmin\tmean\tp50\tp90\tp95\tp99\tmax\t\n", width, "operation")
+	// The kind column, as in the main table: a step and its scenario may
+	// share a name, and would otherwise print as two identical rows.
+	fmt.Fprintf(tw, "%-*s\tkind\tmin\tmean\tp50\tp90\tp95\tp99\tmax\t\n", width, "operation")
 	for _, op := range ph.Operations {
 		if l := get(op); l != nil {
-			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name,
+			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name, op.Kind,
 				Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.Max))
 		}
 	}
