@@ -166,6 +166,28 @@ func Open(path string) (*Store, error) {
 			return nil, err
 		}
 	}
+	// Processes opening a new file together (runs started at once) can
+	// meet SQLITE_BUSY where SQLite does not wait its busy timeout (while
+	// one of them turns the file to WAL, or recovers its log): such an
+	// open is tried again, for up to openPatience.
+	var err error
+	for wait, deadline := 10*time.Millisecond, time.Now().Add(openPatience); ; wait = min(2*wait, 500*time.Millisecond) {
+		var s *Store
+		if s, err = openSQLite(path); err == nil {
+			return s, nil
+		}
+		if !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return nil, fmt.Errorf("store %s: %w", path, err)
+		}
+		time.Sleep(wait)
+	}
+}
+
+// openPatience is how long opening a SQLite history waits for others
+// opening it at the same time.
+const openPatience = 30 * time.Second
+
+func openSQLite(path string) (*Store, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		return nil, err
@@ -174,9 +196,15 @@ func Open(path string) (*Store, error) {
 	s := &Store{db: db}
 	if err := s.migrate(); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return nil, err
 	}
 	return s, nil
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (the database is
+// locked by another connection).
+func isBusy(err error) bool {
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
 }
 
 // Close closes the store.
