@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/metrics"
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 // constantRate is what a run of 200 iterations/s for 1 s against an
@@ -308,7 +308,7 @@ scenarios:
   - {name: long, rate: 50, duration: 2s, vus: 5, flow: [{name: l, url: /long}]}
 `, nil)
 	r := run(t, p)
-	sum := report.Summarize(r, report.Host{})
+	sum := results.Summarize(r, results.Host{})
 	// A rate is the requests the server saw over the scenario's own span:
 	// at most its duration (the slow response after it does not count, nor
 	// does the longer scenario), at least the due time of its last

@@ -23,11 +23,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/perflab/perflab/engine"
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/logcorr"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -85,7 +87,7 @@ const (
 // Result is a finished run.
 type Result struct {
 	RunID, Dir string
-	Summary    *report.Summary
+	Summary    *results.Summary
 	Outcome    Outcome
 	// Err is why the run failed (Outcome Failed).
 	Err error
@@ -184,7 +186,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		opts.OnTick = prog.Tick
 	}
 	// Thresholds marked abort stop the run as soon as they fail.
-	var aborted atomic.Pointer[report.ThresholdResult]
+	var aborted atomic.Pointer[results.ThresholdResult]
 	if slices.ContainsFunc(p.Thresholds, func(t *plan.Threshold) bool { return t.Abort }) {
 		show := opts.OnTick
 		opts.OnTick = func(ph *metrics.Phase, tk *metrics.Tick) {
@@ -194,7 +196,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			if ph.Index == 0 || aborted.Load() != nil {
 				return
 			}
-			if r := report.CheckEarly(p.Thresholds, ph.Name, tk); r != nil && aborted.CompareAndSwap(nil, r) {
+			if r := judge.Early(p.Thresholds, ph.Name, tk); r != nil && aborted.CompareAndSwap(nil, r) {
 				prog.Done()
 				fmt.Fprintf(stderr, "perflab: threshold %q failed on %s in %s after %s: stopping the run (its results and teardown still follow)\n",
 					r.Threshold, r.Operation, r.Stage, tk.Elapsed.Round(time.Millisecond))
@@ -219,7 +221,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		run.Status = metrics.StatusFailed
 		run.Error = fmt.Sprintf("aborted: threshold %q failed on %s in %s", r.Threshold, r.Operation, r.Stage)
 	}
-	sum := report.Summarize(run, report.HostFacts())
+	sum := results.Summarize(run, results.HostFacts())
 	sum.Labels = cfg.Labels
 	resources(&sampled, run, sum)
 	// keep writes a file of the run directory; what cannot be written is lost.
@@ -229,15 +231,16 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			lost = append(lost, fmt.Sprintf("%s (%v)", name, err))
 		}
 	}
-	keep("resources.csv", func(w io.Writer) error { return report.WriteResources(w, sampled.All()) })
+	keep("resources.csv", func(w io.Writer) error { return results.WriteResources(w, sampled.All()) })
 	if len(p.Logs) > 0 && requests != nil {
 		sum.Logs = correlateLogs(p, requests.Name(), stderr)
 	}
-	sum.Thresholds = report.CheckThresholds(p.Thresholds, sum)
+	sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
 	if err := report.WriteTable(stdout, sum); err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
 	}
 	res.Summary = sum
+	keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
 	if err := rd.Finish(sum); err != nil {
 		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
 		lost = append(lost, fmt.Sprintf("summary.json (%v)", err))
@@ -288,8 +291,8 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		res.Outcome, res.Err = Failed, runErr
 	case run.Status == metrics.StatusInterrupted:
 		res.Outcome = Interrupted
-	case report.Failed(sum.Thresholds) > 0:
-		fmt.Fprintf(stderr, "perflab: %d threshold(s) failed\n", report.Failed(sum.Thresholds))
+	case results.Failed(sum.Thresholds) > 0:
+		fmt.Fprintf(stderr, "perflab: %d threshold(s) failed\n", results.Failed(sum.Thresholds))
 		res.Outcome = ThresholdsFailed
 	}
 	return res, nil
@@ -315,14 +318,14 @@ func openStore(cfg Config) (*store.Store, error) {
 // under a uniqueness constraint, so that two runs started at once never
 // share either. histErr is why the history could not record the run (the
 // run goes on in its directory).
-func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels map[string]string) (id string, rd *report.RunDir, histErr, err error) {
+func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels map[string]string) (id string, rd *results.Writer, histErr, err error) {
 	base := start.Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
 	for n := 1; n <= 10000; n++ {
 		id = base
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		rd, err = report.CreateRunDir(filepath.Join(out, id), id, p.Name, start, p.Source, labels)
+		rd, err = results.CreateDir(filepath.Join(out, id), id, p.Name, start, p.Source, labels)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -425,30 +428,30 @@ func addSamples(st *store.Store, runID string, res *monitor.Result) error {
 // regressions judges the plan's regression thresholds: the run, read back
 // from its directory, against the stored runs of the same plan that carry
 // each threshold's baseline label. Without a store, each fails with a note.
-func regressions(p *plan.Plan, st *store.Store, runID, dir string, stderr io.Writer) []report.ThresholdResult {
-	var out []report.ThresholdResult
-	var cand *report.RunData
+func regressions(p *plan.Plan, st *store.Store, runID, dir string, stderr io.Writer) []results.ThresholdResult {
+	var out []results.ThresholdResult
+	var cand *results.Run
 	for _, t := range p.Thresholds {
 		if !t.Regression() {
 			continue
 		}
 		if st == nil {
-			out = append(out, report.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "no run history (--store off, or it could not be opened) to find the baseline in"})
+			out = append(out, results.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "no run history (--store off, or it could not be opened) to find the baseline in"})
 			continue
 		}
 		if cand == nil {
 			var err error
-			if cand, err = report.ReadRunDir(dir); err != nil {
-				out = append(out, report.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the run back: " + err.Error()})
+			if cand, err = results.ReadDir(dir); err != nil {
+				out = append(out, results.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the run back: " + err.Error()})
 				continue
 			}
 		}
 		base, err := LabelledRuns(st, t.Baseline, p.Name, runID)
 		if err != nil {
-			out = append(out, report.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the baseline: " + err.Error()})
+			out = append(out, results.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the baseline: " + err.Error()})
 			continue
 		}
-		out = append(out, report.CheckRegression(t, base, cand)...)
+		out = append(out, judge.Regression(t, base, cand)...)
 	}
 	return out
 }
@@ -484,18 +487,18 @@ func correlateLogs(p *plan.Plan, requestsCSV string, stderr io.Writer) *logcorr.
 // LabelledRuns reads the finished stored runs that carry a label
 // (selector "name=value"), of one plan if planName is set, leaving out the
 // run exclude.
-func LabelledRuns(st *store.Store, selector, planName, exclude string) ([]*report.RunData, error) {
+func LabelledRuns(st *store.Store, selector, planName, exclude string) ([]*results.Run, error) {
 	k, v, _ := strings.Cut(selector, "=")
 	runs, err := st.Runs(store.Filter{Labels: map[string]string{k: v}, Plan: planName})
 	if err != nil {
 		return nil, err
 	}
-	var out []*report.RunData
+	var out []*results.Run
 	for _, r := range runs {
 		if r.Status == metrics.StatusRunning || r.Status == metrics.StatusKilled || r.ID == exclude { // not whole
 			continue
 		}
-		rd, err := report.FromStore(st, r.ID)
+		rd, err := results.FromStore(st, r.ID)
 		if err != nil {
 			return nil, err
 		}

@@ -9,10 +9,11 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 // startMonitors opens the plan's monitors and cfg's, and those of the load
@@ -20,7 +21,7 @@ import (
 // makes results suspect), and samples them every interval until stop. A monitor
 // that cannot be opened is reported once and left out; the run goes on.
 func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stderr io.Writer) *monitor.Sampler {
-	specs := []monitor.Spec{{Name: report.GeneratorMonitor, Kind: monitor.KindHost}, {Name: report.SelfMonitor, Kind: monitor.KindProcess, PID: os.Getpid()}}
+	specs := []monitor.Spec{{Name: results.GeneratorMonitor, Kind: monitor.KindHost}, {Name: results.SelfMonitor, Kind: monitor.KindProcess, PID: os.Getpid()}}
 	for _, m := range p.Monitors {
 		specs = append(specs, m.Spec)
 	}
@@ -47,7 +48,7 @@ func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stde
 
 // resources analyses what the monitors sampled, per stage and over the
 // whole run, and judges whether the generator kept up in each stage.
-func resources(res *monitor.Result, run *metrics.Run, sum *report.Summary) {
+func resources(res *monitor.Result, run *metrics.Run, sum *results.Summary) {
 	var windows []monitor.Window
 	var total int64
 	for i, ph := range run.Stages {
@@ -64,7 +65,7 @@ func resources(res *monitor.Result, run *metrics.Run, sum *report.Summary) {
 	// bytes a point) is not called a leak.
 	for _, w := range a.Windows {
 		for _, m := range w.Monitors {
-			if m.Monitor == report.SelfMonitor {
+			if m.Monitor == results.SelfMonitor {
 				for i := range m.Memory {
 					m.Memory[i].LeakSuspected = false
 				}
@@ -75,12 +76,12 @@ func resources(res *monitor.Result, run *metrics.Run, sum *report.Summary) {
 	for _, w := range res.Warnings {
 		sum.Warnings = append(sum.Warnings, w.String())
 	}
-	report.CheckGenerator(sum, runtime.GOMAXPROCS(0))
+	judge.Generator(sum, runtime.GOMAXPROCS(0))
 }
 
 // transactions counts what a stage completed, for CPU per transaction: its
 // transactions if the plan has any, else its scenarios' iterations.
-func transactions(ph report.PhaseSummary) int64 {
+func transactions(ph results.PhaseSummary) int64 {
 	var tx, iters int64
 	for _, op := range ph.Operations {
 		switch op.Kind {

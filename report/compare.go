@@ -1,307 +1,32 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/perflab/perflab/analyze"
-	"github.com/perflab/perflab/metrics"
-	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/judge"
+	"github.com/perflab/perflab/results"
 )
 
-// RunData is a run read back from its directory or the history: its
-// summary and, per histogram log tag, its intervals in order.
-type RunData struct {
-	Dir       string
-	Summary   *Summary
-	Intervals map[string][]*IntervalData
-	// Points are what the monitors sampled (resources.csv); none for runs
-	// read from the history.
-	Points []monitor.Point
-}
-
-// IntervalsOf is an operation's interval histograms in a stage. A
-// transaction or scenario of a run directory written before tags carried
-// the kind is found under its bare name, when no step has that name.
-func (rd *RunData) IntervalsOf(stage int, op Operation) []*IntervalData {
-	if ivs, ok := rd.Intervals[stageTag(stage, op.Scenario, op.Name, op.Kind)]; ok || op.Kind == metrics.KindStep {
-		return ivs
-	}
-	for _, ph := range rd.Summary.Stages {
-		if ph.Index != stage {
-			continue
-		}
-		for _, o := range ph.Operations {
-			if o.Kind == metrics.KindStep && o.Scenario == op.Scenario && o.Name == op.Name {
-				return nil // the bare tag is the step's
-			}
-		}
-	}
-	return rd.Intervals[stageTag(stage, op.Scenario, op.Name, metrics.KindStep)]
-}
-
-// ReadRunDir reads summary.json and latency.hlog of a run directory. A
-// directory without summary.json (a run still going, or killed) is read
-// from its intervals: its summary is rebuilt from them.
-func ReadRunDir(dir string) (*RunData, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return readUnfinished(dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	if s.Format != Format {
-		return nil, fmt.Errorf("%s: summary.json format %q, want %q", dir, s.Format, Format)
-	}
-	rd, err := readIntervals(dir)
-	if err != nil {
-		return nil, err
-	}
-	rd.Summary = &s
-	return rd, nil
-}
-
-// wholeLines is a file up to the end of its last whole line: the log of a
-// run killed while writing it may end in the middle of one.
-func wholeLines(f *os.File) (io.Reader, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	end := fi.Size()
-	buf := make([]byte, 64<<10)
-	for end > 0 {
-		n := min(int64(len(buf)), end)
-		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
-			return nil, err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			return io.NewSectionReader(f, 0, end-n+int64(i)+1), nil
-		}
-		end -= n
-	}
-	return io.NewSectionReader(f, 0, 0), nil
-}
-
-// readIntervals reads a run directory's interval histograms with their
-// counts, and what the monitors sampled.
-func readIntervals(dir string) (*RunData, error) {
-	f, err := os.Open(filepath.Join(dir, "latency.hlog"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	whole, err := wholeLines(f)
-	if err != nil {
-		return nil, err
-	}
-	ivs, err := readHistogramLog(whole)
-	if err != nil {
-		return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
-	}
-	if err := readIntervalCounts(filepath.Join(dir, IntervalsCSV), ivs); err != nil {
-		return nil, err
-	}
-	points, err := readResources(filepath.Join(dir, "resources.csv"))
-	if err != nil {
-		return nil, err
-	}
-	return &RunData{Dir: dir, Intervals: ivs, Points: points}, nil
-}
-
-// OpComparison compares one operation of one stage between two sides.
-type OpComparison struct {
-	Stage     string `json:"stage"`
-	Scenario  string `json:"scenario"`
-	Operation string `json:"operation"`
-	Kind      string `json:"kind"`
-	// Percentile and Mean are in ms over each side's whole stage; the
-	// verdict comes from the per-interval percentiles (the samples).
-	BasePct  float64            `json:"base_pct_ms"`
-	CandPct  float64            `json:"cand_pct_ms"`
-	BaseMean float64            `json:"base_mean_ms"`
-	CandMean float64            `json:"cand_mean_ms"`
-	Change   float64            `json:"change"`
-	Test     analyze.Comparison `json:"test"`
-}
-
-// RunComparison is BASE against CANDIDATE.
-type RunComparison struct {
-	Percentile float64        `json:"percentile"`
-	Base       []string       `json:"base"`
-	Candidate  []string       `json:"candidate"`
-	Ops        []OpComparison `json:"operations"`
-	Sentences  []string       `json:"summary"`
-	// Resources compare the monitors' figures, where both sides have them.
-	Resources []ResourceComparison `json:"resources,omitempty"`
-}
-
-// CompareRuns compares candidate runs with baseline runs: per stage (by
-// name) and operation, the chosen percentile and the mean, with a verdict
-// from a Mann-Whitney test over the per-interval values of that percentile,
-// pooled across each side's runs.
-func CompareRuns(base, cand []*RunData, pct, alpha, minChange float64) (*RunComparison, error) {
-	if len(base) == 0 || len(cand) == 0 {
-		return nil, errors.New("compare needs at least one run on each side")
-	}
-	rc := &RunComparison{Percentile: pct}
-	for _, r := range base {
-		rc.Base = append(rc.Base, r.Dir)
-	}
-	for _, r := range cand {
-		rc.Candidate = append(rc.Candidate, r.Dir)
-	}
-	// A step of the same name in several transactions (the same API called
-	// from check-in and from check-out) shares its interval histograms: it
-	// is compared once, as one API.
-	for _, ph := range base[0].Summary.Stages {
-		for _, op := range uniqueOps(ph.Operations) {
-			c := OpComparison{Stage: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind)}
-			key := metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}
-			bs, bp, bm, okB := side(base, ph.Name, key, pct)
-			cs, cp, cm, okC := side(cand, ph.Name, key, pct)
-			if !okB || !okC {
-				continue
-			}
-			c.BasePct, c.CandPct, c.BaseMean, c.CandMean = bp, cp, bm, cm
-			if bp > 0 {
-				c.Change = (cp - bp) / bp
-			}
-			c.Test = analyze.CompareChange(bs, cs, c.Change, alpha, minChange, true)
-			rc.Ops = append(rc.Ops, c)
-		}
-	}
-	if len(rc.Ops) == 0 {
-		return nil, errors.New("the runs have no stage and operation in common")
-	}
-	rc.Sentences = sentences(rc)
-	rc.Resources = compareResources(base, cand)
-	return rc, nil
-}
-
-// side gathers, over a side's runs, the per-interval percentile samples of
-// an operation in a stage and its whole-stage percentile and mean (merged).
-func side(runs []*RunData, stage string, key metrics.Key, pct float64) (samples []float64, p, mean float64, ok bool) {
-	var all *hdr.Histogram
-	samples, p, all, ok = metricSamples(runs, stage, key, sampleMetric{Pct: pct})
-	if all != nil {
-		mean = all.Mean() / 1e3
-	}
-	return samples, p, mean, ok
-}
-
-// sentences says, per operation, how it changed across the stages, in the
-// words of the check-in/check-out report: "check-out is 9% to 28% slower across
-// users=5 to users=20".
-func sentences(rc *RunComparison) []string {
-	type agg struct {
-		worse, better []OpComparison
-		n, tooFew     int
-	}
-	var order []string
-	byOp := map[string]*agg{}
-	// A name in several scenarios is several operations: say which.
-	scenarios := map[string]map[string]bool{}
-	for _, c := range rc.Ops {
-		if scenarios[c.Operation] == nil {
-			scenarios[c.Operation] = map[string]bool{}
-		}
-		scenarios[c.Operation][c.Scenario] = true
-	}
-	for _, c := range rc.Ops {
-		key := c.Operation
-		if len(scenarios[c.Operation]) > 1 {
-			key = c.Scenario + ": " + c.Operation
-		}
-		a := byOp[key]
-		if a == nil {
-			a = &agg{}
-			byOp[key] = a
-			order = append(order, key)
-		}
-		a.n++
-		switch c.Test.Verdict {
-		case analyze.Worse:
-			a.worse = append(a.worse, c)
-		case analyze.Better:
-			a.better = append(a.better, c)
-		case analyze.TooFewToSay:
-			a.tooFew++
-		}
-	}
-	var out []string
-	for _, name := range order {
-		a := byOp[name]
-		say := func(cs []OpComparison, word string) {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			var stages []string
-			for _, c := range cs {
-				ch := math.Abs(c.Change) * 100
-				lo, hi = math.Min(lo, ch), math.Max(hi, ch)
-				stages = append(stages, c.Stage)
-			}
-			amount := fmt.Sprintf("%.0f%%", lo)
-			if math.Round(lo) != math.Round(hi) {
-				amount = fmt.Sprintf("%.0f%% to %.0f%%", lo, hi)
-			}
-			where := ""
-			if len(stages) > 1 {
-				where = " across " + stages[0] + " to " + stages[len(stages)-1]
-			} else if stages[0] != "all" {
-				where = " at " + stages[0]
-			}
-			out = append(out, fmt.Sprintf("%s is %s %s at p%g%s (%d of %s).", name, amount, word, rc.Percentile, where, len(cs), plural(a.n, "stage")))
-		}
-		if len(a.worse) > 0 {
-			say(a.worse, "slower")
-		}
-		if len(a.better) > 0 {
-			say(a.better, "faster")
-		}
-		switch {
-		case len(a.worse) > 0 || len(a.better) > 0:
-		case a.tooFew == a.n:
-			out = append(out, fmt.Sprintf("%s: too few samples to say at p%g (too few intervals a side in %s; longer stages or a shorter interval give more).", name, rc.Percentile, plural(a.n, "stage")))
-		case a.tooFew > 0:
-			out = append(out, fmt.Sprintf("%s: no significant change at p%g (%d of %s had too few samples to say).", name, rc.Percentile, a.tooFew, plural(a.n, "stage")))
-		default:
-			out = append(out, fmt.Sprintf("%s: no significant change at p%g.", name, rc.Percentile))
-		}
-	}
-	return out
-}
-
 // WriteComparison prints the comparison as a table and its sentences.
-func WriteComparison(w io.Writer, rc *RunComparison) error {
+func WriteComparison(w io.Writer, rc *judge.RunComparison) error {
 	fmt.Fprintf(w, "base: %s\ncandidate: %s\n\n", strings.Join(rc.Base, ", "), strings.Join(rc.Candidate, ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := fmt.Sprintf("p%g", rc.Percentile)
 	fmt.Fprintf(tw, "stage\toperation\tbase %s\tcand %s\tchange\tshift ms (95%% CI)\tbase mean\tcand mean\tp-value\tn\tverdict\n", p, p)
-	ops := append([]OpComparison(nil), rc.Ops...)
+	ops := append([]judge.OpComparison(nil), rc.Ops...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Operation < ops[j].Operation })
 	for _, c := range ops {
 		shift := "-"
 		if c.Test.Verdict != analyze.TooFewToSay {
 			shift = fmt.Sprintf("%+.3g [%+.3g, %+.3g]", c.Test.Shift, c.Test.ShiftCI[0], c.Test.ShiftCI[1])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\t%s\t%.3g\t%d+%d\t%s\n", c.Stage, c.Operation, Ms(c.BasePct), Ms(c.CandPct),
-			100*c.Change, shift, Ms(c.BaseMean), Ms(c.CandMean), c.Test.P, c.Test.N1, c.Test.N2, c.Test.Verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\t%s\t%.3g\t%d+%d\t%s\n", c.Stage, c.Operation, results.Ms(c.BasePct), results.Ms(c.CandPct),
+			100*c.Change, shift, results.Ms(c.BaseMean), results.Ms(c.CandMean), c.Test.P, c.Test.N1, c.Test.N2, c.Test.Verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -314,10 +39,23 @@ func WriteComparison(w io.Writer, rc *RunComparison) error {
 	return writeResourceComparison(w, rc.Resources)
 }
 
-// plural says n things: "1 stage", "4 stages".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
+func writeResourceComparison(w io.Writer, rs []judge.ResourceComparison) error {
+	if len(rs) == 0 {
+		return nil
 	}
-	return fmt.Sprintf("%d %ss", n, thing)
+	fmt.Fprintln(w, "\nresources (one value per run: no test; means over several runs)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "stage\tmonitor\tcpu ms/tx base\tcand\tchange\tcores base\tcand\tpeak MB base\tcand\tchange")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\n", r.Stage, r.Monitor, r.BaseMSPerTx, r.CandMSPerTx, pctChange(r.BaseMSPerTx, r.CandMSPerTx),
+			r.BaseCores, r.CandCores, r.BasePeakMB, r.CandPeakMB, pctChange(r.BasePeakMB, r.CandPeakMB))
+	}
+	return tw.Flush()
+}
+
+func pctChange(base, cand float64) string {
+	if base == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(cand-base)/base)
 }

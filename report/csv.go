@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/results"
 )
 
 // CSVTables are the tables WriteCSVTable writes.
@@ -18,7 +19,7 @@ var CSVTables = []string{"operations", "stages", "scaling", "thresholds", "inter
 // avg/p50/p75/p95 of each
 // transaction, or step, across stages, one row each), scaling (per VU
 // count), thresholds, or intervals (counts and percentiles per interval).
-func WriteCSVTable(w io.Writer, rd *RunData, table string) error {
+func WriteCSVTable(w io.Writer, rd *results.Run, table string) error {
 	s := rd.Summary
 	cw := csv.NewWriter(w)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -54,9 +55,9 @@ func WriteCSVTable(w io.Writer, rd *RunData, table string) error {
 			}
 		}
 	case "intervals":
-		err = cw.Write(intervalsHeader)
+		err = cw.Write(results.IntervalsHeader)
 		for _, ph := range s.Stages {
-			for _, op := range uniqueOps(ph.Operations) {
+			for _, op := range results.UniqueOps(ph.Operations) {
 				ivs := rd.IntervalsOf(ph.Index, op)
 				for i, iv := range ivs {
 					h, derr := iv.Histogram()
@@ -64,7 +65,7 @@ func WriteCSVTable(w io.Writer, rd *RunData, table string) error {
 						return derr
 					}
 					if err == nil {
-						err = cw.Write(intervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h))
+						err = cw.Write(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h))
 					}
 				}
 			}
@@ -81,7 +82,7 @@ func WriteCSVTable(w io.Writer, rd *RunData, table string) error {
 
 // acrossOps picks the operations of the across-stages table: the
 // transactions, or the steps when the plan has none.
-func acrossOps(s *Summary) (metrics.Kind, map[string]bool) {
+func acrossOps(s *results.Summary) (metrics.Kind, map[string]bool) {
 	names := map[string]bool{}
 	for _, kind := range []metrics.Kind{metrics.KindTransaction, metrics.KindStep} {
 		for _, ph := range s.Stages {
@@ -100,7 +101,7 @@ func acrossOps(s *Summary) (metrics.Kind, map[string]bool) {
 
 // sortedNames lists a set's names in the order of the first stage's
 // operations, then alphabetically.
-func sortedNames(s *Summary, set map[string]bool) []string {
+func sortedNames(s *results.Summary, set map[string]bool) []string {
 	order := map[string]int{}
 	if len(s.Stages) > 0 {
 		for i, op := range s.Stages[0].Operations {

@@ -12,6 +12,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/results"
 )
 
 // WriteHTML writes a self-contained HTML report of a run: tables, and charts
@@ -22,7 +23,7 @@ import (
 // thresholds and warnings, then each stage's operations and charts (and the
 // charts across stages, the scaling); the details after: the monitors'
 // resources table and the slow queries.
-func WriteHTML(w io.Writer, rd *RunData) error {
+func WriteHTML(w io.Writer, rd *results.Run) error {
 	s := rd.Summary
 	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader}
 	if s.Resources != nil {
@@ -58,7 +59,7 @@ type Charts struct {
 }
 
 // RunCharts draws a run's charts from its interval histograms.
-func RunCharts(rd *RunData) (*Charts, error) {
+func RunCharts(rd *results.Run) (*Charts, error) {
 	s := rd.Summary
 	out := &Charts{}
 	for _, ph := range s.Stages {
@@ -79,7 +80,7 @@ func RunCharts(rd *RunData) (*Charts, error) {
 }
 
 // stageCharts draws one stage's charts over time.
-func stageCharts(rd *RunData, ph PhaseSummary) ([]Chart, error) {
+func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 	// Each operation's intervals are decoded on their own goroutine:
 	// a long run has thousands per operation.
 	type opSeries struct {
@@ -91,7 +92,7 @@ func stageCharts(rd *RunData, ph PhaseSummary) ([]Chart, error) {
 	var jobs []*opSeries
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for _, op := range uniqueOps(ph.Operations) {
+	for _, op := range results.UniqueOps(ph.Operations) {
 		if op.Kind == metrics.KindScenario {
 			continue
 		}
@@ -168,14 +169,14 @@ func stageCharts(rd *RunData, ph PhaseSummary) ([]Chart, error) {
 
 // startDelaySeries is each open-model scenario's start delay p99 per
 // interval: where the generator fell behind its schedule, and when.
-func startDelaySeries(rd *RunData, ph PhaseSummary) ([]Series, error) {
+func startDelaySeries(rd *results.Run, ph results.PhaseSummary) ([]Series, error) {
 	var out []Series
 	for _, op := range ph.Operations {
 		if op.Kind != metrics.KindScenario || op.StartDelay == nil {
 			continue
 		}
 		var pts []XY
-		for _, iv := range rd.Intervals[stageTag(ph.Index, op.Scenario, op.Name, op.Kind)+StartDelayTag] {
+		for _, iv := range rd.Intervals[results.StageTag(ph.Index, op.Scenario, op.Name, op.Kind)+results.StartDelayTag] {
 			h, err := iv.Histogram()
 			if err != nil {
 				return nil, err
@@ -192,7 +193,7 @@ func startDelaySeries(rd *RunData, ph PhaseSummary) ([]Series, error) {
 }
 
 type htmlPage struct {
-	S *Summary
+	S *results.Summary
 	// Resources are the rows of the monitors' table (ResourceRows).
 	Resources      [][]string
 	ResourceHeader []string
@@ -203,8 +204,8 @@ type htmlPage struct {
 }
 
 type htmlStage struct {
-	P      PhaseSummary
-	Open   []Operation // open-model operations
+	P      results.PhaseSummary
+	Open   []results.Operation // open-model operations
 	Charts []template.HTML
 }
 
@@ -232,7 +233,7 @@ func percentileCurve(h *hdr.Histogram) []XY {
 
 // acrossCharts draws, for a run of several stages (a sweep of VUs, rate or
 // data size), each operation's p95 and throughput per stage as bars.
-func acrossCharts(s *Summary) []Chart {
+func acrossCharts(s *results.Summary) []Chart {
 	var p95, rps []Series
 	idx := map[string]int{}
 	for i, ph := range s.Stages {
@@ -270,7 +271,7 @@ func acrossCharts(s *Summary) []Chart {
 
 // scalingCharts draws throughput against VUs with the USL fit, and speedup
 // against the ideal line.
-func scalingCharts(sc *Scaling) []Chart {
+func scalingCharts(sc *results.Scaling) []Chart {
 	var thr, speed, ideal []XY
 	for _, p := range sc.Points {
 		thr = append(thr, XY{float64(p.VUs), p.RPS})
@@ -294,7 +295,7 @@ func scalingCharts(sc *Scaling) []Chart {
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":       Ms,
+	"ms":       results.Ms,
 	"chartCSS": func() template.CSS { return chartCSS },
 	"pct":      func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
 	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },

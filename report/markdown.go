@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/results"
 )
 
 // WriteMarkdown writes a run as Markdown tables ready to paste into a wiki,
@@ -19,7 +20,7 @@ import (
 // CPS basic load test's table); across stages, each transaction's average
 // and percentiles (the check-in/check-out report's); the scaling table and
 // the thresholds when there are any.
-func WriteMarkdown(w io.Writer, s *Summary) error {
+func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	fmt.Fprintf(w, "# %s\n\n", mdEscape(s.Plan.Name))
 	cpus := fmt.Sprintf("%d CPUs", s.Host.CPUs)
 	if s.Host.CPUModel != "" {
@@ -67,7 +68,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 		}
 	}
 	if len(s.Thresholds) > 0 {
-		fmt.Fprintf(w, "## Thresholds\n\n%d passed, %d failed.\n\n| Threshold | Operation | Stage | Actual | Result |\n|---|---|---|--:|---|\n", len(s.Thresholds)-Failed(s.Thresholds), Failed(s.Thresholds))
+		fmt.Fprintf(w, "## Thresholds\n\n%d passed, %d failed.\n\n| Threshold | Operation | Stage | Actual | Result |\n|---|---|---|--:|---|\n", len(s.Thresholds)-results.Failed(s.Thresholds), results.Failed(s.Thresholds))
 		for _, r := range s.Thresholds {
 			res := "pass"
 			if !r.Pass {
@@ -105,7 +106,7 @@ func WriteMarkdown(w io.Writer, s *Summary) error {
 // acrossStages is the check-in/check-out report's table: a row per stage,
 // for each transaction (or
 // step when the plan has none) its average, p50, p75 and p95.
-func acrossStages(s *Summary) string {
+func acrossStages(s *results.Summary) string {
 	if len(s.Stages) == 0 {
 		return ""
 	}
@@ -165,7 +166,7 @@ func mdCode(s string) string {
 }
 
 // WriteCSV writes every operation of every stage as one CSV table.
-func WriteCSV(w io.Writer, s *Summary) error {
+func WriteCSV(w io.Writer, s *results.Summary) error {
 	cw := csv.NewWriter(w)
 	header := []string{"stage", "scenario", "operation", "kind", "count", "errors", "success_ratio", "rps",
 		"min_ms", "mean_ms", "max_ms", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "min_ops_s", "max_ops_s", "avg_ops_s",
@@ -202,7 +203,7 @@ func WriteCSV(w io.Writer, s *Summary) error {
 // WriteMarkdownCharts writes a run's charts as SVG files into dir and, to w,
 // a Markdown section that shows them, with links relative to the Markdown
 // file (rel is dir as seen from there).
-func WriteMarkdownCharts(w io.Writer, rd *RunData, dir, rel string) error {
+func WriteMarkdownCharts(w io.Writer, rd *results.Run, dir, rel string) error {
 	charts, err := RunCharts(rd)
 	if err != nil {
 		return err
@@ -246,7 +247,7 @@ func WriteMarkdownCharts(w io.Writer, rd *RunData, dir, rel string) error {
 // it.
 // openMarkdown splits the latency of open-model operations (from each
 // iteration's due time) into start delay and service time.
-func openMarkdown(w io.Writer, ph PhaseSummary) {
+func openMarkdown(w io.Writer, ph results.PhaseSummary) {
 	ops := OpenOperations(ph)
 	if len(ops) == 0 {
 		return
@@ -263,7 +264,7 @@ func openMarkdown(w io.Writer, ph PhaseSummary) {
 	fmt.Fprintln(w)
 }
 
-func serverMarkdown(w io.Writer, ph PhaseSummary) {
+func serverMarkdown(w io.Writer, ph results.PhaseSummary) {
 	header := false
 	for _, op := range ph.Operations {
 		if op.ServerTime == nil {

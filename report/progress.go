@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/results"
 )
 
 // Progress shows a live line per scenario of the running stage. On a
@@ -152,7 +153,7 @@ func line(ph *metrics.Phase, sp ScenarioProgress) string {
 	if sp.Requests > 0 {
 		pct = 100 * float64(sp.Errors) / float64(sp.Requests)
 	}
-	fmt.Fprintf(&b, "  requests %d  %.1f/s  errors %d (%.2f%%)  p95 %s ms", sp.Requests, sp.Rate, sp.Errors, pct, Ms(sp.P95))
+	fmt.Fprintf(&b, "  requests %d  %.1f/s  errors %d (%.2f%%)  p95 %s ms", sp.Requests, sp.Rate, sp.Errors, pct, results.Ms(sp.P95))
 	return b.String()
 }
 

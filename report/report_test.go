@@ -2,182 +2,30 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/perflab/perflab/analyze"
+	"github.com/perflab/perflab/internal/runtest"
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
-	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, got, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test ./report -update rewrites it)\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
-var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-
-// fixture is a run with known values: 1..100 ms for the step, two errors.
-func fixture() *metrics.Run {
-	ops := []metrics.Op{
-		{Name: "CREATE ANCHOR", Kind: metrics.KindStep, Scenario: "flow", Transaction: "tx"},
-		{Name: "tx", Kind: metrics.KindTransaction, Scenario: "flow"},
-		{Name: "flow", Kind: metrics.KindScenario, Scenario: "flow"},
-	}
-	totals := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
-	for i := 1; i <= 100; i++ {
-		d := time.Duration(i) * time.Millisecond
-		totals[0].Add(d, d, metrics.OK, 512)
-		totals[1].Add(d+time.Millisecond, d+time.Millisecond, metrics.OK, 0)
-		totals[2].Add(d+2*time.Millisecond, d+2*time.Millisecond, metrics.OK, 0)
-	}
-	totals[0].Add(3*time.Second, 3*time.Second, metrics.Timeout, 0)
-	totals[0].Add(time.Millisecond/2, time.Millisecond/2, metrics.HTTP5xx, 0)
-	ph := &metrics.Phase{
-		Index: 1, Name: "vus=2", Values: []metrics.KV{{Name: "vus", Value: "2"}},
-		Start: t0, End: t0.Add(10 * time.Second), Ops: ops, Totals: totals,
-		Load: []metrics.Load{{Scenario: "flow", VUs: 2, Iterations: 51}},
-	}
-	return &metrics.Run{
-		ID: "r1", PlanName: "demo", PlanFile: "plan.yaml", PlanSource: []byte("name: demo\n"),
-		Vars: []metrics.Var{{Name: "vus", Values: []string{"2"}, Swept: true}, {Name: "ds", Values: []string{"perf"}}}, Interval: 10 * time.Second,
-		Start: t0, End: t0.Add(11 * time.Second), Status: metrics.StatusCompleted,
-		Stages: []*metrics.Phase{ph},
-	}
-}
-
-var host = Host{Hostname: "h", OS: "linux", Arch: "amd64", CPUs: 2, Go: "go1.26", Perflab: "test"}
-
-func TestSummaryJSONGolden(t *testing.T) {
-	var b bytes.Buffer
-	s := Summarize(fixture(), host)
-	if err := s.WriteJSON(&b); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "summary.json", b.Bytes())
-	// Figures a reader relies on.
-	op := s.Stages[0].Operations[0]
-	if op.Count != 102 || op.Errors.Total != 2 || op.Latency.Min != 1 || op.Latency.Max != 100 || op.Latency.Mean != 50.5 {
-		t.Errorf("operation figures: %+v", op)
-	}
-	if op.RPS != 10.2 {
-		t.Errorf("rps %v, want 10.2 (102 in 10s)", op.RPS)
-	}
-	var back map[string]any
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back["format"] != Format {
-		t.Errorf("summary.json does not round-trip: %v", err)
-	}
-}
-
-func TestSummaryLine(t *testing.T) {
-	s := Summarize(fixture(), host)
-	// Requests are the steps only: 102 in 10 s; mean over all 102 requests,
-	// failed included: (5050 + 3000 + 0.5) / 102 = 78.93 ms.
-	want := "summary = 102 in 00:00:10 = 10.2/s Avg: 79 Min: 1 Max: 3000 Err: 2 (1.96%)"
-	if s.Total.Line != want {
-		t.Errorf("got  %s\nwant %s", s.Total.Line, want)
-	}
-	// The JMeter summary line of the XACML PDP report's 72-hour stability run.
-	line := SummaryLine(Total{Requests: 222450112, Errors: 17, Duration: 72*3600 + 39, RPS: 858.1, Mean: 5, Min: 1, Max: 946942})
-	if line != "summary = 222450112 in 72:00:39 = 858.1/s Avg: 5 Min: 1 Max: 946942 Err: 17 (0.00%)" {
-		t.Errorf("stability run's summary line: %s", line)
-	}
-}
 
 func TestTableGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, Summarize(fixture(), host)); err != nil {
+	if err := WriteTable(&b, results.Summarize(runtest.Fixture(), runtest.Host)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "table.txt", b.Bytes())
-}
-
-// The interval log is readable by HdrHistogram's own reader and holds
-// exactly the histograms recorded.
-func TestRunDirLogRoundTrip(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	// A start that is not a whole second: readers must still place
-	// intervals at the right milliseconds.
-	t0 := t0.Add(437 * time.Millisecond)
-	rd, err := CreateRunDir(dir, "x-run", "x", t0, []byte("name: x\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := fixture()
-	ph := run.Stages[0]
-	sink := rd.Sink(ph)
-	var want []*hdr.Histogram
-	for i := 0; i < 3; i++ {
-		iv := &metrics.Interval{Index: i, Start: t0.Add(time.Duration(i) * 10 * time.Second), End: t0.Add(time.Duration(i+1) * 10 * time.Second)}
-		for range ph.Ops {
-			iv.Ops = append(iv.Ops, metrics.NewStats())
-		}
-		for v := 1; v <= 50*(i+1); v++ {
-			iv.Ops[0].Add(time.Duration(v)*time.Millisecond, time.Duration(v)*time.Millisecond, metrics.OK, 0)
-		}
-		want = append(want, iv.Ops[0].Hist.Clone())
-		if err := sink.Interval(iv); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rd.Finish(Summarize(run, host)); err != nil {
-		t.Fatal(err)
-	}
-	f, _ := os.Open(filepath.Join(dir, "latency.hlog"))
-	defer f.Close()
-	r := hdr.NewHistogramLogReader(f)
-	for i := 0; ; i++ {
-		h, err := r.NextIntervalHistogram()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h == nil {
-			if i != 3 {
-				t.Fatalf("read %d histograms, wrote 3", i)
-			}
-			break
-		}
-		if h.Tag() != "s1/flow/CREATE_ANCHOR" {
-			t.Errorf("tag %q", h.Tag())
-		}
-		if h.TotalCount() != want[i].TotalCount() || h.ValueAtQuantile(99) != want[i].ValueAtQuantile(99) || h.Max() != want[i].Max() {
-			t.Errorf("interval %d: read back %d values, p99 %d; wrote %d, %d", i, h.TotalCount(), h.ValueAtQuantile(99), want[i].TotalCount(), want[i].ValueAtQuantile(99))
-		}
-		if h.StartTimeMs()-t0.UnixMilli() != int64(i)*10000 {
-			t.Errorf("interval %d starts at +%d ms", i, h.StartTimeMs()-t0.UnixMilli())
-		}
-	}
-	for _, name := range []string{"summary.json", "summary.txt", "plan.yaml"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || len(b) == 0 {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
+	runtest.Golden(t, "table.txt", b.Bytes())
 }
 
 func TestProgressLines(t *testing.T) {
-	run := fixture()
+	run := runtest.Fixture()
 	ph := run.Stages[0]
 	cur := []*metrics.Stats{metrics.NewStats(), metrics.NewStats(), metrics.NewStats()}
 	for i := 1; i <= 100; i++ {
@@ -206,30 +54,18 @@ func TestProgressLines(t *testing.T) {
 	}
 }
 
-func TestElapsed(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		1200 * time.Millisecond:     "1.2 s",
-		250 * time.Second:           "4 m 10 s",
-		2*time.Hour + 5*time.Minute: "2 h 05 m",
-	} {
-		if got := elapsed(d); got != want {
-			t.Errorf("elapsed(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 func TestMarkdownAndCSVGolden(t *testing.T) {
-	s := Summarize(fixture(), host)
+	s := results.Summarize(runtest.Fixture(), runtest.Host)
 	s.Labels = map[string]string{"release": "Goldenrod", "env": "perf"}
 	var md, cs bytes.Buffer
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "summary.md", md.Bytes())
+	runtest.Golden(t, "summary.md", md.Bytes())
 	if err := WriteCSV(&cs, s); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "operations.csv", cs.Bytes())
+	runtest.Golden(t, "operations.csv", cs.Bytes())
 	// The CPS basic load test's figures: CREATE ANCHOR 1..100 ms: ops/s min 10 (1000/100), max 1000, avg 1000/50.5.
 	if !strings.Contains(md.String(), "| CREATE ANCHOR | 102 | 2 | 1.000 | 100.000 | 50.500 | 10.000 | 1000.000 | 19.802 |") {
 		t.Errorf("CPS basic load test table row:\n%s", md.String())
@@ -238,15 +74,15 @@ func TestMarkdownAndCSVGolden(t *testing.T) {
 
 // User data in the HTML report is escaped, in tables and in charts.
 func TestHTMLEscapesUserData(t *testing.T) {
-	run := fixture()
+	run := runtest.Fixture()
 	run.PlanName = `<script>alert(1)</script>`
 	run.Stages[0].Ops[0].Name = `<img src=x onerror=alert(2)>`
-	s := Summarize(run, host)
-	rd := &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}
+	s := results.Summarize(run, runtest.Host)
+	rd := &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{}}
 	h := metrics.NewHistogram()
 	h.RecordValue(1500)
 	enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
-	rd.Intervals[Tag("s1", run.Stages[0].Ops[0])] = []*IntervalData{NewIntervalData(t0.UnixMilli(), t0.UnixMilli()+1000, -1, 0, string(enc))}
+	rd.Intervals[results.Tag("s1", run.Stages[0].Ops[0])] = []*results.IntervalData{results.NewIntervalData(runtest.T0.UnixMilli(), runtest.T0.UnixMilli()+1000, -1, 0, string(enc))}
 	var b bytes.Buffer
 	if err := WriteHTML(&b, rd); err != nil {
 		t.Fatal(err)
@@ -264,14 +100,14 @@ func TestHTMLEscapesUserData(t *testing.T) {
 // labels) keep the Markdown tables whole, and neither report has raw tags.
 func TestReportsEscapeHostileNames(t *testing.T) {
 	const bad = "a|b <script>alert(1)</script> `x` \\| [l](javascript:x) &amp;"
-	run := fixture()
+	run := runtest.Fixture()
 	run.Stages[0].Name = "vus=2 " + bad
 	run.Stages[0].Ops[0].Name = bad
 	run.Stages[0].Ops[1].Name = bad + " tx"
 	run.Stages[0].Ops[0].Transaction = bad + " tx"
-	s := Summarize(run, host)
+	s := results.Summarize(run, runtest.Host)
 	s.Labels = map[string]string{"release": bad, "<b>": "x|y"}
-	s.Thresholds = []ThresholdResult{{Threshold: bad + ": p95 < 1ms", Operation: bad, Stage: bad, Actual: 2, Note: bad}}
+	s.Thresholds = []results.ThresholdResult{{Threshold: bad + ": p95 < 1ms", Operation: bad, Stage: bad, Actual: 2, Note: bad}}
 	s.Warnings = []string{bad}
 	s.Resources = &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: bad}},
 		SlowQueries: []monitor.SlowQuery{{Monitor: bad, Query: "SELECT '|' || `x` FROM \"<t>\""}, {Monitor: "db", Query: "SELECT <b>1</b>"}}}
@@ -305,7 +141,7 @@ func TestReportsEscapeHostileNames(t *testing.T) {
 		t.Errorf("labels missing or not escaped:\n%s", out)
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}); err != nil {
+	if err := WriteHTML(&page, &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{}}); err != nil {
 		t.Fatal(err)
 	}
 	if h := page.String(); strings.Contains(h, "<script") || strings.Contains(h, "<b>") || !strings.Contains(h, "Labels: &lt;b&gt;=x|y, release=a|b &lt;script&gt;") {
@@ -315,16 +151,16 @@ func TestReportsEscapeHostileNames(t *testing.T) {
 
 // A regression that begins at a known run is named there.
 func TestHistoryNamesTheRun(t *testing.T) {
-	var runs []*Summary
+	var runs []*results.Summary
 	for i := 0; i < 12; i++ {
 		p95 := 100.0 + float64(i%3) // noise
 		if i >= 7 {
 			p95 = 150 + float64(i%3)
 		}
-		runs = append(runs, &Summary{RunID: fmt.Sprintf("run-%02d", i), Stages: []PhaseSummary{{Name: "users=5",
-			Operations: []Operation{{Name: "check-out", Kind: metrics.KindTransaction, Summary: metrics.Summary{Count: 10, Latency: metrics.LatencySummary{P95: p95}}}}}}})
+		runs = append(runs, &results.Summary{RunID: fmt.Sprintf("run-%02d", i), Stages: []results.PhaseSummary{{Name: "users=5",
+			Operations: []results.Operation{{Name: "check-out", Kind: metrics.KindTransaction, Summary: metrics.Summary{Count: 10, Latency: metrics.LatencySummary{P95: p95}}}}}}})
 	}
-	hs := History(runs, 95, 3)
+	hs := judge.History(runs, 95, 3)
 	if len(hs) != 1 || len(hs[0].Changes) != 1 || !strings.Contains(hs[0].Changes[0], "from run run-07 on") || !strings.Contains(hs[0].Changes[0], "rose") {
 		t.Fatalf("history: %+v", hs)
 	}
@@ -335,110 +171,10 @@ func TestHistoryNamesTheRun(t *testing.T) {
 	}
 }
 
-// Run directories written before tags carried the kind keep their
-// transactions' intervals under the bare name.
-func TestIntervalsOfLegacyTags(t *testing.T) {
-	iv := []*IntervalData{NewIntervalData(0, 1000, 1, 0, "")}
-	tx := Operation{Name: "checkout", Kind: metrics.KindTransaction, Scenario: "s"}
-	rd := &RunData{Summary: &Summary{Stages: []PhaseSummary{{Index: 1, Operations: []Operation{tx}}}},
-		Intervals: map[string][]*IntervalData{"s1/s/checkout": iv}}
-	if got := rd.IntervalsOf(1, tx); len(got) != 1 {
-		t.Errorf("legacy transaction tag not found")
-	}
-	// When a step has the bare name, the bare tag is the step's.
-	rd.Summary.Stages[0].Operations = append(rd.Summary.Stages[0].Operations, Operation{Name: "checkout", Kind: metrics.KindStep, Scenario: "s"})
-	if got := rd.IntervalsOf(1, tx); got != nil {
-		t.Errorf("the step's intervals given to the transaction")
-	}
-	rd.Intervals["s1/s/checkout/.transaction"] = iv
-	if got := rd.IntervalsOf(1, tx); len(got) != 1 {
-		t.Errorf("current transaction tag not found")
-	}
-}
-
-// Windows longer than a stage, or a first and a last window that overlap,
-// are named: their figures would not compare what the user meant.
-func TestWindowWarnings(t *testing.T) {
-	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	rd := &RunData{Summary: &Summary{Stages: []PhaseSummary{{Name: "all", Start: t0, End: t0.Add(20 * time.Second)}}}}
-	w := func(s string) Window {
-		x, err := ParseWindow(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
-	if got := WindowWarnings(rd, []Window{w("first:5s"), w("last:5s"), w("all")}); len(got) != 0 {
-		t.Errorf("apart: %q", got)
-	}
-	got := WindowWarnings(rd, []Window{w("first:60s"), w("last:60s")})
-	if len(got) != 2 || !strings.Contains(got[0], `stage all lasted 20s: window "first 1m0s" covers all of it`) {
-		t.Errorf("longer than the stage: %q", got)
-	}
-	got = WindowWarnings(rd, []Window{w("first:12s"), w("last:12s")})
-	if len(got) != 1 || !strings.Contains(got[0], "first 12s and last 12s overlap") {
-		t.Errorf("overlap: %q", got)
-	}
-}
-
-// The sentences say when the samples were too few to judge, rather than
-// "no significant change", and count stages in good English.
-func TestSentencesTooFewSamples(t *testing.T) {
-	op := func(stage, name string, v analyze.Verdict, change float64) OpComparison {
-		return OpComparison{Stage: stage, Operation: name, Change: change, Test: analyze.Comparison{Verdict: v}}
-	}
-	rc := &RunComparison{Percentile: 75, Ops: []OpComparison{
-		op("users=1", "a", analyze.TooFewToSay, -0.9), op("users=5", "a", analyze.TooFewToSay, -0.9),
-		op("users=1", "b", analyze.TooFewToSay, 0.1), op("users=5", "b", analyze.NoChange, 0.01),
-		op("all", "c", analyze.Worse, 0.2),
-	}}
-	got := strings.Join(sentences(rc), "\n")
-	for _, want := range []string{
-		"a: too few samples to say at p75 (too few intervals a side in 2 stages;",
-		"b: no significant change at p75 (1 of 2 stages had too few samples to say).",
-		"c is 20% slower at p75 (1 of 1 stage).",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q in:\n%s", want, got)
-		}
-	}
-}
-
-// A sweep whose best throughput is at its largest VU count never saturated,
-// and says so instead of naming that count as the saturation point.
-func TestScalingSentence(t *testing.T) {
-	pts := []ScalingPoint{{VUs: 1}, {VUs: 2}, {VUs: 4}}
-	if got := (&Scaling{Points: pts, SaturationVUs: 2, Tolerance: 0.05}).Sentence(); got != "throughput stops increasing at 2 VUs (the fewest within 5% of the best)" {
-		t.Error(got)
-	}
-	if got := (&Scaling{Points: pts, SaturationVUs: 4, Tolerance: 0.05}).Sentence(); got != "throughput was still increasing at 4 VUs, the most tried: no saturation within the sweep" {
-		t.Error(got)
-	}
-}
-
-// total: rps is the stage's requests over its wall time, not the sum of
-// operations' rates over their own scenarios' spans.
-func TestTotalRPSOverTheStage(t *testing.T) {
-	th, err := plan.ParseThreshold("total: rps > 150")
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := func(name string, count int64, rps float64) Operation {
-		o := Operation{Name: name, Kind: metrics.KindStep}
-		o.Count, o.RPS = count, rps
-		return o
-	}
-	// 200 requests in a 2 s stage; the short scenario's step ran for 0.1 s.
-	rs := checkStage(th, "all", []Operation{op("long", 100, 50), op("short", 100, 1000)}, 2)
-	if len(rs) != 1 || rs[0].Actual != 100 || rs[0].Pass {
-		t.Errorf("%+v: want 100/s, failing > 150", rs)
-	}
-}
-
 // Thresholds' actual values carry their unit in Markdown and HTML, and a
 // regression shows its comparison.
 func TestThresholdActualsInReports(t *testing.T) {
-	s := &Summary{Plan: PlanInfo{Name: "p"}, Thresholds: []ThresholdResult{
+	s := &results.Summary{Plan: results.PlanInfo{Name: "p"}, Thresholds: []results.ThresholdResult{
 		{Threshold: "errors < 0.1%", Operation: "a", Stage: "all", Actual: 0.0355},
 		{Threshold: "p95 < 500ms", Operation: "a", Stage: "all", Actual: 612.5},
 		{Threshold: "p75 regression vs release=A < 10%", Operation: "a", Stage: "all", Actual: 0.91, Note: "3.525 ms → 6.731 ms: 91.0% worse (p=3.11e-08, worse)"},
@@ -447,7 +183,7 @@ func TestThresholdActualsInReports(t *testing.T) {
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(&page, &RunData{Summary: s}); err != nil {
+	if err := WriteHTML(&page, &results.Run{Summary: s}); err != nil {
 		t.Fatal(err)
 	}
 	for _, out := range []string{md.String(), page.String()} {
@@ -463,15 +199,15 @@ func TestThresholdActualsInReports(t *testing.T) {
 // in two transactions is two series with one point per run, not one series
 // with two.
 func TestHistorySeriesPerOperation(t *testing.T) {
-	run := func(id string, a, b float64) *Summary {
-		op := func(tx string, p95 float64) Operation {
-			o := Operation{Name: "GET a", Kind: metrics.KindStep, Scenario: "s", Transaction: tx}
+	run := func(id string, a, b float64) *results.Summary {
+		op := func(tx string, p95 float64) results.Operation {
+			o := results.Operation{Name: "GET a", Kind: metrics.KindStep, Scenario: "s", Transaction: tx}
 			o.Count, o.Latency.P95 = 10, p95
 			return o
 		}
-		return &Summary{RunID: id, Stages: []PhaseSummary{{Name: "all", Operations: []Operation{op("in", a), op("out", b)}}}}
+		return &results.Summary{RunID: id, Stages: []results.PhaseSummary{{Name: "all", Operations: []results.Operation{op("in", a), op("out", b)}}}}
 	}
-	hs := History([]*Summary{run("r1", 1, 5), run("r2", 2, 6)}, 95, 3)
+	hs := judge.History([]*results.Summary{run("r1", 1, 5), run("r2", 2, 6)}, 95, 3)
 	if len(hs) != 2 || len(hs[0].Points) != 2 || hs[0].Transaction != "in" || hs[1].Points[1].Value != 6 {
 		t.Fatalf("%+v", hs)
 	}
@@ -481,75 +217,33 @@ func TestHistorySeriesPerOperation(t *testing.T) {
 	}
 }
 
-// A stage's sliver of a last interval counts in the whole, but is not a
-// sample of the test like a full interval.
-func TestShortLastIntervalIsNoSample(t *testing.T) {
-	run := fixture()
-	s := Summarize(run, host)
-	s.Interval = 1
-	op := run.Stages[0].Ops[0]
-	rd := &RunData{Summary: s, Intervals: map[string][]*IntervalData{}}
-	var ivs []*IntervalData
-	for i, lat := range []int64{1000, 1000, 1000, 9000} { // µs; the last interval lasts 11 ms
-		h := metrics.NewHistogram()
-		h.RecordValue(lat)
-		enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		start := t0.UnixMilli() + int64(i)*1000
-		end := start + 1000
-		if i == 3 {
-			end = start + 11
-		}
-		ivs = append(ivs, NewIntervalData(start, end, 1, 0, string(enc)))
-	}
-	rd.Intervals[Tag("s1", op)] = ivs
-	samples, whole, _, ok := metricSamples([]*RunData{rd}, s.Stages[0].Name, metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}, sampleMetric{Pct: 50})
-	if !ok || len(samples) != 3 || whole <= 0 {
-		t.Errorf("samples %v, whole %v, ok %v: want the 3 full intervals", samples, whole, ok)
-	}
-}
-
-// A step name used in two scenarios is two operations in the sentences.
-func TestSentencesNameInTwoScenarios(t *testing.T) {
-	op := func(stage, scen string, v analyze.Verdict, change float64) OpComparison {
-		return OpComparison{Stage: stage, Scenario: scen, Operation: "GET b", Change: change, Test: analyze.Comparison{Verdict: v}}
-	}
-	rc := &RunComparison{Percentile: 75, Ops: []OpComparison{
-		op("users=1", "main", analyze.Worse, 0.2), op("users=2", "main", analyze.Worse, 0.3),
-		op("users=1", "short", analyze.NoChange, 0.01), op("users=2", "short", analyze.NoChange, 0.01),
-	}}
-	got := strings.Join(sentences(rc), "\n")
-	if !strings.Contains(got, "main: GET b is 20% to 30% slower at p75 across users=1 to users=2 (2 of 2 stages).") || !strings.Contains(got, "short: GET b: no significant change at p75.") {
-		t.Errorf("%s", got)
-	}
-}
-
 // openFixture is a stage of an open model, whose step and scenario both
 // have a service time and a start delay, with the resources of a run: the
 // generator's host, perflab's own process and a monitor of several
 // processes whose memory is their PSS.
-func openFixture() *Summary {
+func openFixture() *results.Summary {
 	lat := func(base float64) *metrics.LatencySummary {
 		return &metrics.LatencySummary{Min: base, Mean: 2 * base, P50: 2 * base, P75: 3 * base, P90: 4 * base, P95: 5 * base, P99: 6 * base, P999: 7 * base, Max: 8 * base}
 	}
-	op := func(name string, kind metrics.Kind) Operation {
-		o := Operation{Name: name, Kind: kind, Scenario: "checkout"}
+	op := func(name string, kind metrics.Kind) results.Operation {
+		o := results.Operation{Name: name, Kind: kind, Scenario: "checkout"}
 		o.Count, o.RPS = 100, 10
 		o.Latency, o.ServiceTime, o.StartDelay = *lat(2), lat(1), lat(0.5)
 		return o
 	}
 	ms := 0.25
-	return &Summary{
-		Stages: []PhaseSummary{{Index: 1, Name: "rate=10", Duration: 10,
-			Operations: []Operation{op("checkout", metrics.KindStep), op("checkout", metrics.KindScenario)}}},
+	return &results.Summary{
+		Stages: []results.PhaseSummary{{Index: 1, Name: "rate=10", Duration: 10,
+			Operations: []results.Operation{op("checkout", metrics.KindStep), op("checkout", metrics.KindScenario)}}},
 		Resources: &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: "rate=10", Transactions: 100, Monitors: []monitor.MonitorFigures{
-			{Monitor: GeneratorMonitor, Host: &monitor.HostFigures{BusyAvg: 0.25, BusyMax: 0.5}},
-			{Monitor: SelfMonitor, CPU: &monitor.CPUFigures{Seconds: 0.5, Cores: 0.05, MSPerTx: &ms},
+			{Monitor: results.GeneratorMonitor, Host: &monitor.HostFigures{BusyAvg: 0.25, BusyMax: 0.5}},
+			{Monitor: results.SelfMonitor, CPU: &monitor.CPUFigures{Seconds: 0.5, Cores: 0.05, MSPerTx: &ms},
 				Memory: []monitor.MemoryTrend{{Metric: monitor.MetricRSS, AvgBytes: 30 << 20, PeakBytes: 32 << 20}}},
 			{Monitor: "db", CPU: &monitor.CPUFigures{Seconds: 1, Cores: 0.1, MSPerTx: &ms},
 				Memory: []monitor.MemoryTrend{{Metric: monitor.MetricPSS, AvgBytes: 110 << 20, PeakBytes: 120 << 20},
 					{Metric: monitor.MetricRSS, AvgBytes: 600 << 20, PeakBytes: 646 << 20}}},
 		}}}},
-		Total: Total{Line: "summary = 100 in 00:00:10 = 10.0/s"},
+		Total: results.Total{Line: "summary = 100 in 00:00:10 = 10.0/s"},
 	}
 }
 
@@ -558,19 +252,19 @@ func TestTableOpenGolden(t *testing.T) {
 	if err := WriteTable(&b, openFixture()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "table_open.txt", b.Bytes())
+	runtest.Golden(t, "table_open.txt", b.Bytes())
 }
 
 // The HTML report's order, headline first, and its open-model table.
 func TestHTMLGolden(t *testing.T) {
 	s := openFixture()
-	s.RunID, s.Status, s.Plan.Name, s.Start = "r1", "completed", "checkout", t0
+	s.RunID, s.Status, s.Plan.Name, s.Start = "r1", "completed", "checkout", runtest.T0
 	s.Labels = map[string]string{"release": "goldenrod"}
-	s.Thresholds = []ThresholdResult{{Threshold: "p95 < 20ms", Stage: "rate=10", Operation: "checkout", Actual: 10, Pass: true}}
+	s.Thresholds = []results.ThresholdResult{{Threshold: "p95 < 20ms", Stage: "rate=10", Operation: "checkout", Actual: 10, Pass: true}}
 	s.Warnings = []string{"stage 1 (rate=10): a warning"}
 	s.Resources.SlowQueries = []monitor.SlowQuery{{Monitor: "db", Calls: 3, MeanMS: 150, TotalMS: 450, Query: "SELECT 1"}}
 	var b bytes.Buffer
-	if err := WriteHTML(&b, &RunData{Summary: s}); err != nil {
+	if err := WriteHTML(&b, &results.Run{Summary: s}); err != nil {
 		t.Fatal(err)
 	}
 	// The generation time is the only figure that changes between runs.
@@ -578,26 +272,7 @@ func TestHTMLGolden(t *testing.T) {
 	if i := strings.Index(h, "Generated by perflab at "); i >= 0 {
 		h = h[:i] + "Generated by perflab at (time)." + h[i+strings.Index(h[i:], "</p>"):]
 	}
-	golden(t, "report.html", []byte(h))
-}
-
-// A run from before pss_bytes (RSS only) compares by RSS with a run that
-// has both, not its RSS with the other's PSS.
-func TestCompareResourcesSameMemoryMetric(t *testing.T) {
-	run := func(mem ...monitor.MemoryTrend) *RunData {
-		return &RunData{Summary: &Summary{Resources: &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: "s",
-			Monitors: []monitor.MonitorFigures{{Monitor: "db", Memory: mem}}}}}}}
-	}
-	before := run(monitor.MemoryTrend{Metric: monitor.MetricRSS, PeakBytes: 640 << 20})
-	after := run(monitor.MemoryTrend{Metric: monitor.MetricPSS, PeakBytes: 120 << 20}, monitor.MemoryTrend{Metric: monitor.MetricRSS, PeakBytes: 650 << 20})
-	rs := compareResources([]*RunData{before}, []*RunData{after})
-	if len(rs) != 1 || rs[0].BasePeakMB != 640 || rs[0].CandPeakMB != 650 {
-		t.Errorf("got %+v, want RSS against RSS: 640 and 650 MB", rs)
-	}
-	rs = compareResources([]*RunData{after}, []*RunData{after})
-	if len(rs) != 1 || rs[0].BasePeakMB != 120 || rs[0].CandPeakMB != 120 {
-		t.Errorf("got %+v, want PSS against PSS: 120 MB", rs)
-	}
+	runtest.Golden(t, "report.html", []byte(h))
 }
 
 // The generator's host and perflab's process make one row, in whichever
@@ -611,7 +286,7 @@ func TestResourceRowsGeneratorRow(t *testing.T) {
 		t.Errorf("rows %q", rows)
 	}
 	a.Windows[0].Monitors = ms[:1] // perflab's process, no host monitor
-	if rows := ResourceRows(a); len(rows) != 1 || rows[0][1] != SelfMonitor {
+	if rows := ResourceRows(a); len(rows) != 1 || rows[0][1] != results.SelfMonitor {
 		t.Errorf("rows %q", rows)
 	}
 }

@@ -1,19 +1,16 @@
 package report
 
 import (
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/results"
 )
 
 // resourceTable prints what the monitors saw per window: CPU (and per
@@ -21,7 +18,7 @@ import (
 // its trend and a leak suspicion (as the check-in/check-out report),
 // garbage collections (as the Drools PDP report), the generator's host;
 // then the slow queries (as the check-in/check-out report) and the warnings.
-func resourceTable(w io.Writer, s *Summary) error {
+func resourceTable(w io.Writer, s *results.Summary) error {
 	if a := s.Resources; a != nil && len(a.Windows) > 0 {
 		fmt.Fprintln(w, "\nresources (what the monitors saw; CPU ms per transaction completed)")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -72,20 +69,20 @@ func ResourceRows(a *monitor.Analysis) [][]string {
 		host := false
 		for i, m := range win.Monitors {
 			switch {
-			case m.Monitor == SelfMonitor:
+			case m.Monitor == results.SelfMonitor:
 				self = &win.Monitors[i]
-			case m.Monitor == GeneratorMonitor && m.Host != nil:
+			case m.Monitor == results.GeneratorMonitor && m.Host != nil:
 				host = true
 			}
 		}
 		for _, m := range win.Monitors {
 			switch {
-			case host && self != nil && m.Monitor == GeneratorMonitor:
+			case host && self != nil && m.Monitor == results.GeneratorMonitor:
 				cells := resourceCells(win.Window, *self)
-				cells[1] = GeneratorMonitor + " (" + SelfMonitor + ")"
+				cells[1] = results.GeneratorMonitor + " (" + results.SelfMonitor + ")"
 				cells[11] = busyCell(m.Host)
 				rows = append(rows, cells)
-			case host && m.Monitor == SelfMonitor: // in the generator's row
+			case host && m.Monitor == results.SelfMonitor: // in the generator's row
 			default:
 				rows = append(rows, resourceCells(win.Window, m))
 			}
@@ -181,27 +178,6 @@ func memorySeries(points []monitor.Point, start int64) map[string][]XY {
 	return out
 }
 
-// readResources reads a run directory's resources.csv, if it has one.
-func readResources(path string) ([]monitor.Point, error) {
-	rows, err := readCSV(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []monitor.Point
-	for i, r := range rows {
-		if i == 0 || len(r) != 4 {
-			continue
-		}
-		t, err1 := strconv.ParseInt(r[0], 10, 64)
-		v, err2 := strconv.ParseFloat(r[3], 64)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
-		}
-		out = append(out, monitor.Point{Time: time.UnixMilli(t), Monitor: r[1], Metric: r[2], Value: v})
-	}
-	return out, nil
-}
-
 // resourceCharts draws the monitors' CPU (cores used) and memory over a
 // stage, on the stage's time axis; none when nothing was sampled.
 func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
@@ -239,16 +215,4 @@ func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
 		}
 	}
 	return out
-}
-
-// WriteResources writes monitor samples as resources.csv: the monitors'
-// series on the same time axis as intervals.csv.
-func WriteResources(w io.Writer, points iter.Seq[monitor.Point]) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"time_ms", "monitor", "metric", "value"})
-	for p := range points {
-		cw.Write([]string{strconv.FormatInt(p.Time.UnixMilli(), 10), p.Monitor, p.Metric, strconv.FormatFloat(p.Value, 'g', -1, 64)})
-	}
-	cw.Flush()
-	return cw.Error()
 }

@@ -7,25 +7,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/results"
 )
 
-// SummaryLine formats the total like JMeter's summariser, so people who
-// compare against JMeter logs read the same figures:
-//
-//	summary = 222450112 in 72:00:39 = 858.1/s Avg: 5 Min: 1 Max: 946942 Err: 17 (0.00%)
-func SummaryLine(t Total) string {
-	secs := int64(t.Duration + 0.5)
-	pct := 0.0
-	if t.Requests > 0 {
-		pct = 100 * float64(t.Errors) / float64(t.Requests)
-	}
-	return fmt.Sprintf("summary = %d in %02d:%02d:%02d = %.1f/s Avg: %d Min: %d Max: %d Err: %d (%.2f%%)",
-		t.Requests, secs/3600, secs/60%60, secs%60, t.RPS,
-		int64(t.Mean+0.5), int64(t.Min+0.5), int64(t.Max+0.5), t.Errors, pct)
-}
-
 // WriteTable prints each stage's operations as an aligned table.
-func WriteTable(w io.Writer, s *Summary) error {
+func WriteTable(w io.Writer, s *results.Summary) error {
 	for _, ph := range s.Setup {
 		if err := phaseTable(w, "setup", ph); err != nil {
 			return err
@@ -89,7 +75,7 @@ func simulatorTable(w io.Writer, sims []metrics.SimulatorStats) error {
 }
 
 // scalingTable prints throughput against the number of VUs.
-func scalingTable(w io.Writer, sc *Scaling) error {
+func scalingTable(w io.Writer, sc *results.Scaling) error {
 	if sc == nil {
 		return nil
 	}
@@ -111,7 +97,7 @@ func scalingTable(w io.Writer, sc *Scaling) error {
 	return nil
 }
 
-func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
+func phaseTable(w io.Writer, title string, ph results.PhaseSummary) error {
 	fmt.Fprintf(w, "\n%s\n", title)
 	if ph.Error != "" {
 		fmt.Fprintf(w, "  stopped: %s\n", ph.Error)
@@ -135,7 +121,7 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 		}
 		fmt.Fprintf(tw, "%-*s\t%s\t%d\t%d\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			width, name, op.Kind, op.Count, op.Errors.Total, errPct, op.RPS,
-			Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P75), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.P999), Ms(l.Max))
+			results.Ms(l.Min), results.Ms(l.Mean), results.Ms(l.P50), results.Ms(l.P75), results.Ms(l.P90), results.Ms(l.P95), results.Ms(l.P99), results.Ms(l.P999), results.Ms(l.Max))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -170,20 +156,6 @@ func phaseTable(w io.Writer, title string, ph PhaseSummary) error {
 	return nil
 }
 
-// Ms formats milliseconds with precision that suits their size.
-func Ms(v float64) string {
-	switch {
-	case v == 0:
-		return "-"
-	case v < 10:
-		return fmt.Sprintf("%.3f", v)
-	case v < 1000:
-		return fmt.Sprintf("%.2f", v)
-	default:
-		return fmt.Sprintf("%.0f", v)
-	}
-}
-
 func sorted(s []string) []string {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
@@ -196,14 +168,14 @@ func sorted(s []string) []string {
 // serviceTable prints the service time and the start delay of open-model
 // operations: their latency in the main table is from the due time, the
 // service time from the actual send, and the start delay between the two.
-func serviceTable(w io.Writer, ph PhaseSummary, width int) error {
+func serviceTable(w io.Writer, ph results.PhaseSummary, width int) error {
 	err := durationTable(w, ph, width, "service time (from the send; the latencies above are from when each iteration was due):",
-		func(op Operation) *metrics.LatencySummary { return op.ServiceTime })
+		func(op results.Operation) *metrics.LatencySummary { return op.ServiceTime })
 	if err != nil {
 		return err
 	}
 	return durationTable(w, ph, width, "start delay (from the due time to the send: waiting for a VU or for the generator; operations after an iteration's first have none):",
-		func(op Operation) *metrics.LatencySummary {
+		func(op results.Operation) *metrics.LatencySummary {
 			if d := op.StartDelay; d != nil && d.Max > 0 {
 				return d
 			}
@@ -213,8 +185,8 @@ func serviceTable(w io.Writer, ph PhaseSummary, width int) error {
 
 // OpenOperations are a phase's operations of open models: those with a
 // service time beside their latency.
-func OpenOperations(ph PhaseSummary) []Operation {
-	var out []Operation
+func OpenOperations(ph results.PhaseSummary) []results.Operation {
+	var out []results.Operation
 	for _, op := range ph.Operations {
 		if op.ServiceTime != nil {
 			out = append(out, op)
@@ -225,7 +197,7 @@ func OpenOperations(ph PhaseSummary) []Operation {
 
 // durationTable prints a table of the operations that have the duration
 // that get picks, unless none has it.
-func durationTable(w io.Writer, ph PhaseSummary, width int, title string, get func(Operation) *metrics.LatencySummary) error {
+func durationTable(w io.Writer, ph results.PhaseSummary, width int, title string, get func(results.Operation) *metrics.LatencySummary) error {
 	has := false
 	for _, op := range ph.Operations {
 		has = has || get(op) != nil
@@ -241,7 +213,7 @@ func durationTable(w io.Writer, ph PhaseSummary, width int, title string, get fu
 	for _, op := range ph.Operations {
 		if l := get(op); l != nil {
 			fmt.Fprintf(tw, "%-*s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name, op.Kind,
-				Ms(l.Min), Ms(l.Mean), Ms(l.P50), Ms(l.P90), Ms(l.P95), Ms(l.P99), Ms(l.Max))
+				results.Ms(l.Min), results.Ms(l.Mean), results.Ms(l.P50), results.Ms(l.P90), results.Ms(l.P95), results.Ms(l.P99), results.Ms(l.Max))
 		}
 	}
 	return tw.Flush()
@@ -250,8 +222,8 @@ func durationTable(w io.Writer, ph PhaseSummary, width int, title string, get fu
 // serverTable splits end-to-end time into the time the service reported it
 // spent (http.server_time) and the overhead around it: the CPS
 // query-performance report's columns.
-func serverTable(w io.Writer, ph PhaseSummary, width int) error {
-	var rows []Operation
+func serverTable(w io.Writer, ph results.PhaseSummary, width int) error {
+	var rows []results.Operation
 	for _, op := range ph.Operations {
 		if op.ServerTime != nil {
 			rows = append(rows, op)
@@ -266,7 +238,7 @@ func serverTable(w io.Writer, ph PhaseSummary, width int) error {
 	for _, op := range rows {
 		// Over the same responses: end-to-end = server + overhead.
 		s, e2e := op.ServerTime, op.ServerTime.Mean+op.Overhead.Mean
-		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name, op.ServerResponses, Ms(e2e), Ms(s.Mean), Ms(op.Overhead.Mean), Ms(s.P50), Ms(s.P95), Ms(s.Max))
+		fmt.Fprintf(tw, "%-*s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", width, op.Name, op.ServerResponses, results.Ms(e2e), results.Ms(s.Mean), results.Ms(op.Overhead.Mean), results.Ms(s.P50), results.Ms(s.P95), results.Ms(s.Max))
 	}
 	return tw.Flush()
 }

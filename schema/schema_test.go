@@ -20,7 +20,7 @@ import (
 	"github.com/perflab/perflab/dataset"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/schema"
 )
 
@@ -463,7 +463,7 @@ func TestPlanSchemaMatchesPlanTypes(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// The summary schema against report.Summary.
+// The summary schema against results.Summary.
 
 type jsonField struct {
 	typ      reflect.Type
@@ -574,12 +574,12 @@ func (w summaryWalker) object(t reflect.Type, s map[string]any, path string) {
 	}
 }
 
-// The summary schema has exactly the keys report.Summary writes, requires
+// The summary schema has exactly the keys results.Summary writes, requires
 // exactly those written always, and gives them the JSON types they have.
 func TestSummarySchemaMatchesSummaryTypes(t *testing.T) {
 	root := rawDoc(t, schema.Summary)
 	w := summaryWalker{doc{t: t, root: root}}
-	w.object(reflect.TypeOf(report.Summary{}), root, "summary")
+	w.object(reflect.TypeOf(results.Summary{}), root, "summary")
 }
 
 // The closed sets of values in the schemas are the ones in the code.
@@ -615,7 +615,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 		name      string
 		got, want []string
 	}{
-		{"summary format", enum(at(s, "properties", "format")), []string{report.Format}},
+		{"summary format", enum(at(s, "properties", "format")), []string{results.Format}},
 		{"summary status", enum(at(s, "properties", "status")),
 			sorted(metrics.StatusCompleted, metrics.StatusInterrupted, metrics.StatusFailed, metrics.StatusRunning, metrics.StatusKilled)},
 		{"operation kind", enum(at(s, "$defs", "operation", "properties", "kind")),
@@ -890,7 +890,7 @@ func summaryRun() *metrics.Run {
 	}
 }
 
-func summaryDoc(t *testing.T, s *report.Summary) any {
+func summaryDoc(t *testing.T, s *results.Summary) any {
 	t.Helper()
 	var b bytes.Buffer
 	if err := s.WriteJSON(&b); err != nil {
@@ -903,11 +903,11 @@ func summaryDoc(t *testing.T, s *report.Summary) any {
 	return v
 }
 
-// A summary written by report.Summarize matches the schema, and the schema
+// A summary written by results.Summarize matches the schema, and the schema
 // is strict enough to notice a change.
 func TestSummaryValidates(t *testing.T) {
 	sch := summarySchema(t)
-	sum := report.Summarize(summaryRun(), report.HostFacts())
+	sum := results.Summarize(summaryRun(), results.HostFacts())
 	op := sum.Stages[0].Operations[0]
 	if op.Failed == nil || op.Errors.Total != 1 || op.Count != 5 {
 		t.Fatalf("the test run should have one failed request of five: %+v", op)

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 func cmdCompare(std *stdio, args []string) int {
@@ -26,7 +28,7 @@ func cmdCompare(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	read := func(arg string) ([]*report.RunData, error) { return loadRuns(arg, *path) }
+	read := func(arg string) ([]*results.Run, error) { return loadRuns(arg, *path) }
 	base, err := read(fs.Arg(0))
 	if err != nil {
 		return fail(std, err)
@@ -35,7 +37,7 @@ func cmdCompare(std *stdio, args []string) int {
 	if err != nil {
 		return fail(std, err)
 	}
-	rc, err := report.CompareRuns(base, cand, *pct, *alpha, *minChange)
+	rc, err := judge.Compare(base, cand, *pct, *alpha, *minChange)
 	if err != nil {
 		return fail(std, err)
 	}

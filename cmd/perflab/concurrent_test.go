@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -66,7 +66,7 @@ func TestConcurrentRuns(t *testing.T) {
 		var ids []string
 		for _, d := range dirs {
 			ids = append(ids, filepath.Base(d))
-			rd, err := report.ReadRunDir(d)
+			rd, err := results.ReadDir(d)
 			if err != nil {
 				t.Fatalf("trial %d: %v", trial, err)
 			}
@@ -78,8 +78,8 @@ func TestConcurrentRuns(t *testing.T) {
 			if s.RunID != filepath.Base(d) || s.Status != "completed" || count(s, 0, "a") != iterations || logged != iterations {
 				t.Errorf("trial %d: %s: run %s %s, %d requests, %d in its intervals; want %d", trial, d, s.RunID, s.Status, count(s, 0, "a"), logged, iterations)
 			}
-			var m report.Manifest
-			if b, err := os.ReadFile(filepath.Join(d, report.ManifestFile)); err != nil || json.Unmarshal(b, &m) != nil || m.RunID != s.RunID {
+			var m results.Manifest
+			if b, err := os.ReadFile(filepath.Join(d, results.ManifestFile)); err != nil || json.Unmarshal(b, &m) != nil || m.RunID != s.RunID {
 				t.Errorf("trial %d: %s: run.json %+v (%v)", trial, d, m, err)
 			}
 		}
@@ -97,7 +97,7 @@ func TestConcurrentRuns(t *testing.T) {
 		var storedIDs []string
 		for _, r := range stored {
 			storedIDs = append(storedIDs, r.ID)
-			rd, err := report.FromStore(st, r.ID)
+			rd, err := results.FromStore(st, r.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,15 +5,16 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/report"
 )
 
 // windowFlags collects repeated --window flags.
-type windowFlags []report.Window
+type windowFlags []judge.Window
 
 func (w *windowFlags) String() string { return "" }
 func (w *windowFlags) Set(s string) error {
-	win, err := report.ParseWindow(s)
+	win, err := judge.ParseWindow(s)
 	if err != nil {
 		return err
 	}
@@ -46,10 +47,10 @@ func cmdDrift(std *stdio, args []string) int {
 	if err != nil {
 		return fail(std, err)
 	}
-	for _, w := range report.WindowWarnings(rd, windows) {
+	for _, w := range judge.WindowWarnings(rd, windows) {
 		fmt.Fprintln(std.err, "perflab drift: warning:", w)
 	}
-	ds := report.Drift(rd, *pct, windows)
+	ds := judge.Drift(rd, *pct, windows)
 	if *asJSON {
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")

@@ -16,7 +16,7 @@ import (
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/examples/pdp"
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 // freeAddr returns a loopback address nothing listens on.
@@ -285,7 +285,7 @@ func TestExampleCirculation(t *testing.T) {
 	}
 	all, _ := filepath.Glob(filepath.Join(out, "*-check-in-check-out*"))
 	for _, d := range all {
-		rd, err := report.ReadRunDir(d)
+		rd, err := results.ReadDir(d)
 		if err != nil || rd.Summary.Total.Errors != 0 || rd.Summary.Total.Requests == 0 {
 			t.Errorf("%s: %v, %d errors in %d requests", d, err, rd.Summary.Total.Errors, rd.Summary.Total.Requests)
 		}
@@ -309,7 +309,7 @@ func TestExampleStall(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 	}
 	s := readSummary(t, out)
-	var op report.Operation
+	var op results.Operation
 	for _, o := range s.Stages[0].Operations {
 		if o.Kind == "scenario" {
 			op = o

@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -86,7 +87,7 @@ func cmdShow(std *stdio, args []string) int {
 	}
 	defer st.Close()
 	// A run that did not finish is rebuilt from its stored intervals.
-	rd, err := report.FromStore(st, fs.Arg(0))
+	rd, err := results.FromStore(st, fs.Arg(0))
 	if err != nil {
 		return fail(std, err)
 	}
@@ -125,8 +126,8 @@ func openExisting(path string) (*store.Store, error) {
 // loadRuns resolves the runs named by an argument of compare or drift: run
 // directories (comma-separated), or with a history, run ids or a label
 // selector such as release=Goldenrod (every run with that label).
-func loadRuns(arg, storePath string) ([]*report.RunData, error) {
-	var out []*report.RunData
+func loadRuns(arg, storePath string) ([]*results.Run, error) {
+	var out []*results.Run
 	var st *store.Store
 	defer func() {
 		if st != nil {
@@ -135,7 +136,7 @@ func loadRuns(arg, storePath string) ([]*report.RunData, error) {
 	}()
 	for _, item := range strings.Split(arg, ",") {
 		if fi, err := os.Stat(item); err == nil && fi.IsDir() {
-			rd, err := report.ReadRunDir(item)
+			rd, err := results.ReadDir(item)
 			if err != nil {
 				return nil, err
 			}
@@ -159,7 +160,7 @@ func loadRuns(arg, storePath string) ([]*report.RunData, error) {
 			out = append(out, runs...)
 			continue
 		}
-		rd, err := report.FromStore(st, item)
+		rd, err := results.FromStore(st, item)
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +179,7 @@ func sortStrings(s []string) []string {
 }
 
 // loadOneRun resolves an argument that must name exactly one run.
-func loadOneRun(arg, storePath string) (*report.RunData, error) {
+func loadOneRun(arg, storePath string) (*results.Run, error) {
 	rds, err := loadRuns(arg, storePath)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -28,7 +30,7 @@ func cmdHistory(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	if !report.HistoryPercentile(*pct) {
+	if !judge.HistoryPercentile(*pct) {
 		fmt.Fprintf(std.err, "perflab history: --percentile %g: the history keeps 50, 75, 90, 95, 99 and 99.9 of each run\n", *pct)
 		return exitUsage
 	}
@@ -42,7 +44,7 @@ func cmdHistory(std *stdio, args []string) int {
 	if err != nil {
 		return fail(std, err)
 	}
-	var sums []*report.Summary
+	var sums []*results.Summary
 	for i := len(runs) - 1; i >= 0; i-- { // oldest first
 		if runs[i].Status != "completed" {
 			continue
@@ -51,7 +53,7 @@ func cmdHistory(std *stdio, args []string) int {
 		if err != nil {
 			continue
 		}
-		var s report.Summary
+		var s results.Summary
 		if json.Unmarshal(b, &s) == nil {
 			sums = append(sums, &s)
 		}
@@ -60,7 +62,7 @@ func cmdHistory(std *stdio, args []string) int {
 		fmt.Fprintf(std.err, "perflab: no completed run of plan %q in %s\n", fs.Arg(0), *path)
 		return exitUsage
 	}
-	hs := report.History(sums, *pct, *minRuns)
+	hs := judge.History(sums, *pct, *minRuns)
 	if *asJSON {
 		enc := json.NewEncoder(std.out)
 		enc.SetIndent("", "  ")

@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 // Exit codes. Documented in the README; keep them stable.
@@ -83,7 +83,7 @@ func parseFlags(std *stdio, fs *flag.FlagSet, args []string) (int, bool) {
 }
 
 func main() {
-	report.Version = version
+	results.Version = version
 	os.Exit(dispatch(&stdio{out: os.Stdout, err: os.Stderr}, os.Args[1:]))
 }
 

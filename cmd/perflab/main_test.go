@@ -32,7 +32,8 @@ import (
 	"github.com/perflab/perflab/bus/bustest"
 	"github.com/perflab/perflab/bus/kafka"
 	"github.com/perflab/perflab/internal/testenv"
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/judge"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -43,7 +44,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func readSummary(t *testing.T, dir string) *report.Summary {
+func readSummary(t *testing.T, dir string) *results.Summary {
 	t.Helper()
 	matches, _ := filepath.Glob(filepath.Join(dir, "*", "summary.json"))
 	if len(matches) != 1 {
@@ -53,14 +54,14 @@ func readSummary(t *testing.T, dir string) *report.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s report.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
 	return &s
 }
 
-func count(s *report.Summary, stage int, name string) int64 {
+func count(s *results.Summary, stage int, name string) int64 {
 	for _, op := range s.Stages[stage].Operations {
 		if op.Name == name {
 			return op.Count
@@ -203,12 +204,12 @@ func TestInterruptWritesResults(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("run directories %v, want one", dirs)
 	}
-	for _, f := range []string{"plan.yaml", "latency.hlog", report.IntervalsCSV, "summary.json", "summary.txt"} {
+	for _, f := range []string{"plan.yaml", "latency.hlog", results.IntervalsCSV, "summary.json", "summary.txt"} {
 		if fi, err := os.Stat(filepath.Join(dirs[0], f)); err != nil || fi.Size() == 0 {
 			t.Errorf("run directory: %s missing or empty (%v)", f, err)
 		}
 	}
-	rd, err := report.ReadRunDir(dirs[0])
+	rd, err := results.ReadDir(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func TestCompareReleases(t *testing.T) {
 		t.Errorf("items should not change:\n%s", out)
 	}
 	code, js, _ := runCLI(t, "compare", "--json", "--percentile", "95", dir(baseOut), dir(candOut))
-	var rc report.RunComparison
+	var rc judge.RunComparison
 	if code != exitOK || json.Unmarshal([]byte(js), &rc) != nil || rc.Percentile != 95 || len(rc.Ops) != 6 {
 		t.Errorf("json: exit %d, %d operations", code, len(rc.Ops))
 	}
@@ -362,7 +363,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if !strings.Contains(text, "p95 over time: ") {
 		t.Errorf("no trend line:\n%s", text)
 	}
-	var ds []report.OpDrift
+	var ds []judge.OpDrift
 	_, js, _ := runCLI(t, "drift", "--json", "--window", "first:1s", "--window", "last:1s", m[0])
 	if err := json.Unmarshal([]byte(js), &ds); err != nil || len(ds) != 1 || len(ds[0].Windows) != 2 {
 		t.Fatalf("json: %v %s", err, js)
@@ -544,7 +545,7 @@ func TestThresholdsExitCode(t *testing.T) {
 	}
 	// Failures are counted per interval too (intervals.csv), for the
 	// errors-over-time chart, and survive a trip through the store.
-	rd, err := report.ReadRunDir(filepath.Dir(m[0]))
+	rd, err := results.ReadDir(filepath.Dir(m[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -675,8 +676,8 @@ func TestImportExportRoundTrip(t *testing.T) {
 	} else if b, _ := os.ReadFile(page); !strings.HasPrefix(strings.TrimSpace(string(b)), "<!DOCTYPE html>") {
 		t.Errorf("report -o run.html wrote %.60q", b)
 	}
-	orig, err1 := report.ReadRunDir(dirs[0])
-	back, err2 := report.ReadRunDir(exported)
+	orig, err1 := results.ReadDir(dirs[0])
+	back, err2 := results.ReadDir(exported)
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
@@ -929,7 +930,7 @@ func TestKilledRunKeepsItsIntervals(t *testing.T) {
 		t.Fatalf("runs: %d %s %s", code, list, errs)
 	}
 	code, shown, errs := runCLI(t, "show", "--store", db, "--json", runs[0].ID)
-	var s report.Summary
+	var s results.Summary
 	if code != exitOK || json.Unmarshal([]byte(shown), &s) != nil || len(s.Stages) != 1 {
 		t.Fatalf("show: %d %s\n%s", code, errs, shown)
 	}
@@ -962,7 +963,7 @@ func TestKilledRunKeepsItsIntervals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); !os.IsNotExist(err) {
 		t.Fatalf("a killed run wrote summary.json: %v", err)
 	}
-	rd, err := report.ReadRunDir(dir)
+	rd, err := results.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1235,7 +1236,7 @@ func TestSameNamesKeepTheirHistograms(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-*"))
-	rd, err := report.ReadRunDir(dirs[0])
+	rd, err := results.ReadDir(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1266,7 +1267,7 @@ func TestSameNamesKeepTheirHistograms(t *testing.T) {
 	if code, _, errs := runCLI(t, "export", "--store", filepath.Join(out, "perflab.db"), filepath.Base(dirs[0]), exported); code != exitOK {
 		t.Fatal(errs)
 	}
-	back, err := report.ReadRunDir(exported)
+	back, err := results.ReadDir(exported)
 	if err != nil || len(back.Intervals["s1/health/health/.scenario"]) != len(scen) || len(back.Intervals["s1/circ/loans"]) != len(rd.Intervals["s1/circ/loans"]) {
 		t.Errorf("exported: %v %d scenario intervals", err, len(back.Intervals["s1/health/health/.scenario"]))
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 func cmdReport(std *stdio, args []string) int {
@@ -38,14 +39,14 @@ func cmdReport(std *stdio, args []string) int {
 	if err != nil {
 		return fail(std, err)
 	}
-	var write func(io.Writer, *report.RunData) error
+	var write func(io.Writer, *results.Run) error
 	switch *format {
 	case "md":
 		dir := *chartsDir
 		if dir == "" && *out != "" {
 			dir = strings.TrimSuffix(*out, filepath.Ext(*out)) + "-charts"
 		}
-		write = func(w io.Writer, rd *report.RunData) error {
+		write = func(w io.Writer, rd *results.Run) error {
 			if err := report.WriteMarkdown(w, rd.Summary); err != nil || dir == "" {
 				return err
 			}
@@ -58,11 +59,11 @@ func cmdReport(std *stdio, args []string) int {
 			return report.WriteMarkdownCharts(w, rd, dir, rel)
 		}
 	case "csv":
-		write = func(w io.Writer, rd *report.RunData) error { return report.WriteCSVTable(w, rd, *table) }
+		write = func(w io.Writer, rd *results.Run) error { return report.WriteCSVTable(w, rd, *table) }
 	case "html":
 		write = report.WriteHTML
 	case "junit":
-		write = func(w io.Writer, rd *report.RunData) error { return report.WriteSummaryJUnit(w, rd.Summary) }
+		write = func(w io.Writer, rd *results.Run) error { return report.WriteSummaryJUnit(w, rd.Summary) }
 	default:
 		fmt.Fprintf(std.err, "perflab: --format %q: want md, html, csv or junit\n", *format)
 		return exitUsage

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -30,7 +31,7 @@ func cmdImport(std *stdio, args []string) int {
 	}
 	defer st.Close()
 	for _, dir := range fs.Args() {
-		id, err := report.ImportRunDir(st, dir, labels.Map())
+		id, err := results.Import(st, dir, labels.Map())
 		if err != nil {
 			fmt.Fprintf(std.err, "perflab: %s: %v\n", dir, err)
 			return exitUsage
@@ -59,7 +60,11 @@ func cmdExport(std *stdio, args []string) int {
 		return fail(std, err)
 	}
 	defer st.Close()
-	if err := report.ExportRunDir(st, fs.Arg(0), fs.Arg(1)); err != nil {
+	s, err := results.Export(st, fs.Arg(0), fs.Arg(1))
+	if err == nil {
+		err = report.WriteRunFiles(fs.Arg(1), s)
+	}
+	if err != nil {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitUsage
 	}

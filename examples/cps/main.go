@@ -24,7 +24,7 @@ import (
 
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/examples/configstore"
-	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
 )
 
 func main() {
@@ -103,7 +103,7 @@ func run(ctx context.Context, planFile, out, circles, threads string, w io.Write
 // sideBySide prints the CPS basic load test's table: per thread count and
 // operation, min, max and average ms and average operations per second,
 // embedded and remote.
-func sideBySide(w io.Writer, emb, rem *report.Summary) error {
+func sideBySide(w io.Writer, emb, rem *results.Summary) error {
 	fmt.Fprintln(w, "| Threads | Operation | Embedded min ms | max ms | avg ms | avg ops/s | Remote min ms | max ms | avg ms | avg ops/s |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for i, ph := range emb.Stages {
@@ -123,7 +123,7 @@ func sideBySide(w io.Writer, emb, rem *report.Summary) error {
 	return nil
 }
 
-func find(ops []report.Operation, name string) *report.Operation {
+func find(ops []results.Operation, name string) *results.Operation {
 	for i := range ops {
 		if ops[i].Name == name {
 			return &ops[i]

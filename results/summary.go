@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"encoding/json"
@@ -380,4 +380,19 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
+}
+
+// SummaryLine formats the total like JMeter's summariser, so people who
+// compare against JMeter logs read the same figures:
+//
+//	summary = 222450112 in 72:00:39 = 858.1/s Avg: 5 Min: 1 Max: 946942 Err: 17 (0.00%)
+func SummaryLine(t Total) string {
+	secs := int64(t.Duration + 0.5)
+	pct := 0.0
+	if t.Requests > 0 {
+		pct = 100 * float64(t.Errors) / float64(t.Requests)
+	}
+	return fmt.Sprintf("summary = %d in %02d:%02d:%02d = %.1f/s Avg: %d Min: %d Max: %d Err: %d (%.2f%%)",
+		t.Requests, secs/3600, secs/60%60, secs%60, t.RPS,
+		int64(t.Mean+0.5), int64(t.Min+0.5), int64(t.Max+0.5), t.Errors, pct)
 }

@@ -1,10 +1,11 @@
-package report
+package judge
 
 import (
 	"fmt"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/results"
 )
 
 // The load generator kept to the plan in a stage unless one of these was
@@ -20,40 +21,15 @@ const (
 	MaxGeneratorBusy = monitor.SaturationBusy
 )
 
-// GeneratorMonitor and SelfMonitor name the monitors of the load
-// generator's host and of perflab's own process, which every run has.
-const (
-	GeneratorMonitor = "generator"
-	SelfMonitor      = "perflab"
-)
-
-// GeneratorCheck says whether the load generator kept up in a stage.
-type GeneratorCheck struct {
-	KeptUp   bool               `json:"kept_up"`
-	Problems []GeneratorProblem `json:"problems,omitempty"`
-}
-
-// GeneratorProblem is one way the generator fell behind.
-type GeneratorProblem struct {
-	// Kind is start_delay (an open model's start delay p99 above its
-	// limit, in ms), dropped (iterations an open model could not start:
-	// every VU was busy) or cpu (the generator's process or host busy
-	// above its limit, as a fraction).
-	Kind     string  `json:"kind"`
-	Scenario string  `json:"scenario,omitempty"`
-	Value    float64 `json:"value"`
-	Limit    float64 `json:"limit"`
-	Sentence string  `json:"sentence"`
-}
-
-// CheckGenerator judges every stage of s: open models' start delay and
+// Generator judges every stage of s: open models' start delay and
 // dropped iterations, and the CPU that the generator's monitors saw
 // (s.Resources; maxProcs is the cores Go could use). Each problem is also
 // a warning of the summary.
-func CheckGenerator(s *Summary, maxProcs int) {
+func Generator(s *results.Summary, maxProcs int) {
 	for i := range s.Stages {
 		ph := &s.Stages[i]
-		c := &GeneratorCheck{}
+		c := &results.GeneratorCheck{}
+		add := func(p results.GeneratorProblem) { c.Problems = append(c.Problems, p) }
 		where := fmt.Sprintf("stage %d (%s)", ph.Index, ph.Name)
 		for _, op := range ph.Operations {
 			if op.Kind != metrics.KindScenario {
@@ -64,16 +40,16 @@ func CheckGenerator(s *Summary, maxProcs int) {
 				if op.Queued > 0 {
 					why = fmt.Sprintf("%d iterations waited for a free VU (when_busy: queue); raise max_vus", op.Queued)
 				}
-				c.add(GeneratorProblem{Kind: "start_delay", Scenario: op.Scenario, Value: d.P99, Limit: MaxStartDelayP99,
-					Sentence: fmt.Sprintf("%s: scenario %s started its iterations late, start delay p99 %s ms (limit %g ms): %s; its latencies include the delay", where, op.Scenario, Ms(d.P99), MaxStartDelayP99, why)})
+				add(results.GeneratorProblem{Kind: "start_delay", Scenario: op.Scenario, Value: d.P99, Limit: MaxStartDelayP99,
+					Sentence: fmt.Sprintf("%s: scenario %s started its iterations late, start delay p99 %s ms (limit %g ms): %s; its latencies include the delay", where, op.Scenario, results.Ms(d.P99), MaxStartDelayP99, why)})
 			}
 			if op.Dropped > 0 {
-				c.add(GeneratorProblem{Kind: "dropped", Scenario: op.Scenario, Value: float64(op.Dropped),
+				add(results.GeneratorProblem{Kind: "dropped", Scenario: op.Scenario, Value: float64(op.Dropped),
 					Sentence: fmt.Sprintf("%s: scenario %s dropped %d of %d iterations due: every VU was busy; raise max_vus, or queue them (when_busy: queue)", where, op.Scenario, op.Dropped, op.Dropped+op.Count)})
 			}
 		}
 		if busy, what := generatorBusy(s.Resources, ph.Name, maxProcs); busy >= MaxGeneratorBusy {
-			c.add(GeneratorProblem{Kind: "cpu", Value: busy, Limit: MaxGeneratorBusy,
+			add(results.GeneratorProblem{Kind: "cpu", Value: busy, Limit: MaxGeneratorBusy,
 				Sentence: fmt.Sprintf("%s: the load generator's CPU was saturated, %s %.0f%% busy (limit %.0f%%): its latencies include time waiting for the generator itself, treat them as suspect", where, what, 100*busy, 100*MaxGeneratorBusy)})
 		}
 		c.KeptUp = len(c.Problems) == 0
@@ -84,7 +60,6 @@ func CheckGenerator(s *Summary, maxProcs int) {
 	}
 }
 
-func (c *GeneratorCheck) add(p GeneratorProblem) { c.Problems = append(c.Problems, p) }
 
 // generatorBusy is the busiest of perflab's own process (cores used over
 // maxProcs) and the generator's host in a stage's window, and which it was.
@@ -99,11 +74,11 @@ func generatorBusy(a *monitor.Analysis, window string, maxProcs int) (float64, s
 		}
 		for _, m := range w.Monitors {
 			switch {
-			case m.Monitor == SelfMonitor && m.CPU != nil && maxProcs > 0:
+			case m.Monitor == results.SelfMonitor && m.CPU != nil && maxProcs > 0:
 				if b := m.CPU.Cores / float64(maxProcs); b > busy {
 					busy, what = b, fmt.Sprintf("its process (%.2f of %d cores)", m.CPU.Cores, maxProcs)
 				}
-			case m.Monitor == GeneratorMonitor && m.Host != nil:
+			case m.Monitor == results.GeneratorMonitor && m.Host != nil:
 				if m.Host.BusyAvg > busy {
 					busy, what = m.Host.BusyAvg, "its host"
 				}

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"encoding/json"
@@ -42,8 +42,8 @@ type ManifestStage struct {
 
 // writeManifest replaces run.json whole (a new file renamed over the old),
 // so that a reader never sees half of one.
-func (rd *RunDir) writeManifest() error {
-	return writeFile(filepath.Join(rd.Path, ManifestFile), func(w io.Writer) error {
+func (rd *Writer) writeManifest() error {
+	return WriteFile(filepath.Join(rd.Path, ManifestFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rd.manifest)
@@ -51,7 +51,7 @@ func (rd *RunDir) writeManifest() error {
 }
 
 // beginPhase records a phase in run.json, once.
-func (rd *RunDir) beginPhase(ph *metrics.Phase) error {
+func (rd *Writer) beginPhase(ph *metrics.Phase) error {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	for _, s := range rd.manifest.Stages {
@@ -67,7 +67,7 @@ func (rd *RunDir) beginPhase(ph *metrics.Phase) error {
 // still going (its interval log is locked by its process) or was killed.
 // Its summary is rebuilt from latency.hlog and intervals.csv, its stages
 // named from run.json.
-func readUnfinished(dir string) (*RunData, error) {
+func readUnfinished(dir string) (*Run, error) {
 	var m Manifest
 	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
 	switch {
@@ -102,7 +102,7 @@ func readUnfinished(dir string) (*RunData, error) {
 	}
 	var hs []store.Histogram
 	for _, r := range rows {
-		tag := stageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind))
+		tag := StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind))
 		d := findInterval(rd.Intervals[tag], r.Start.UnixMilli())
 		if d == nil {
 			continue // its histogram was not flushed before the process ended

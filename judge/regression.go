@@ -1,4 +1,4 @@
-package report
+package judge
 
 import (
 	"fmt"
@@ -11,12 +11,13 @@ import (
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 )
 
 // RegressionAlpha is the significance level of regression thresholds.
 const RegressionAlpha = 0.05
 
-// CheckRegression judges a regression threshold ("p75 regression vs
+// Regression judges a regression threshold ("p75 regression vs
 // release=Goldenrod < 10%") stage by stage (by name) and operation by
 // operation: the candidate's metric against the baseline runs' (merged). A
 // result fails when the metric is worse by the threshold's fraction or more
@@ -25,21 +26,21 @@ const RegressionAlpha = 0.05
 // noise could explain does not fail a build. With fewer than
 // analyze.MinSamples intervals on a side no test is possible, and the
 // change alone decides; the note says so.
-func CheckRegression(t *plan.Threshold, base []*RunData, cand *RunData) []ThresholdResult {
+func Regression(t *plan.Threshold, base []*results.Run, cand *results.Run) []results.ThresholdResult {
 	if len(base) == 0 {
-		return []ThresholdResult{{Threshold: t.Source, Operation: t.Operation, Note: "no stored run of this plan has the label " + t.Baseline}}
+		return []results.ThresholdResult{{Threshold: t.Source, Operation: t.Operation, Note: "no stored run of this plan has the label " + t.Baseline}}
 	}
-	var out []ThresholdResult
+	var out []results.ThresholdResult
 	for _, ph := range cand.Summary.Stages {
-		for _, op := range uniqueOps(ph.Operations) {
+		for _, op := range results.UniqueOps(ph.Operations) {
 			if t.Operation == "" && op.Kind == metrics.KindScenario || t.Operation != "" && op.Name != t.Operation {
 				continue
 			}
 			m := parseMetric(t.Metric)
 			key := metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}
-			cs, cv, _, okC := metricSamples([]*RunData{cand}, ph.Name, key, m)
+			cs, cv, _, okC := metricSamples([]*results.Run{cand}, ph.Name, key, m)
 			bs, bv, _, okB := metricSamples(base, ph.Name, key, m)
-			r := ThresholdResult{Threshold: t.Source, Stage: ph.Name, Operation: op.Name}
+			r := results.ThresholdResult{Threshold: t.Source, Stage: ph.Name, Operation: op.Name}
 			if !okB || !okC || bv == 0 {
 				r.Note = "not in the baseline runs, or nothing measured"
 				out = append(out, r)
@@ -66,7 +67,7 @@ func CheckRegression(t *plan.Threshold, base []*RunData, cand *RunData) []Thresh
 }
 
 func regressionNote(metric string, base, cand, change float64, test analyze.Comparison) string {
-	unit, f := " ms", Ms
+	unit, f := " ms", results.Ms
 	if metric == "rps" {
 		unit, f = "/s", func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	}
@@ -111,14 +112,14 @@ func parseMetric(name string) sampleMetric {
 // percentiles and the mean from the merged histograms, throughput as the
 // mean of the runs' rates of successful operations (as the per-interval
 // samples, which count successes).
-func metricSamples(runs []*RunData, stage string, key metrics.Key, m sampleMetric) (samples []float64, whole float64, all *hdr.Histogram, ok bool) {
+func metricSamples(runs []*results.Run, stage string, key metrics.Key, m sampleMetric) (samples []float64, whole float64, all *hdr.Histogram, ok bool) {
 	var rates []float64
 	for _, r := range runs {
 		for _, ph := range r.Summary.Stages {
 			if ph.Name != stage {
 				continue
 			}
-			for _, op := range uniqueOps(ph.Operations) {
+			for _, op := range results.UniqueOps(ph.Operations) {
 				if op.Scenario != key.Scenario || op.Name != key.Name || op.Kind != key.Kind {
 					continue
 				}

@@ -1,10 +1,6 @@
-package report
+package judge
 
-import (
-	"fmt"
-	"io"
-	"text/tabwriter"
-)
+import "github.com/perflab/perflab/results"
 
 // ResourceComparison is a monitor's figures in a stage on both sides: CPU
 // milliseconds per transaction, cores, peak memory (means over each side's
@@ -43,7 +39,7 @@ func peakMB(b, c *resourceFigs) (base, cand float64) {
 }
 
 // resourceSide averages, over a side's runs, each stage's monitor figures.
-func resourceSide(runs []*RunData) map[[2]string]*resourceFigs {
+func resourceSide(runs []*results.Run) map[[2]string]*resourceFigs {
 	out := map[[2]string]*resourceFigs{}
 	for _, r := range runs {
 		a := r.Summary.Resources
@@ -89,7 +85,7 @@ func resourceSide(runs []*RunData) map[[2]string]*resourceFigs {
 
 // compareResources pairs the monitors' figures of the stages both sides
 // have, in the base's order.
-func compareResources(base, cand []*RunData) []ResourceComparison {
+func compareResources(base, cand []*results.Run) []ResourceComparison {
 	b, c := resourceSide(base), resourceSide(cand)
 	var out []ResourceComparison
 	seen := map[[2]string]bool{}
@@ -112,25 +108,4 @@ func compareResources(base, cand []*RunData) []ResourceComparison {
 		}
 	}
 	return out
-}
-
-func writeResourceComparison(w io.Writer, rs []ResourceComparison) error {
-	if len(rs) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "\nresources (one value per run: no test; means over several runs)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "stage\tmonitor\tcpu ms/tx base\tcand\tchange\tcores base\tcand\tpeak MB base\tcand\tchange")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\n", r.Stage, r.Monitor, r.BaseMSPerTx, r.CandMSPerTx, pctChange(r.BaseMSPerTx, r.CandMSPerTx),
-			r.BaseCores, r.CandCores, r.BasePeakMB, r.CandPeakMB, pctChange(r.BasePeakMB, r.CandPeakMB))
-	}
-	return tw.Flush()
-}
-
-func pctChange(base, cand float64) string {
-	if base == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*(cand-base)/base)
 }

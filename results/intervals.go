@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bufio"
@@ -33,6 +33,10 @@ type IntervalData struct {
 func NewIntervalData(startMs, endMs, count, errors int64, encoded string) *IntervalData {
 	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, enc: encoded}
 }
+
+// Encoded is the interval's histogram as the log holds it: HdrHistogram
+// V2 compressed, in base64.
+func (d *IntervalData) Encoded() string { return d.enc }
 
 // Histogram decodes the interval's histogram into a sparse (packed)
 // histogram: an interval holds a few hundred distinct values at most, and
@@ -107,7 +111,7 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 // the histogram log cannot hold.
 const IntervalsCSV = "intervals.csv"
 
-var intervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
+var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
 
 // percentiler is what an interval row needs of a histogram, dense or packed.
 type percentiler interface {
@@ -116,8 +120,8 @@ type percentiler interface {
 	TotalCount() int64
 }
 
-// intervalRow is one line of intervals.csv.
-func intervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h percentiler) []string {
+// IntervalRow is one line of intervals.csv.
+func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h percentiler) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), scenario, operation, string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
 		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", ""}
@@ -149,7 +153,7 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 		}
 	}
 	for _, r := range rows {
-		if d := byKey[key{stageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
+		if d := byKey[key{StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
 			d.Count, d.Errors = r.Count, r.Errors
 		}
 	}

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 
 // FromStore reads a stored run as comparisons and drift analyses read run
 // directories.
-func FromStore(st *store.Store, id string) (*RunData, error) {
+func FromStore(st *store.Store, id string) (*Run, error) {
 	b, err := st.Summary(id)
 	unfinished := errors.Is(err, store.ErrNoSummary)
 	if err != nil && !unfinished {
@@ -44,12 +44,12 @@ func FromStore(st *store.Store, id string) (*RunData, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &RunData{Dir: id, Summary: &s, Intervals: map[string][]*IntervalData{}, Points: pointsOf(samples)}
+	rd := &Run{Dir: id, Summary: &s, Intervals: map[string][]*IntervalData{}, Points: pointsOf(samples)}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue
 		}
-		tag := stageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
+		tag := StageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
 		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded))
 		for _, d := range storedDurations(h) {
 			rd.Intervals[tag+d.suffix] = append(rd.Intervals[tag+d.suffix], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), -1, -1, d.enc))

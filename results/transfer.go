@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bufio"
@@ -19,9 +19,9 @@ import (
 	"github.com/perflab/perflab/store"
 )
 
-// ImportRunDir records a run directory in a store, with labels.
-func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string, error) {
-	rd, err := ReadRunDir(dir)
+// Import records a run directory in a store, with labels.
+func Import(st *store.Store, dir string, labels map[string]string) (string, error) {
+	rd, err := ReadDir(dir)
 	if err != nil {
 		return "", err
 	}
@@ -41,12 +41,12 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 	}
 	var hs []store.Encoded
 	for _, ph := range s.Stages {
-		for _, op := range uniqueOps(ph.Operations) {
+		for _, op := range UniqueOps(ph.Operations) {
 			ivs := rd.IntervalsOf(ph.Index, op)
 			total := metrics.NewHistogram()
 			// An open model's service time and start delay, by the
 			// interval's start, and their totals.
-			tag := stageTag(ph.Index, op.Scenario, op.Name, op.Kind)
+			tag := StageTag(ph.Index, op.Scenario, op.Name, op.Kind)
 			durs := map[string]map[int64]string{}
 			durTotals := map[string]*hdr.Histogram{}
 			for _, suffix := range []string{ServiceTimeTag, StartDelayTag} {
@@ -101,55 +101,48 @@ func ImportRunDir(st *store.Store, dir string, labels map[string]string) (string
 	return s.RunID, nil
 }
 
-// ExportRunDir writes a stored run as a run directory: summary.json,
-// plan.yaml and latency.hlog, readable by perflab and HdrHistogram's tools.
-func ExportRunDir(st *store.Store, id, dir string) error {
+// Export writes a stored run as a run directory: summary.json, plan.yaml,
+// latency.hlog, intervals.csv and resources.csv, readable by perflab and
+// HdrHistogram's tools. It returns the run's summary, from which the
+// renderers write the rest of a run directory (summary.txt, junit.xml).
+func Export(st *store.Store, id, dir string) (*Summary, error) {
 	sum, err := st.Summary(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	src, err := st.PlanSource(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hs, err := st.Histograms(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	samples, err := st.Samples(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	if len(samples) > 0 {
-		if err := writeFile(filepath.Join(dir, "resources.csv"), func(w io.Writer) error { return WriteResources(w, slices.Values(pointsOf(samples))) }); err != nil {
-			return err
+		if err := WriteFile(filepath.Join(dir, "resources.csv"), func(w io.Writer) error { return WriteResources(w, slices.Values(pointsOf(samples))) }); err != nil {
+			return nil, err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "summary.json"), sum, 0o644); err != nil {
-		return err
+		return nil, err
 	}
-	// The files a run writes at its end beside summary.json.
 	var s Summary
 	if err := json.Unmarshal(sum, &s); err != nil {
-		return fmt.Errorf("run %s: summary: %w", id, err)
-	}
-	if err := writeFile(filepath.Join(dir, "summary.txt"), func(w io.Writer) error { return WriteTable(w, &s) }); err != nil {
-		return err
-	}
-	if len(s.Thresholds) > 0 {
-		if err := writeFile(filepath.Join(dir, "junit.xml"), func(w io.Writer) error { return WriteSummaryJUnit(w, &s) }); err != nil {
-			return err
-		}
+		return nil, fmt.Errorf("run %s: summary: %w", id, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), src, 0o644); err != nil {
-		return err
+		return nil, err
 	}
 	f, err := os.Create(filepath.Join(dir, "latency.hlog"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
@@ -167,30 +160,33 @@ func ExportRunDir(st *store.Store, id, dir string) error {
 	fmt.Fprintf(w, "#[Histogram log format version 1.3]\n#[StartTime: %d (seconds since epoch), %s]\n#[BaseTime: %d (seconds since epoch)]\n",
 		baseMs/1000, time.UnixMilli(baseMs).UTC().Format(time.RFC3339), baseMs/1000)
 	fmt.Fprintln(w, `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
-	rows := [][]string{intervalsHeader}
+	rows := [][]string{IntervalsHeader}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue
 		}
 		p, err := hdr.DecodePacked([]byte(h.Encoded))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		tag := stageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
+		tag := StageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
 		fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
 			float64(p.Max())/1e6, h.Encoded)
 		for _, d := range storedDurations(h) {
 			dp, err := hdr.DecodePacked([]byte(d.enc))
 			if err != nil {
-				return err
+				return nil, err
 			}
 			fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag+d.suffix, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
 				float64(dp.Max())/1e6, d.enc)
 		}
-		rows = append(rows, intervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p))
+		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p))
 	}
 	if err := w.Flush(); err != nil {
-		return err
+		return nil, err
 	}
-	return writeFile(filepath.Join(dir, IntervalsCSV), func(w io.Writer) error { return csv.NewWriter(w).WriteAll(rows) })
+	if err := WriteFile(filepath.Join(dir, IntervalsCSV), func(w io.Writer) error { return csv.NewWriter(w).WriteAll(rows) }); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }

@@ -1,0 +1,49 @@
+package judge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/runtest"
+	"github.com/perflab/perflab/results"
+)
+
+// A generator that fell behind is named, with where and why, in the
+// stage's generator check and the warnings; the open model's start delay
+// is exact.
+func TestGeneratorThatFellBehindIsNamed(t *testing.T) {
+	s := results.Summarize(runtest.OpenRun(), runtest.Host)
+	s.Resources = runtest.BusyGenerator("rate=100")
+	Generator(s, 1)
+	g := s.Stages[0].Generator
+	if g == nil || g.KeptUp || len(g.Problems) != 3 {
+		t.Fatalf("generator check %+v: want start_delay, dropped and cpu", g)
+	}
+	want := map[string]float64{"start_delay": 1.98, "dropped": 3, "cpu": 0.95}
+	for _, p := range g.Problems {
+		if v, ok := want[p.Kind]; !ok || v != p.Value {
+			t.Errorf("problem %s value %v, want %v", p.Kind, p.Value, v)
+		}
+		if !strings.Contains(p.Sentence, "stage 1 (rate=100)") {
+			t.Errorf("%q does not say where", p.Sentence)
+		}
+	}
+	if !strings.Contains(g.Problems[0].Sentence, "5 iterations waited for a free VU") {
+		t.Errorf("the start delay's cause is not named: %s", g.Problems[0].Sentence)
+	}
+	op := s.Stages[0].Operations[1]
+	if d := op.StartDelay; d == nil || d.Min != 0.02 || d.Max != 2 || d.Mean != 1.01 {
+		t.Errorf("start delay %+v: want min 0.02, mean 1.01, max 2 ms", d)
+	}
+
+	// The same stage without the problems kept up.
+	s = results.Summarize(runtest.OpenRun(), runtest.Host)
+	for i := range s.Stages[0].Operations {
+		op := &s.Stages[0].Operations[i]
+		op.StartDelay.P99, op.Dropped = 0.05, 0
+	}
+	Generator(s, 1)
+	if g := s.Stages[0].Generator; !g.KeptUp || len(g.Problems) != 0 || len(s.Warnings) != 0 {
+		t.Errorf("a generator that kept up: %+v, warnings %q", g, s.Warnings)
+	}
+}

@@ -1,0 +1,156 @@
+package judge
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/analyze"
+	"github.com/perflab/perflab/internal/runtest"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
+)
+
+func TestElapsed(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		1200 * time.Millisecond:     "1.2 s",
+		250 * time.Second:           "4 m 10 s",
+		2*time.Hour + 5*time.Minute: "2 h 05 m",
+	} {
+		if got := elapsed(d); got != want {
+			t.Errorf("elapsed(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// Windows longer than a stage, or a first and a last window that overlap,
+// are named: their figures would not compare what the user meant.
+func TestWindowWarnings(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	rd := &results.Run{Summary: &results.Summary{Stages: []results.PhaseSummary{{Name: "all", Start: t0, End: t0.Add(20 * time.Second)}}}}
+	w := func(s string) Window {
+		x, err := ParseWindow(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	if got := WindowWarnings(rd, []Window{w("first:5s"), w("last:5s"), w("all")}); len(got) != 0 {
+		t.Errorf("apart: %q", got)
+	}
+	got := WindowWarnings(rd, []Window{w("first:60s"), w("last:60s")})
+	if len(got) != 2 || !strings.Contains(got[0], `stage all lasted 20s: window "first 1m0s" covers all of it`) {
+		t.Errorf("longer than the stage: %q", got)
+	}
+	got = WindowWarnings(rd, []Window{w("first:12s"), w("last:12s")})
+	if len(got) != 1 || !strings.Contains(got[0], "first 12s and last 12s overlap") {
+		t.Errorf("overlap: %q", got)
+	}
+}
+
+// The sentences say when the samples were too few to judge, rather than
+// "no significant change", and count stages in good English.
+func TestSentencesTooFewSamples(t *testing.T) {
+	op := func(stage, name string, v analyze.Verdict, change float64) OpComparison {
+		return OpComparison{Stage: stage, Operation: name, Change: change, Test: analyze.Comparison{Verdict: v}}
+	}
+	rc := &RunComparison{Percentile: 75, Ops: []OpComparison{
+		op("users=1", "a", analyze.TooFewToSay, -0.9), op("users=5", "a", analyze.TooFewToSay, -0.9),
+		op("users=1", "b", analyze.TooFewToSay, 0.1), op("users=5", "b", analyze.NoChange, 0.01),
+		op("all", "c", analyze.Worse, 0.2),
+	}}
+	got := strings.Join(sentences(rc), "\n")
+	for _, want := range []string{
+		"a: too few samples to say at p75 (too few intervals a side in 2 stages;",
+		"b: no significant change at p75 (1 of 2 stages had too few samples to say).",
+		"c is 20% slower at p75 (1 of 1 stage).",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+}
+
+// total: rps is the stage's requests over its wall time, not the sum of
+// operations' rates over their own scenarios' spans.
+func TestTotalRPSOverTheStage(t *testing.T) {
+	th, err := plan.ParseThreshold("total: rps > 150")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := func(name string, count int64, rps float64) results.Operation {
+		o := results.Operation{Name: name, Kind: metrics.KindStep}
+		o.Count, o.RPS = count, rps
+		return o
+	}
+	// 200 requests in a 2 s stage; the short scenario's step ran for 0.1 s.
+	rs := checkStage(th, "all", []results.Operation{op("long", 100, 50), op("short", 100, 1000)}, 2)
+	if len(rs) != 1 || rs[0].Actual != 100 || rs[0].Pass {
+		t.Errorf("%+v: want 100/s, failing > 150", rs)
+	}
+}
+
+// A stage's sliver of a last interval counts in the whole, but is not a
+// sample of the test like a full interval.
+func TestShortLastIntervalIsNoSample(t *testing.T) {
+	run := runtest.Fixture()
+	s := results.Summarize(run, runtest.Host)
+	s.Interval = 1
+	op := run.Stages[0].Ops[0]
+	rd := &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{}}
+	var ivs []*results.IntervalData
+	for i, lat := range []int64{1000, 1000, 1000, 9000} { // µs; the last interval lasts 11 ms
+		h := metrics.NewHistogram()
+		h.RecordValue(lat)
+		enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		start := runtest.T0.UnixMilli() + int64(i)*1000
+		end := start + 1000
+		if i == 3 {
+			end = start + 11
+		}
+		ivs = append(ivs, results.NewIntervalData(start, end, 1, 0, string(enc)))
+	}
+	rd.Intervals[results.Tag("s1", op)] = ivs
+	samples, whole, _, ok := metricSamples([]*results.Run{rd}, s.Stages[0].Name, metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}, sampleMetric{Pct: 50})
+	if !ok || len(samples) != 3 || whole <= 0 {
+		t.Errorf("samples %v, whole %v, ok %v: want the 3 full intervals", samples, whole, ok)
+	}
+}
+
+// A step name used in two scenarios is two operations in the sentences.
+func TestSentencesNameInTwoScenarios(t *testing.T) {
+	op := func(stage, scen string, v analyze.Verdict, change float64) OpComparison {
+		return OpComparison{Stage: stage, Scenario: scen, Operation: "GET b", Change: change, Test: analyze.Comparison{Verdict: v}}
+	}
+	rc := &RunComparison{Percentile: 75, Ops: []OpComparison{
+		op("users=1", "main", analyze.Worse, 0.2), op("users=2", "main", analyze.Worse, 0.3),
+		op("users=1", "short", analyze.NoChange, 0.01), op("users=2", "short", analyze.NoChange, 0.01),
+	}}
+	got := strings.Join(sentences(rc), "\n")
+	if !strings.Contains(got, "main: GET b is 20% to 30% slower at p75 across users=1 to users=2 (2 of 2 stages).") || !strings.Contains(got, "short: GET b: no significant change at p75.") {
+		t.Errorf("%s", got)
+	}
+}
+
+// A run from before pss_bytes (RSS only) compares by RSS with a run that
+// has both, not its RSS with the other's PSS.
+func TestCompareResourcesSameMemoryMetric(t *testing.T) {
+	run := func(mem ...monitor.MemoryTrend) *results.Run {
+		return &results.Run{Summary: &results.Summary{Resources: &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: "s",
+			Monitors: []monitor.MonitorFigures{{Monitor: "db", Memory: mem}}}}}}}
+	}
+	before := run(monitor.MemoryTrend{Metric: monitor.MetricRSS, PeakBytes: 640 << 20})
+	after := run(monitor.MemoryTrend{Metric: monitor.MetricPSS, PeakBytes: 120 << 20}, monitor.MemoryTrend{Metric: monitor.MetricRSS, PeakBytes: 650 << 20})
+	rs := compareResources([]*results.Run{before}, []*results.Run{after})
+	if len(rs) != 1 || rs[0].BasePeakMB != 640 || rs[0].CandPeakMB != 650 {
+		t.Errorf("got %+v, want RSS against RSS: 640 and 650 MB", rs)
+	}
+	rs = compareResources([]*results.Run{after}, []*results.Run{after})
+	if len(rs) != 1 || rs[0].BasePeakMB != 120 || rs[0].CandPeakMB != 120 {
+		t.Errorf("got %+v, want PSS against PSS: 120 MB", rs)
+	}
+}

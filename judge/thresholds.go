@@ -1,0 +1,122 @@
+package judge
+
+import (
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
+)
+
+// Thresholds checks every threshold in every stage of a summary.
+// Regression thresholds are left to Regression.
+func Thresholds(ts []*plan.Threshold, s *results.Summary) []results.ThresholdResult {
+	var out []results.ThresholdResult
+	for _, ph := range s.Stages {
+		for _, t := range ts {
+			if !t.Regression() {
+				out = append(out, checkStage(t, ph.Name, ph.Operations, ph.Duration)...)
+			}
+		}
+	}
+	return out
+}
+
+// Early judges the thresholds marked abort on a stage's data so far,
+// once the stage's first interval has closed, and returns the first that
+// fails, or nil. An operation with nothing measured yet fails nothing.
+func Early(ts []*plan.Threshold, stage string, tk *metrics.Tick) *results.ThresholdResult {
+	if tk.Intervals < 1 {
+		return nil
+	}
+	var ops []results.Operation
+	for _, t := range ts {
+		if !t.Abort {
+			continue
+		}
+		if ops == nil {
+			for i, op := range tk.Ops {
+				s := metrics.NewStats()
+				s.Merge(tk.Total[i])
+				s.Merge(tk.Cur[i])
+				ops = append(ops, results.Operation{Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction, Summary: s.Summarize(tk.Elapsed)})
+			}
+		}
+		for _, r := range checkStage(t, stage, started(ops), tk.Elapsed.Seconds()) {
+			if !r.Pass && r.Note == "" {
+				return &r
+			}
+		}
+	}
+	return nil
+}
+
+// checkStage checks one threshold against the operations of one stage,
+// which lasted seconds.
+func checkStage(t *plan.Threshold, stage string, ops []results.Operation, seconds float64) []results.ThresholdResult {
+	if t.Operation == "total" {
+		var count, errs int64
+		for _, op := range ops {
+			if op.Kind == metrics.KindStep {
+				count += op.Count
+				errs += op.Errors.Total
+			}
+		}
+		// The stage's requests over its wall time: adding the operations'
+		// rates would add rates over different spans (a scenario that ends
+		// early has a high one).
+		var actual float64
+		if seconds > 0 {
+			actual = float64(count) / seconds
+		}
+		if t.Metric == "errors" {
+			actual = ratio(errs, count)
+		}
+		return []results.ThresholdResult{{Threshold: t.Source, Stage: stage, Operation: "total", Actual: actual, Pass: t.Holds(actual)}}
+	}
+	var out []results.ThresholdResult
+	for _, op := range ops {
+		if t.Operation == "" && op.Kind == metrics.KindScenario || t.Operation != "" && op.Name != t.Operation {
+			continue
+		}
+		out = append(out, checkOp(t, stage, op))
+	}
+	return out
+}
+
+func checkOp(t *plan.Threshold, stage string, op results.Operation) results.ThresholdResult {
+	r := results.ThresholdResult{Threshold: t.Source, Stage: stage, Operation: op.Name}
+	l := op.Latency
+	switch t.Metric {
+	case "errors":
+		r.Actual = ratio(op.Errors.Total, op.Count)
+	case "rps":
+		r.Actual = op.RPS
+	default:
+		if op.Count-op.Errors.Total == 0 {
+			r.Note = "no successful operation to measure"
+			return r
+		}
+		r.Actual = map[string]float64{"p50": l.P50, "p75": l.P75, "p90": l.P90, "p95": l.P95, "p99": l.P99, "p999": l.P999,
+			"mean": l.Mean, "min": l.Min, "max": l.Max}[t.Metric]
+	}
+	r.Pass = t.Holds(r.Actual)
+	return r
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// started leaves out the operations that have not run yet: early in a
+// stage, a later step's count and rate are zero for want of time.
+func started(ops []results.Operation) []results.Operation {
+	var out []results.Operation
+	for _, op := range ops {
+		if op.Count > 0 {
+			out = append(out, op)
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
+)
+
+// Run is a run read back from its directory or the history: its
+// summary and, per histogram log tag, its intervals in order.
+type Run struct {
+	Dir       string
+	Summary   *Summary
+	Intervals map[string][]*IntervalData
+	// Points are what the monitors sampled (resources.csv); none for runs
+	// read from the history.
+	Points []monitor.Point
+}
+
+// IntervalsOf is an operation's interval histograms in a stage. A
+// transaction or scenario of a run directory written before tags carried
+// the kind is found under its bare name, when no step has that name.
+func (rd *Run) IntervalsOf(stage int, op Operation) []*IntervalData {
+	if ivs, ok := rd.Intervals[StageTag(stage, op.Scenario, op.Name, op.Kind)]; ok || op.Kind == metrics.KindStep {
+		return ivs
+	}
+	for _, ph := range rd.Summary.Stages {
+		if ph.Index != stage {
+			continue
+		}
+		for _, o := range ph.Operations {
+			if o.Kind == metrics.KindStep && o.Scenario == op.Scenario && o.Name == op.Name {
+				return nil // the bare tag is the step's
+			}
+		}
+	}
+	return rd.Intervals[StageTag(stage, op.Scenario, op.Name, metrics.KindStep)]
+}
+
+// ReadDir reads summary.json and latency.hlog of a run directory. A
+// directory without summary.json (a run still going, or killed) is read
+// from its intervals: its summary is rebuilt from them.
+func ReadDir(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return readUnfinished(dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if s.Format != Format {
+		return nil, fmt.Errorf("%s: summary.json format %q, want %q", dir, s.Format, Format)
+	}
+	rd, err := readIntervals(dir)
+	if err != nil {
+		return nil, err
+	}
+	rd.Summary = &s
+	return rd, nil
+}
+
+// wholeLines is a file up to the end of its last whole line: the log of a
+// run killed while writing it may end in the middle of one.
+func wholeLines(f *os.File) (io.Reader, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	end := fi.Size()
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		n := min(int64(len(buf)), end)
+		if _, err := f.ReadAt(buf[:n], end-n); err != nil {
+			return nil, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return io.NewSectionReader(f, 0, end-n+int64(i)+1), nil
+		}
+		end -= n
+	}
+	return io.NewSectionReader(f, 0, 0), nil
+}
+
+// readIntervals reads a run directory's interval histograms with their
+// counts, and what the monitors sampled.
+func readIntervals(dir string) (*Run, error) {
+	f, err := os.Open(filepath.Join(dir, "latency.hlog"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	whole, err := wholeLines(f)
+	if err != nil {
+		return nil, err
+	}
+	ivs, err := readHistogramLog(whole)
+	if err != nil {
+		return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
+	}
+	if err := readIntervalCounts(filepath.Join(dir, IntervalsCSV), ivs); err != nil {
+		return nil, err
+	}
+	points, err := readResources(filepath.Join(dir, "resources.csv"))
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Dir: dir, Intervals: ivs, Points: points}, nil
+}

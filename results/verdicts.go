@@ -1,0 +1,48 @@
+package results
+
+// ThresholdResult is one threshold checked against one operation of one stage.
+type ThresholdResult struct {
+	Threshold string  `json:"threshold"`
+	Stage     string  `json:"stage"`
+	Operation string  `json:"operation"`
+	Actual    float64 `json:"actual"`
+	Pass      bool    `json:"pass"`
+	Note      string  `json:"note,omitempty"`
+}
+
+// Failed counts the failed results.
+func Failed(rs []ThresholdResult) int {
+	n := 0
+	for _, r := range rs {
+		if !r.Pass {
+			n++
+		}
+	}
+	return n
+}
+
+// GeneratorMonitor and SelfMonitor name the monitors of the load
+// generator's host and of perflab's own process, which every run has.
+const (
+	GeneratorMonitor = "generator"
+	SelfMonitor      = "perflab"
+)
+
+// GeneratorCheck says whether the load generator kept up in a stage.
+type GeneratorCheck struct {
+	KeptUp   bool               `json:"kept_up"`
+	Problems []GeneratorProblem `json:"problems,omitempty"`
+}
+
+// GeneratorProblem is one way the generator fell behind.
+type GeneratorProblem struct {
+	// Kind is start_delay (an open model's start delay p99 above its
+	// limit, in ms), dropped (iterations an open model could not start:
+	// every VU was busy) or cpu (the generator's process or host busy
+	// above its limit, as a fraction).
+	Kind     string  `json:"kind"`
+	Scenario string  `json:"scenario,omitempty"`
+	Value    float64 `json:"value"`
+	Limit    float64 `json:"limit"`
+	Sentence string  `json:"sentence"`
+}

@@ -1,0 +1,295 @@
+package results
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// Writer is the directory one run writes: plan.yaml, latency.hlog (every
+// interval's histograms, written as the run goes) and intervals.csv (its
+// counts and errors), run.json (what the run is, as its stages begin) and
+// summary.json (written at the end). The renderers add summary.txt and
+// junit.xml with WriteFile.
+type Writer struct {
+	Path string
+
+	mu   sync.Mutex
+	f    *os.File
+	bw   *bufio.Writer
+	hlog *hdr.HistogramLogWriter
+	base time.Time
+	// baseMs is the log's BaseTime: interval start times are offsets from it.
+	baseMs int64
+	// intervals.csv: counts and errors per interval, which the log of
+	// successful latencies cannot hold.
+	cf  *os.File
+	csv *csv.Writer
+	// manifest is run.json, rewritten as each phase begins.
+	manifest Manifest
+}
+
+// CreateDir makes the directory of a run and opens its interval log.
+// The directory must not exist: two runs never share one (fs.ErrExist).
+// The run holds a lock on its interval log while it goes, which tells a
+// reader of a directory without summary.json whether its run is still
+// going or was killed; run.json names the run and its stages.
+func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, labels map[string]string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	rd := &Writer{Path: dir, base: start,
+		manifest: Manifest{Format: Format, RunID: runID, Plan: planName, Start: start, Host: host, PID: os.Getpid(), Labels: labels, Stages: []ManifestStage{}}}
+	if err := rd.writeManifest(); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), planSource, 0o644); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "latency.hlog"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockLog(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	cf, err := os.OpenFile(filepath.Join(dir, IntervalsCSV), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	rd.f, rd.bw, rd.cf, rd.csv = f, bufio.NewWriter(f), cf, csv.NewWriter(cf)
+	if err := rd.csv.Write(IntervalsHeader); err != nil {
+		f.Close()
+		cf.Close()
+		return nil, err
+	}
+	rd.hlog = hdr.NewHistogramLogWriter(rd.bw)
+	// The log's header holds whole seconds: offsets must be from a whole
+	// second too, or readers place every interval up to 1 s off.
+	baseMs := start.UnixMilli() / 1000 * 1000
+	rd.baseMs = baseMs
+	rd.hlog.SetBaseTime(baseMs)
+	for _, err := range []error{
+		rd.hlog.OutputComment("perflab interval histograms: latency of successful operations in microseconds (the Interval_Max column is in seconds)"),
+		rd.hlog.OutputComment("tags are STAGE/SCENARIO/OPERATION with characters other than letters, digits and ._-/ replaced by _"),
+		rd.hlog.OutputComment(openTagsComment),
+		rd.hlog.OutputLogFormatVersion(),
+		rd.hlog.OutputStartTime(baseMs),
+		rd.hlog.OutputBaseTime(baseMs),
+		rd.hlog.OutputLegend(),
+	} {
+		if err != nil {
+			f.Close()
+			cf.Close()
+			return nil, err
+		}
+	}
+	if err := rd.bw.Flush(); err != nil {
+		rd.Close()
+		return nil, err
+	}
+	return rd, nil
+}
+
+var tagUnsafe = regexp.MustCompile(`[^A-Za-z0-9._/-]`)
+
+// Tag is the histogram log tag of an operation in a phase: PHASE/SCENARIO/
+// NAME for a step (one of the same name in several transactions shares its
+// tag), with /.transaction or /.scenario appended for the others, so that
+// a scenario named like its step keeps its own histograms.
+func Tag(phase string, op metrics.Op) string {
+	t := phase + "/" + op.Scenario + "/" + op.Name
+	if op.Kind != "" && op.Kind != metrics.KindStep {
+		t += "/." + string(op.Kind)
+	}
+	return tagUnsafe.ReplaceAllString(t, "_")
+}
+
+// StageTag is the tag of an operation of a stage.
+func StageTag(index int, scenario, name string, kind metrics.Kind) string {
+	return Tag(fmt.Sprintf("s%d", index), metrics.Op{Scenario: scenario, Name: name, Kind: kind})
+}
+
+// UniqueOps leaves out the operations whose histograms another one of the
+// list already stands for (steps of one name in several transactions).
+func UniqueOps(ops []Operation) []Operation {
+	seen := map[metrics.Key]bool{}
+	var out []Operation
+	for _, op := range ops {
+		k := metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// Sink returns the interval sink of a phase.
+func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
+	mErr := rd.beginPhase(ph)
+	return sinkFunc(func(iv *metrics.Interval) error {
+		if mErr != nil {
+			return fmt.Errorf("%s: %w", ManifestFile, mErr)
+		}
+		rd.mu.Lock()
+		defer rd.mu.Unlock()
+		ops, stats := metrics.MergeByKey(ph.Ops, iv.Ops)
+		for i, st := range stats {
+			if st.Count == 0 {
+				continue
+			}
+			// An interval with failures only gets an empty histogram, so
+			// that its counts have a place in the log too.
+			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
+			if err := rd.logHistogram(st.Hist, tag, iv); err != nil {
+				return err
+			}
+			for _, d := range openDurations(st) {
+				if err := rd.logHistogram(d.h, tag+d.suffix, iv); err != nil {
+					return err
+				}
+			}
+			h := st.Hist
+			op := ops[i]
+			if err := rd.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), h)); err != nil {
+				return err
+			}
+		}
+		// Flush every interval: a crash loses at most the current one.
+		rd.csv.Flush()
+		if err := rd.csv.Error(); err != nil {
+			return err
+		}
+		return rd.bw.Flush()
+	})
+}
+
+// logHistogram writes one interval's histogram to the log under tag, as
+// hdr.HistogramLogWriter's OutputIntervalHistogram does, with the
+// encoder that reuses its memory (metrics.Encode).
+func (rd *Writer) logHistogram(h *hdr.Histogram, tag string, iv *metrics.Interval) error {
+	start := float64(iv.Start.UnixMilli()-rd.baseMs) / 1000
+	end := float64(iv.End.UnixMilli()-rd.baseMs) / 1000
+	_, err := fmt.Fprintf(rd.bw, "Tag=%s,%f,%f,%f,%s\n", tag, start, end-start, float64(h.Max())/hdr.MsToNsRatio, metrics.Encode(h))
+	return err
+}
+
+// Tag suffixes of an open-model operation's service time and start delay
+// histograms in latency.hlog, beside its latency's.
+const (
+	ServiceTimeTag = "/.service_time"
+	StartDelayTag  = "/.start_delay"
+)
+
+// openTagsComment explains the open models' tags in a log's header.
+const openTagsComment = "open models: TAG" + ServiceTimeTag + " is the time from the send, TAG" + StartDelayTag + " from the due time to the send (of failed operations too)"
+
+// openDurations is an open-model operation's service time and start delay
+// histograms, those that have values, with their tag suffixes.
+func openDurations(st *metrics.Stats) []struct {
+	h      *hdr.Histogram
+	suffix string
+} {
+	type dur = struct {
+		h      *hdr.Histogram
+		suffix string
+	}
+	var out []dur
+	if st.SvcOK.N > 0 {
+		out = append(out, dur{st.Svc, ServiceTimeTag})
+	}
+	if st.DelayAll.N > 0 {
+		out = append(out, dur{st.Delay, StartDelayTag})
+	}
+	return out
+}
+
+type sinkFunc func(iv *metrics.Interval) error
+
+func (f sinkFunc) Interval(iv *metrics.Interval) error { return f(iv) }
+
+// Finish writes summary.json and closes the log, whose lock says until
+// then that the run is going. The rendered files (summary.txt, junit.xml)
+// are the renderers' (WriteFile).
+func (rd *Writer) Finish(s *Summary) error {
+	if err := rd.flush(); err != nil {
+		return err
+	}
+	err := WriteFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON)
+	return errors.Join(err, rd.Close())
+}
+
+// flush writes out what the interval files buffer.
+func (rd *Writer) flush() error {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.f == nil {
+		return nil
+	}
+	rd.csv.Flush()
+	return errors.Join(rd.csv.Error(), rd.bw.Flush())
+}
+
+// Close flushes and closes the interval files (Finish does too); a run that
+// ends before its summary closes them with it. It is safe to call twice.
+func (rd *Writer) Close() error {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.f == nil {
+		return nil
+	}
+	rd.csv.Flush()
+	err := errors.Join(rd.bw.Flush(), rd.f.Close(), rd.csv.Error(), rd.cf.Close())
+	rd.f = nil
+	return err
+}
+
+// WriteFile writes a further file into the run directory (WriteFile).
+func (rd *Writer) WriteFile(name string, write func(io.Writer) error) error {
+	return WriteFile(filepath.Join(rd.Path, name), write)
+}
+
+// WriteFile writes a file whole or not at all: into a new file beside it,
+// renamed over path once written and synced, so that a run killed while
+// writing its summary leaves no half of one.
+func WriteFile(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
