@@ -60,7 +60,6 @@ func Generator(s *results.Summary, maxProcs int) {
 	}
 }
 
-
 // generatorBusy is the busiest of perflab's own process (cores used over
 // maxProcs) and the generator's host in a stage's window, and which it was.
 func generatorBusy(a *monitor.Analysis, window string, maxProcs int) (float64, string) {
