@@ -48,10 +48,10 @@ func Compare(base, cand []*results.Run, pct, alpha, minChange float64) (*RunComp
 	}
 	rc := &RunComparison{Percentile: pct}
 	for _, r := range base {
-		rc.Base = append(rc.Base, r.Dir)
+		rc.Base = append(rc.Base, r.Source)
 	}
 	for _, r := range cand {
-		rc.Candidate = append(rc.Candidate, r.Dir)
+		rc.Candidate = append(rc.Candidate, r.Source)
 	}
 	// A step of the same name in several transactions (the same API called
 	// from check-in and from check-out) shares its interval histograms: it

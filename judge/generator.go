@@ -23,8 +23,9 @@ const (
 
 // Generator judges every stage of s: open models' start delay and
 // dropped iterations, and the CPU that the generator's monitors saw
-// (s.Resources; maxProcs is the cores Go could use). Each problem is also
-// a warning of the summary.
+// (s.Resources; maxProcs is the cores Go could use, 0 where perflab's own
+// process is not to be judged: a merged run's parts were judged each on
+// its own machine). Each problem is also a warning of the summary.
 func Generator(s *results.Summary, maxProcs int) {
 	for i := range s.Stages {
 		ph := &s.Stages[i]

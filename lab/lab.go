@@ -223,7 +223,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	sum := results.Summarize(run, results.HostFacts())
 	sum.Labels = cfg.Labels
-	resources(&sampled, run, sum)
+	resources(&sampled, sum)
 	// keep writes a file of the run directory; what cannot be written is lost.
 	keep := func(name string, write func(io.Writer) error) {
 		if err := rd.WriteFile(name, write); err != nil {
@@ -241,11 +241,11 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	res.Summary = sum
 	keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
-	if err := rd.Finish(sum); err != nil {
+	if err := rd.Finish(sum, run); err != nil {
 		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
 		lost = append(lost, fmt.Sprintf("summary.json (%v)", err))
 	}
-	if rs := regressions(p, st, runID, dir, stderr); len(rs) > 0 {
+	if rs := regressions(p.Thresholds, p.Name, st, runID, func() (*results.Run, error) { return results.ReadDir(dir) }); len(rs) > 0 {
 		sum.Thresholds = append(sum.Thresholds, rs...)
 		keep("summary.json", sum.WriteJSON)
 	}
@@ -256,9 +256,12 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if st != nil && !storeFailed.Load() {
 		err := addSamples(st, runID, &sampled)
 		if err == nil {
-			var b bytes.Buffer
+			var b, totals bytes.Buffer
 			if err = sum.WriteJSON(&b); err == nil {
-				err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), run.Stages)
+				err = results.WriteTotals(&totals, results.TotalsOf(run))
+			}
+			if err == nil {
+				err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), totals.Bytes(), run.Stages)
 			}
 		}
 		if err != nil {
@@ -425,13 +428,14 @@ func addSamples(st *store.Store, runID string, res *monitor.Result) error {
 	return st.AddSamples(runID, batch)
 }
 
-// regressions judges the plan's regression thresholds: the run, read back
-// from its directory, against the stored runs of the same plan that carry
-// each threshold's baseline label. Without a store, each fails with a note.
-func regressions(p *plan.Plan, st *store.Store, runID, dir string, stderr io.Writer) []results.ThresholdResult {
+// regressions judges the plan's regression thresholds: the run (read
+// once, when there is one to judge) against the stored runs of the same
+// plan that carry each threshold's baseline label. Without a store, each
+// fails with a note.
+func regressions(ts []*plan.Threshold, planName string, st *store.Store, runID string, read func() (*results.Run, error)) []results.ThresholdResult {
 	var out []results.ThresholdResult
 	var cand *results.Run
-	for _, t := range p.Thresholds {
+	for _, t := range ts {
 		if !t.Regression() {
 			continue
 		}
@@ -441,12 +445,12 @@ func regressions(p *plan.Plan, st *store.Store, runID, dir string, stderr io.Wri
 		}
 		if cand == nil {
 			var err error
-			if cand, err = results.ReadDir(dir); err != nil {
+			if cand, err = read(); err != nil {
 				out = append(out, results.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the run back: " + err.Error()})
 				continue
 			}
 		}
-		base, err := LabelledRuns(st, t.Baseline, p.Name, runID)
+		base, err := LabelledRuns(st, t.Baseline, planName, runID)
 		if err != nil {
 			out = append(out, results.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the baseline: " + err.Error()})
 			continue

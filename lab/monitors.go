@@ -48,18 +48,34 @@ func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stde
 
 // resources analyses what the monitors sampled, per stage and over the
 // whole run, and judges whether the generator kept up in each stage.
-func resources(res *monitor.Result, run *metrics.Run, sum *results.Summary) {
-	var windows []monitor.Window
+func resources(res *monitor.Result, sum *results.Summary) {
+	var warnings []string
+	for _, w := range res.Warnings {
+		warnings = append(warnings, w.String())
+	}
+	judgeResources(sum, res.Analyze(windows(sum)), warnings, runtime.GOMAXPROCS(0))
+}
+
+// windows are the stages of a run, and the whole run when it has several
+// stages, with what each completed: the windows of the monitors' analysis.
+func windows(sum *results.Summary) []monitor.Window {
+	var out []monitor.Window
 	var total int64
-	for i, ph := range run.Stages {
-		n := transactions(sum.Stages[i])
+	for _, ph := range sum.Stages {
+		n := transactions(ph)
 		total += n
-		windows = append(windows, monitor.Window{Name: ph.Name, Start: ph.Start, End: ph.End, Transactions: n})
+		out = append(out, monitor.Window{Name: ph.Name, Start: ph.Start, End: ph.End, Transactions: n})
 	}
-	if len(run.Stages) > 1 {
-		windows = append(windows, monitor.Window{Name: "run", Start: run.Start, End: run.End, Transactions: total})
+	if len(sum.Stages) > 1 {
+		out = append(out, monitor.Window{Name: "run", Start: sum.Start, End: sum.End, Transactions: total})
 	}
-	a := res.Analyze(windows)
+	return out
+}
+
+// judgeResources puts the monitors' analysis and warnings in the summary
+// and judges whether the generator kept up (maxProcs is the cores it could
+// use).
+func judgeResources(sum *results.Summary, a monitor.Analysis, warnings []string, maxProcs int) {
 	// perflab's own memory is the generator's, not the system under
 	// test's: a rise (its heap settling, the monitors' samples kept, 24
 	// bytes a point) is not called a leak.
@@ -73,10 +89,8 @@ func resources(res *monitor.Result, run *metrics.Run, sum *results.Summary) {
 		}
 	}
 	sum.Resources = &a
-	for _, w := range res.Warnings {
-		sum.Warnings = append(sum.Warnings, w.String())
-	}
-	judge.Generator(sum, runtime.GOMAXPROCS(0))
+	sum.Warnings = append(sum.Warnings, warnings...)
+	judge.Generator(sum, maxProcs)
 }
 
 // transactions counts what a stage completed, for CPU per transaction: its

@@ -65,9 +65,11 @@ type packedHists struct{ hist, svc, delay, server []byte }
 
 // Moments keeps an exact count, sum, minimum and maximum of durations.
 type Moments struct {
-	N        int64
-	Sum      int64 // ns
-	Min, Max int64 // ns; Min is meaningful only when N > 0
+	N   int64 `json:"n"`
+	Sum int64 `json:"sum_ns"`
+	// Min is meaningful only when N > 0.
+	Min int64 `json:"min_ns"`
+	Max int64 `json:"max_ns"`
 }
 
 func (m *Moments) add(ns int64) {

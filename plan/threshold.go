@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Threshold is a pass/fail criterion checked at the end of a run, such as
@@ -185,4 +187,30 @@ func (t *Threshold) Holds(actual float64) bool {
 		return actual > t.Value
 	}
 	return actual >= t.Value
+}
+
+// Thresholds reads the thresholds of a plan's source without the rest of
+// the plan: what a run is judged by again where its plan cannot be loaded
+// whole (its data files were on the machines that ran it), as for runs
+// merged from several load generators.
+func Thresholds(src []byte, name string) ([]*Threshold, error) {
+	var doc struct {
+		Thresholds []yaml.Node `yaml:"thresholds"`
+	}
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var out []*Threshold
+	for _, n := range doc.Thresholds {
+		if n.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("%s:%d:%d: want a threshold such as \"p95 < 500ms\"", name, n.Line, n.Column)
+		}
+		t, err := ParseThreshold(n.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: %w", name, n.Line, n.Column, err)
+		}
+		t.Pos = Pos{Line: n.Line, Col: n.Column}
+		out = append(out, t)
+	}
+	return out, nil
 }

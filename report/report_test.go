@@ -289,4 +289,21 @@ func TestResourceRowsGeneratorRow(t *testing.T) {
 	if rows := ResourceRows(a); len(rows) != 1 || rows[0][1] != results.SelfMonitor {
 		t.Errorf("rows %q", rows)
 	}
+	// A merged run: each part's generator is a row of its own.
+	ms = openFixture().Resources.Windows[0].Monitors
+	var merged []monitor.MonitorFigures
+	for _, part := range []string{"#1", "#2"} {
+		for _, m := range ms {
+			m.Monitor += part
+			merged = append(merged, m)
+		}
+	}
+	a.Windows[0].Monitors = merged
+	var names []string
+	for _, r := range ResourceRows(a) {
+		names = append(names, r[1])
+	}
+	if got := strings.Join(names, ", "); got != "generator#1 (perflab), db#1, generator#2 (perflab), db#2" {
+		t.Errorf("rows of a merged run: %s", got)
+	}
 }

@@ -58,6 +58,7 @@ var ResourceHeader = []string{"window", "monitor", "cpu s", "cores", "cpu ms/tx"
 // transaction and memory, and the generator's host (GeneratorMonitor) its
 // busy column. They are the same generator: apart, the host's row showed
 // only "busy" and the process's row did not say it was the generator's.
+// A merged run's parts each have their row ("generator#2 (perflab)").
 // The host's own CPU seconds are not shown instead: they would count
 // everything else on the machine, the system under test too when it runs
 // beside perflab, as the generator's. The analysis, resources.csv and the
@@ -65,30 +66,41 @@ var ResourceHeader = []string{"window", "monitor", "cpu s", "cores", "cpu ms/tx"
 func ResourceRows(a *monitor.Analysis) [][]string {
 	var rows [][]string
 	for _, win := range a.Windows {
-		var self *monitor.MonitorFigures
-		host := false
+		// The generator's monitors by the part of a merged run they are
+		// of ("#2"; "" in a run of one generator).
+		self := map[string]*monitor.MonitorFigures{}
+		host := map[string]bool{}
 		for i, m := range win.Monitors {
-			switch {
-			case m.Monitor == results.SelfMonitor:
-				self = &win.Monitors[i]
-			case m.Monitor == results.GeneratorMonitor && m.Host != nil:
-				host = true
+			if part, ok := partOf(m.Monitor, results.SelfMonitor); ok {
+				self[part] = &win.Monitors[i]
+			}
+			if part, ok := partOf(m.Monitor, results.GeneratorMonitor); ok && m.Host != nil {
+				host[part] = true
 			}
 		}
 		for _, m := range win.Monitors {
+			hp, isHost := partOf(m.Monitor, results.GeneratorMonitor)
+			sp, isSelf := partOf(m.Monitor, results.SelfMonitor)
 			switch {
-			case host && self != nil && m.Monitor == results.GeneratorMonitor:
-				cells := resourceCells(win.Window, *self)
-				cells[1] = results.GeneratorMonitor + " (" + results.SelfMonitor + ")"
+			case isHost && m.Host != nil && self[hp] != nil:
+				cells := resourceCells(win.Window, *self[hp])
+				cells[1] = m.Monitor + " (" + results.SelfMonitor + ")"
 				cells[11] = busyCell(m.Host)
 				rows = append(rows, cells)
-			case host && m.Monitor == results.SelfMonitor: // in the generator's row
+			case isSelf && host[sp]: // in the generator's row
 			default:
 				rows = append(rows, resourceCells(win.Window, m))
 			}
 		}
 	}
 	return rows
+}
+
+// partOf tells whether a monitor is the one named name, of a run or of a
+// part of a merged run ("perflab#2"), and which part ("" or "#2").
+func partOf(monitor, name string) (string, bool) {
+	rest, ok := strings.CutPrefix(monitor, name)
+	return rest, ok && (rest == "" || strings.HasPrefix(rest, "#"))
 }
 
 // resourceCells is one monitor's row of ResourceRows.

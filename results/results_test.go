@@ -80,7 +80,7 @@ func TestRunDirLogRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rd.Finish(results.Summarize(run, runtest.Host)); err != nil {
+	if err := rd.Finish(results.Summarize(run, runtest.Host), run); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := os.Open(filepath.Join(dir, "latency.hlog"))

@@ -13,14 +13,22 @@ import (
 	"github.com/perflab/perflab/monitor"
 )
 
-// Run is a run read back from its directory or the history: its
-// summary and, per histogram log tag, its intervals in order.
+// Run is the model of a run's results, read back from its directory, from
+// the history, or merged from several partial runs: its summary, its
+// interval histograms, its exact totals and what the monitors sampled.
 type Run struct {
-	Dir       string
-	Summary   *Summary
+	// Source is where the run was read from: its directory, its id in the
+	// history, or the sources of the runs merged into it.
+	Source  string
+	Summary *Summary
+	// Intervals are, per histogram log tag (Tag), the operation's
+	// intervals in order.
 	Intervals map[string][]*IntervalData
-	// Points are what the monitors sampled (resources.csv); none for runs
-	// read from the history.
+	// Totals are the run's exact statistics per phase and operation; nil
+	// for a run that did not finish (killed, or still going) or that a
+	// perflab before totals.jsonl wrote.
+	Totals *Totals
+	// Points are what the monitors sampled (resources.csv).
 	Points []monitor.Point
 }
 
@@ -67,6 +75,9 @@ func ReadDir(dir string) (*Run, error) {
 		return nil, err
 	}
 	rd.Summary = &s
+	if rd.Totals, err = readTotalsFile(filepath.Join(dir, TotalsFile)); err != nil {
+		return nil, err
+	}
 	return rd, nil
 }
 
@@ -115,5 +126,5 @@ func readIntervals(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Dir: dir, Intervals: ivs, Points: points}, nil
+	return &Run{Source: dir, Intervals: ivs, Points: points}, nil
 }

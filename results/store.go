@@ -44,7 +44,15 @@ func FromStore(st *store.Store, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd := &Run{Dir: id, Summary: &s, Intervals: map[string][]*IntervalData{}, Points: pointsOf(samples)}
+	tb, err := st.Totals(id)
+	if err != nil {
+		return nil, err
+	}
+	totals, err := totalsOf(tb)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: totals: %w", id, err)
+	}
+	rd := &Run{Source: id, Summary: &s, Intervals: map[string][]*IntervalData{}, Totals: totals, Points: pointsOf(samples)}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue

@@ -39,6 +39,12 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 	if err != nil {
 		return "", err
 	}
+	var totals []byte
+	if rd.Totals != nil { // ReadDir read them and found them whole
+		if totals, err = os.ReadFile(filepath.Join(dir, TotalsFile)); err != nil {
+			return "", err
+		}
+	}
 	var hs []store.Encoded
 	for _, ph := range s.Stages {
 		for _, op := range UniqueOps(ph.Operations) {
@@ -90,7 +96,7 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 				ServiceTime: totalEnc[0], StartDelay: totalEnc[1]})
 		}
 	}
-	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, hs); err != nil {
+	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, totals, hs); err != nil {
 		return "", err
 	}
 	if len(rd.Points) > 0 {
@@ -127,6 +133,15 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 	}
 	if len(samples) > 0 {
 		if err := WriteFile(filepath.Join(dir, "resources.csv"), func(w io.Writer) error { return WriteResources(w, slices.Values(pointsOf(samples))) }); err != nil {
+			return nil, err
+		}
+	}
+	totals, err := st.Totals(id)
+	if err != nil {
+		return nil, err
+	}
+	if len(totals) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, TotalsFile), totals, 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -170,15 +185,17 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 			return nil, err
 		}
 		tag := StageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
-		fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
-			float64(p.Max())/1e6, h.Encoded)
+		if err := logLine(w, baseMs, tag, h.Start.UnixMilli(), h.End.UnixMilli(), p.Max(), []byte(h.Encoded)); err != nil {
+			return nil, err
+		}
 		for _, d := range storedDurations(h) {
 			dp, err := hdr.DecodePacked([]byte(d.enc))
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag+d.suffix, float64(h.Start.UnixMilli()-baseMs)/1000, float64(h.End.UnixMilli()-h.Start.UnixMilli())/1000,
-				float64(dp.Max())/1e6, d.enc)
+			if err := logLine(w, baseMs, tag+d.suffix, h.Start.UnixMilli(), h.End.UnixMilli(), dp.Max(), []byte(d.enc)); err != nil {
+				return nil, err
+			}
 		}
 		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p))
 	}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -186,9 +189,16 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 // hdr.HistogramLogWriter's OutputIntervalHistogram does, with the
 // encoder that reuses its memory (metrics.Encode).
 func (rd *Writer) logHistogram(h *hdr.Histogram, tag string, iv *metrics.Interval) error {
-	start := float64(iv.Start.UnixMilli()-rd.baseMs) / 1000
-	end := float64(iv.End.UnixMilli()-rd.baseMs) / 1000
-	_, err := fmt.Fprintf(rd.bw, "Tag=%s,%f,%f,%f,%s\n", tag, start, end-start, float64(h.Max())/hdr.MsToNsRatio, metrics.Encode(h))
+	return logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), h.Max(), metrics.Encode(h))
+}
+
+// logLine writes one interval's line of the log: its tag, its start from
+// the log's base time and its length in seconds, its maximum (maxUs, in
+// µs) in seconds, and its encoded histogram.
+func logLine(w io.Writer, baseMs int64, tag string, startMs, endMs, maxUs int64, enc []byte) error {
+	start := float64(startMs-baseMs) / 1000
+	end := float64(endMs-baseMs) / 1000
+	_, err := fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", tag, start, end-start, float64(maxUs)/hdr.MsToNsRatio, enc)
 	return err
 }
 
@@ -226,14 +236,18 @@ type sinkFunc func(iv *metrics.Interval) error
 
 func (f sinkFunc) Interval(iv *metrics.Interval) error { return f(iv) }
 
-// Finish writes summary.json and closes the log, whose lock says until
-// then that the run is going. The rendered files (summary.txt, junit.xml)
-// are the renderers' (WriteFile).
-func (rd *Writer) Finish(s *Summary) error {
+// Finish writes the run's exact totals (totals.jsonl) and its summary
+// (summary.json), and closes the log, whose lock says until then that the
+// run is going. The rendered files (summary.txt, junit.xml) are the
+// renderers' (WriteFile).
+func (rd *Writer) Finish(s *Summary, run *metrics.Run) error {
 	if err := rd.flush(); err != nil {
 		return err
 	}
-	err := WriteFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON)
+	err := WriteFile(filepath.Join(rd.Path, TotalsFile), func(w io.Writer) error { return WriteTotals(w, TotalsOf(run)) })
+	if err == nil {
+		err = WriteFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON)
+	}
 	return errors.Join(err, rd.Close())
 }
 
@@ -292,4 +306,78 @@ func WriteFile(path string, write func(io.Writer) error) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// WriteDir writes a run model as a new run directory (dir must not exist:
+// fs.ErrExist), with the files a run writes: run.json, plan.yaml,
+// latency.hlog and intervals.csv from its intervals, resources.csv from
+// its points, totals.jsonl and summary.json. A merged run (Merge) is
+// written so. The rendered files (summary.txt, junit.xml) are the
+// renderers'.
+func WriteDir(r *Run, dir string) error {
+	s := r.Summary
+	w, err := CreateDir(dir, s.RunID, s.Plan.Name, s.Start, []byte(s.Plan.Source), s.Labels)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for _, ph := range s.Stages {
+		w.manifest.Stages = append(w.manifest.Stages, ManifestStage{Index: ph.Index, Name: ph.Name})
+	}
+	if err := w.writeManifest(); err != nil {
+		return err
+	}
+	// The log in time order, as a run writes it.
+	type line struct {
+		tag string
+		d   *IntervalData
+	}
+	var lines []line
+	for tag, ivs := range r.Intervals {
+		for _, d := range ivs {
+			lines = append(lines, line{tag, d})
+		}
+	}
+	slices.SortFunc(lines, func(a, b line) int {
+		return cmp.Or(cmp.Compare(a.d.StartMs, b.d.StartMs), strings.Compare(a.tag, b.tag))
+	})
+	for _, l := range lines {
+		p, err := l.d.Histogram()
+		if err != nil {
+			return fmt.Errorf("%s: interval at %d ms: %w", l.tag, l.d.StartMs, err)
+		}
+		if err := logLine(w.bw, w.baseMs, l.tag, l.d.StartMs, l.d.EndMs, p.Max(), []byte(l.d.enc)); err != nil {
+			return err
+		}
+	}
+	for _, ph := range s.Stages {
+		for _, op := range UniqueOps(ph.Operations) {
+			for i, d := range r.IntervalsOf(ph.Index, op) {
+				p, err := d.Histogram()
+				if err != nil {
+					return err
+				}
+				if err := w.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if len(r.Points) > 0 {
+		if err := w.WriteFile("resources.csv", func(wr io.Writer) error { return WriteResources(wr, slices.Values(r.Points)) }); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if r.Totals != nil {
+		if err := w.WriteFile(TotalsFile, func(wr io.Writer) error { return WriteTotals(wr, r.Totals) }); err != nil {
+			return err
+		}
+	}
+	if err := w.WriteFile("summary.json", s.WriteJSON); err != nil {
+		return err
+	}
+	return w.Close()
 }

@@ -136,6 +136,12 @@ var migrations = [][]string{
 		`ALTER TABLE runs ADD COLUMN pid BIGINT NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN heartbeat_ms BIGINT NOT NULL DEFAULT 0`,
 	},
+	{
+		// A finished run's exact statistics per phase and operation
+		// (totals.jsonl of its run directory), by which runs merge
+		// exactly; '' for runs stored before, or not finished.
+		`ALTER TABLE runs ADD COLUMN totals TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
@@ -397,15 +403,16 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 	return tx.Commit()
 }
 
-// Finish records how a run ended, its summary.json and each stage's totals.
-func (s *Store) Finish(runID, status, runErr string, end time.Time, summary []byte, stages []*metrics.Phase) error {
+// Finish records how a run ended, its summary.json, its exact totals
+// (totals.jsonl) and each stage's histograms over the whole stage.
+func (s *Store) Finish(runID, status, runErr string, end time.Time, summary, totals []byte, stages []*metrics.Phase) error {
 	for _, ph := range stages {
 		if err := s.histograms(runID, ph, -1, ph.Start, ph.End, ph.Totals); err != nil {
 			return err
 		}
 	}
-	_, err := s.db.Exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ? WHERE id = ?`),
-		status, runErr, end.UnixMilli(), string(summary), runID)
+	_, err := s.db.Exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ?, totals = ? WHERE id = ?`),
+		status, runErr, end.UnixMilli(), string(summary), string(totals), runID)
 	return err
 }
 
@@ -517,6 +524,20 @@ func (s *Store) Summary(runID string) ([]byte, error) {
 	return []byte(sum), nil
 }
 
+// Totals returns a finished run's exact totals (totals.jsonl), or none
+// for a run that did not finish or was stored before perflab kept them.
+func (s *Store) Totals(runID string) ([]byte, error) {
+	var t string
+	err := s.db.QueryRow(s.q(`SELECT totals FROM runs WHERE id = ?`), runID).Scan(&t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
+	}
+	if err != nil || t == "" {
+		return nil, err
+	}
+	return []byte(t), nil
+}
+
 // ErrNoSummary means a run has not finished: it is still running, or it was
 // killed. Its intervals are stored all the same (Histograms).
 var ErrNoSummary = errors.New("no summary: the run did not finish")
@@ -611,7 +632,7 @@ type Encoded struct {
 
 // Import stores a finished run read from elsewhere (a run directory) in one
 // transaction.
-func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time, status string, labels map[string]string, summary []byte, hs []Encoded) error {
+func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time, status string, labels map[string]string, summary, totals []byte, hs []Encoded) error {
 	if have, err := s.Runs(Filter{ID: id}); err == nil && len(have) > 0 {
 		return fmt.Errorf("%w: run %s", ErrExists, id)
 	}
@@ -634,7 +655,7 @@ func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time,
 			return err
 		}
 	}
-	if _, err := tx.Exec(s.q(`UPDATE runs SET status = ?, end_ms = ?, summary = ? WHERE id = ?`), status, end.UnixMilli(), string(summary), id); err != nil {
+	if _, err := tx.Exec(s.q(`UPDATE runs SET status = ?, end_ms = ?, summary = ?, totals = ? WHERE id = ?`), status, end.UnixMilli(), string(summary), string(totals), id); err != nil {
 		return err
 	}
 	return tx.Commit()

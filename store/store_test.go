@@ -60,7 +60,7 @@ func roundTrip(t *testing.T, path string) {
 	for _, s := range want {
 		ph.Totals[0].Merge(s)
 	}
-	if err := st.Finish("r1", "completed", "", ph.End, []byte(`{"format":"x"}`), []*metrics.Phase{ph}); err != nil {
+	if err := st.Finish("r1", "completed", "", ph.End, []byte(`{"format":"x"}`), []byte(`{"part":"stage"}`), []*metrics.Phase{ph}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -77,6 +77,9 @@ func roundTrip(t *testing.T, path string) {
 	}
 	if len(hs) != 3 { // the idle op has no data: only check-out's 2 intervals and its total
 		t.Fatalf("%d histograms, want 3", len(hs))
+	}
+	if b, err := st.Totals("r1"); err != nil || string(b) != `{"part":"stage"}` {
+		t.Errorf("totals read back %q, %v", b, err)
 	}
 	decoded := func(h Histogram) *hdr.Histogram {
 		d, err := h.Hist()
@@ -143,7 +146,7 @@ func openModelDurations(t *testing.T, name, dsn string) {
 		t.Fatal(err)
 	}
 	ph.Totals = iv.Ops
-	if err := st.Finish(id, "completed", "", ph.End, []byte(`{}`), []*metrics.Phase{ph}); err != nil {
+	if err := st.Finish(id, "completed", "", ph.End, []byte(`{}`), nil, []*metrics.Phase{ph}); err != nil {
 		t.Fatal(err)
 	}
 	hs, err := st.Histograms(id)

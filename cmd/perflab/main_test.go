@@ -684,6 +684,12 @@ func TestImportExportRoundTrip(t *testing.T) {
 	if len(orig.Intervals) != len(back.Intervals) {
 		t.Fatalf("%d tags, exported %d", len(orig.Intervals), len(back.Intervals))
 	}
+	// The exact totals go through the history as written.
+	a, err1 := os.ReadFile(filepath.Join(dirs[0], results.TotalsFile))
+	b, err2 := os.ReadFile(filepath.Join(exported, results.TotalsFile))
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) || back.Totals == nil {
+		t.Errorf("totals.jsonl after import and export: %v %v, same %v", err1, err2, bytes.Equal(a, b))
+	}
 	// The generator's host samples go through the history too.
 	if len(orig.Points) == 0 || len(back.Points) != len(orig.Points) {
 		t.Errorf("%d monitor samples, exported %d", len(orig.Points), len(back.Points))

@@ -169,7 +169,7 @@ func WriteRunDir(t testing.TB, run *metrics.Run) string {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Finish(results.Summarize(run, Host)); err != nil {
+	if err := w.Finish(results.Summarize(run, Host), run); err != nil {
 		t.Fatal(err)
 	}
 	return dir
