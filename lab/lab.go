@@ -450,7 +450,7 @@ func regressions(ts []*plan.Threshold, planName string, st *store.Store, runID s
 				continue
 			}
 		}
-		base, err := LabelledRuns(st, t.Baseline, planName, runID)
+		base, err := results.LabelledRuns(st, t.Baseline, planName, runID)
 		if err != nil {
 			out = append(out, results.ThresholdResult{Threshold: t.Source, Operation: t.Operation, Note: "reading the baseline: " + err.Error()})
 			continue
@@ -486,29 +486,6 @@ func correlateLogs(p *plan.Plan, requestsCSV string, stderr io.Writer) *logcorr.
 		return nil
 	}
 	return res
-}
-
-// LabelledRuns reads the finished stored runs that carry a label
-// (selector "name=value"), of one plan if planName is set, leaving out the
-// run exclude.
-func LabelledRuns(st *store.Store, selector, planName, exclude string) ([]*results.Run, error) {
-	k, v, _ := strings.Cut(selector, "=")
-	runs, err := st.Runs(store.Filter{Labels: map[string]string{k: v}, Plan: planName})
-	if err != nil {
-		return nil, err
-	}
-	var out []*results.Run
-	for _, r := range runs {
-		if r.Status == metrics.StatusRunning || r.Status == metrics.StatusKilled || r.ID == exclude { // not whole
-			continue
-		}
-		rd, err := results.FromStore(st, r.ID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rd)
-	}
-	return out, nil
 }
 
 // syncWriter serialises writes to w.

@@ -18,8 +18,9 @@ import (
 // in the shapes of the reports the examples reproduce: per stage, each
 // operation's min, max and average in ms and in operations per second (the
 // CPS basic load test's table); across stages, each transaction's average
-// and percentiles (the check-in/check-out report's); the scaling table and
-// the thresholds when there are any.
+// and percentiles (the check-in/check-out report's); the scaling table.
+// As the HTML report, it gives the headline first (the run, its
+// thresholds and warnings), then the figures, then the resources.
 func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	fmt.Fprintf(w, "# %s\n\n", mdEscape(s.Plan.Name))
 	cpus := fmt.Sprintf("%d CPUs", s.Host.CPUs)
@@ -36,6 +37,23 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	}
 	if s.Error != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEscape(s.Error))
+	}
+	// The headline first, as the HTML report gives it: the thresholds and
+	// the warnings, then the figures, then the resources.
+	if len(s.Thresholds) > 0 {
+		fmt.Fprintf(w, "## Thresholds\n\n%d passed, %d failed.\n\n| Threshold | Operation | Stage | Actual | Result |\n|---|---|---|--:|---|\n", len(s.Thresholds)-results.Failed(s.Thresholds), results.Failed(s.Thresholds))
+		for _, r := range s.Thresholds {
+			res := "pass"
+			if !r.Pass {
+				res = "**fail**"
+			}
+			actual := ShownActual(r)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Threshold), mdEscape(r.Operation), mdEscape(r.Stage), mdEscape(actual), res)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "> **Warning:** %s\n\n", mdEscape(warn))
 	}
 	if across := acrossStages(s); across != "" {
 		fmt.Fprintf(w, "## Response times (ms)\n\n%s\n", across)
@@ -67,18 +85,6 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 			fmt.Fprintf(w, "%s.\n\n", l)
 		}
 	}
-	if len(s.Thresholds) > 0 {
-		fmt.Fprintf(w, "## Thresholds\n\n%d passed, %d failed.\n\n| Threshold | Operation | Stage | Actual | Result |\n|---|---|---|--:|---|\n", len(s.Thresholds)-results.Failed(s.Thresholds), results.Failed(s.Thresholds))
-		for _, r := range s.Thresholds {
-			res := "pass"
-			if !r.Pass {
-				res = "**fail**"
-			}
-			actual := ShownActual(r)
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", mdEscape(r.Threshold), mdEscape(r.Operation), mdEscape(r.Stage), mdEscape(actual), res)
-		}
-		fmt.Fprintln(w)
-	}
 	if a := s.Resources; a != nil && len(a.Windows) > 0 {
 		fmt.Fprintf(w, "## Resources\n\nWhat the monitors saw; CPU ms per transaction completed.\n\n| %s |\n|%s\n", strings.Join(ResourceHeader, " | "), strings.Repeat("---|", len(ResourceHeader)))
 		for _, row := range ResourceRows(a) {
@@ -95,9 +101,6 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 			}
 			fmt.Fprintln(w)
 		}
-	}
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "> **Warning:** %s\n\n", mdEscape(warn))
 	}
 	_, err := fmt.Fprintf(w, "%s\n", mdCode(s.Total.Line))
 	return err

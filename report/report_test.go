@@ -307,3 +307,26 @@ func TestResourceRowsGeneratorRow(t *testing.T) {
 		t.Errorf("rows of a merged run: %s", got)
 	}
 }
+
+// The Markdown report gives the headline first, as the HTML report does:
+// thresholds and warnings, then the stages, then the resources.
+func TestMarkdownHeadlineFirst(t *testing.T) {
+	s := openFixture()
+	s.Thresholds = []results.ThresholdResult{{Threshold: "p95 < 20ms", Stage: "rate=10", Operation: "checkout", Actual: 10, Pass: true}}
+	s.Warnings = []string{"a warning"}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	at := func(s string) int {
+		i := strings.Index(md, s)
+		if i < 0 {
+			t.Fatalf("no %q in:\n%s", s, md)
+		}
+		return i
+	}
+	if !(at("## Thresholds") < at("**Warning:** a warning") && at("**Warning:** a warning") < at("## Operations per stage") && at("## Operations per stage") < at("## Resources")) {
+		t.Errorf("order:\n%s", md)
+	}
+}

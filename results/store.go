@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -256,4 +257,51 @@ func pointsOf(samples []store.Sample) []monitor.Point {
 		out[i] = monitor.Point{Time: x.Time, Monitor: x.Monitor, Metric: x.Metric, Value: x.Value}
 	}
 	return out
+}
+
+// LabelledRuns reads the finished stored runs that carry a label
+// (selector "name=value"), of one plan if planName is set, leaving out the
+// run exclude.
+func LabelledRuns(st *store.Store, selector, planName, exclude string) ([]*Run, error) {
+	k, v, _ := strings.Cut(selector, "=")
+	runs, err := st.Runs(store.Filter{Labels: map[string]string{k: v}, Plan: planName})
+	if err != nil {
+		return nil, err
+	}
+	var out []*Run
+	for _, r := range runs {
+		if r.Status == metrics.StatusRunning || r.Status == metrics.StatusKilled || r.ID == exclude { // not whole
+			continue
+		}
+		rd, err := FromStore(st, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rd)
+	}
+	return out, nil
+}
+
+// Completed is the summaries of the completed stored runs that f selects,
+// oldest first: what a plan's history follows.
+func Completed(st *store.Store, f store.Filter) ([]*Summary, error) {
+	runs, err := st.Runs(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Summary
+	for i := len(runs) - 1; i >= 0; i-- { // Runs lists the newest first
+		if runs[i].Status != metrics.StatusCompleted {
+			continue
+		}
+		b, err := st.Summary(runs[i].ID)
+		if err != nil {
+			continue
+		}
+		var s Summary
+		if json.Unmarshal(b, &s) == nil {
+			out = append(out, &s)
+		}
+	}
+	return out, nil
 }

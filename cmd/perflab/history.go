@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
@@ -150,7 +149,7 @@ func loadRuns(arg, storePath string) ([]*results.Run, error) {
 			}
 		}
 		if strings.Contains(item, "=") {
-			runs, err := lab.LabelledRuns(st, item, "", "")
+			runs, err := results.LabelledRuns(st, item, "", "")
 			if err != nil {
 				return nil, err
 			}

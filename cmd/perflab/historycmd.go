@@ -39,24 +39,9 @@ func cmdHistory(std *stdio, args []string) int {
 		return fail(std, err)
 	}
 	defer st.Close()
-	f := store.Filter{Plan: fs.Arg(0), Labels: labels.Map()}
-	runs, err := st.Runs(f)
+	sums, err := results.Completed(st, store.Filter{Plan: fs.Arg(0), Labels: labels.Map()})
 	if err != nil {
 		return fail(std, err)
-	}
-	var sums []*results.Summary
-	for i := len(runs) - 1; i >= 0; i-- { // oldest first
-		if runs[i].Status != "completed" {
-			continue
-		}
-		b, err := st.Summary(runs[i].ID)
-		if err != nil {
-			continue
-		}
-		var s results.Summary
-		if json.Unmarshal(b, &s) == nil {
-			sums = append(sums, &s)
-		}
 	}
 	if len(sums) == 0 {
 		fmt.Fprintf(std.err, "perflab: no completed run of plan %q in %s\n", fs.Arg(0), *path)
