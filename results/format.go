@@ -2,7 +2,9 @@ package results
 
 import "fmt"
 
-// Ms formats milliseconds with precision that suits their size.
+// Ms formats milliseconds with precision that suits their size: the form
+// of every duration perflab prints, in tables and in the sentences of its
+// judgements.
 func Ms(v float64) string {
 	switch {
 	case v == 0:
@@ -16,7 +18,7 @@ func Ms(v float64) string {
 	}
 }
 
-// human formats milliseconds as the reports the examples reproduce do: ms
+// Human formats milliseconds as the reports the examples reproduce do: ms
 // below a second, s above.
 func Human(ms float64) string {
 	if ms >= 1000 {

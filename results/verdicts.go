@@ -1,5 +1,8 @@
 package results
 
+// The verdicts a run's summary carries (summary.json), so that a run read
+// back has them without being judged again. Package judge makes them.
+
 // ThresholdResult is one threshold checked against one operation of one stage.
 type ThresholdResult struct {
 	Threshold string  `json:"threshold"`
