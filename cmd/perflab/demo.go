@@ -64,7 +64,7 @@ func cmdDemo(std *stdio, args []string) int {
 		fmt.Fprintf(std.out, "  %-18s %-6s %6d requests\n", st.Name, st.Method, st.Requests)
 	}
 	if dir != "" {
-		fmt.Fprintf(std.out, "\nRun directory: %s (summary.json, summary.txt, latency.hlog, intervals.csv, resources.csv, plan.yaml, run.json)\n", dir)
+		fmt.Fprintf(std.out, "\nRun directory: %s (summary.json, summary.txt, latency.hlog, intervals.csv, totals.jsonl, resources.csv, plan.yaml, run.json)\n", dir)
 	}
 	return code
 }

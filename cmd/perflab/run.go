@@ -68,7 +68,7 @@ func cmdRun(std *stdio, args []string) int {
 	var f runFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, resources.csv, plan.yaml, run.json).\n\nFlags:")
+		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, totals.jsonl, resources.csv, plan.yaml, run.json).\n\nFlags:")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
