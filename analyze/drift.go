@@ -117,14 +117,32 @@ type Trend struct {
 	// Slope is the median of the slopes between all pairs of points, per
 	// index step (multiply by steps per hour for a rate per hour).
 	Slope float64 `json:"slope_per_step"`
-	// P is the two-sided p-value of "no monotonic trend".
+	// P is the two-sided p-value of "no monotonic trend", with the
+	// variance of S corrected for autocorrelation.
 	P float64 `json:"p"`
 	// S is the Mann-Kendall statistic: concordant minus discordant pairs.
 	S float64 `json:"s"`
+	// Correction is the factor the variance of S was multiplied by for
+	// the series' autocorrelation (Hamed and Rao's n/n*; 1 when its
+	// values are independent).
+	Correction float64 `json:"variance_correction"`
 }
 
 // MannKendall tests a series for a monotonic trend (drift) without
-// assuming its values are normal, and estimates its slope (Sen).
+// assuming its values are normal, and estimates its slope (Sen). It is a
+// rank test: a heavy tail or a few spikes weigh no more than any other
+// values. Neighbouring intervals of a run are not independent (a garbage
+// collection, a cache, a queue last longer than one interval), which makes
+// the plain test find trends in noise (a quarter of flat series with a
+// lag-1 autocorrelation of 0.8 at p < 0.01). The variance of S is
+// corrected as Hamed and Rao (1998) do, n/n* = 1 + 2/(n(n-1)(n-2)) Σ
+// (n-k)(n-k-1)(n-k-2) r_k, with the autocorrelations r_k of the ranks of
+// the series without its Sen trend taken as an AR(1) process's, r^k from
+// the lag-1 autocorrelation r corrected for its bias in short series
+// (Marriott and Pope): estimating each lag on its own, and keeping only
+// the significant ones, left the test liberal (12% false alarms in the
+// same series; 1.5% with the AR(1) form). The correction never shrinks
+// the variance.
 func MannKendall(series []float64) Trend {
 	// The test looks at every pair: bin a long series (a day at 10 s
 	// intervals is 8,640 values) into at most maxTrendPoints medians first.
@@ -140,7 +158,7 @@ func MannKendall(series []float64) Trend {
 	}
 	n := len(series)
 	if n < 3 {
-		return Trend{P: 1}
+		return Trend{P: 1, Correction: 1}
 	}
 	var s float64
 	slopes := make([]float64, 0, n*(n-1)/2)
@@ -168,6 +186,9 @@ func MannKendall(series []float64) Trend {
 		v -= ft * (ft - 1) * (2*ft + 5)
 	}
 	v /= 18
+	slope := medianInPlace(slopes)
+	corr := autocorrelationCorrection(series, slope)
+	v *= corr
 	var z float64
 	switch {
 	case s > 0:
@@ -179,5 +200,137 @@ func MannKendall(series []float64) Trend {
 	if v > 0 {
 		p = math.Erfc(math.Abs(z) / math.Sqrt2)
 	}
-	return Trend{Slope: Median(slopes), P: p, S: s}
+	return Trend{Slope: slope, P: p, S: s, Correction: corr}
+}
+
+// autocorrelationCorrection is the n/n* for a series and its Sen slope, at
+// least 1 (see MannKendall).
+func autocorrelationCorrection(series []float64, slope float64) float64 {
+	n := len(series)
+	detrended := make([]float64, n)
+	for i, x := range series {
+		detrended[i] = x - slope*float64(i)
+	}
+	ranks, _ := rankWithTies(detrended)
+	var mean float64
+	for _, r := range ranks {
+		mean += r
+	}
+	mean /= float64(n)
+	var denom, num float64
+	for i, r := range ranks {
+		denom += (r - mean) * (r - mean)
+		if i > 0 {
+			num += (ranks[i-1] - mean) * (r - mean)
+		}
+	}
+	if denom == 0 {
+		return 1
+	}
+	fn := float64(n)
+	// The lag-1 autocorrelation, corrected for its bias towards zero in
+	// short series (Marriott and Pope), as an AR(1) process's: r_k = r^k.
+	r := (fn*num/denom + 1) / (fn - 4)
+	if r <= 1.96/math.Sqrt(fn) {
+		return 1
+	}
+	r = min(r, 0.99)
+	var sum float64
+	rk := 1.0
+	for k := 1; k < n-2; k++ {
+		rk *= r
+		if rk < 1e-6 {
+			break
+		}
+		fk := float64(k)
+		sum += (fn - fk) * (fn - fk - 1) * (fn - fk - 2) * rk
+	}
+	return max(1, 1+2/(fn*(fn-1)*(fn-2))*sum)
+}
+
+// Decorrelated is a series cut into blocks of consecutive values long
+// enough to be about independent of each other, each block's median, and
+// the blocks' length (1: the values as they are). The length is the
+// series' variance correction (MannKendall): the number of consecutive
+// values that carry about as much as one independent value. Change points
+// are searched in these blocks: a Mann-Whitney test between the values of
+// two segments takes them as independent, and on the values of an
+// autocorrelated series (lag-1 autocorrelation 0.8) it finds a change in
+// three quarters of flat series; in the blocks, in 1% to 5% of them.
+// slope is the series' Sen slope per value (MannKendall's).
+func Decorrelated(series []float64, slope float64) (blocks []float64, width int) {
+	if len(series) < 3 {
+		return series, 1
+	}
+	width = int(math.Ceil(autocorrelationCorrection(series, slope)))
+	if width <= 1 {
+		return series, 1
+	}
+	for i := 0; i < len(series); i += width {
+		blocks = append(blocks, Median(series[i:min(i+width, len(series))]))
+	}
+	return blocks, width
+}
+
+// medianInPlace is the median of v, which it reorders: a selection in
+// linear time, where sorting the half million slopes of a thousand values
+// took most of a trend test.
+func medianInPlace(v []float64) float64 {
+	n := len(v)
+	if n == 0 {
+		return math.NaN()
+	}
+	hi := selectNth(v, n/2)
+	if n%2 == 1 {
+		return hi
+	}
+	// The lower middle is the largest of the values before the upper one.
+	lo := v[0]
+	for _, x := range v[1 : n/2] {
+		lo = max(lo, x)
+	}
+	return (lo + hi) / 2
+}
+
+// selectNth reorders v so that v[k] is the value a sort would put there,
+// with no greater value before it and no smaller after it, and returns it
+// (Hoare's selection with the median of three as pivot).
+func selectNth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if v[mid] < v[lo] {
+			v[mid], v[lo] = v[lo], v[mid]
+		}
+		if v[hi] < v[lo] {
+			v[hi], v[lo] = v[lo], v[hi]
+		}
+		if v[hi] < v[mid] {
+			v[hi], v[mid] = v[mid], v[hi]
+		}
+		pivot := v[mid]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }

@@ -101,3 +101,87 @@ func TestMannKendallLongSeries(t *testing.T) {
 		t.Errorf("long drift: %+v", tr)
 	}
 }
+
+// ar1 is a series around level whose noise carries over from interval to
+// interval (phi of it), as a run's intervals do: garbage collections,
+// caches and queues last longer than one interval.
+func ar1(r *rand.Rand, n int, phi float64, level func(i int) float64) []float64 {
+	out := make([]float64, n)
+	e := 0.0
+	for i := range out {
+		e = phi*e + r.NormFloat64()
+		out[i] = level(i) + 5*e
+	}
+	return out
+}
+
+// Autocorrelated noise without a trend is rarely called one: the corrected
+// variance keeps the false alarms near alpha, where the plain test raises
+// them on most series. A real drift in the same noise is still found.
+func TestMannKendallAutocorrelated(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	alarms := 0
+	for k := 0; k < 100; k++ {
+		tr := MannKendall(ar1(r, 200, 0.8, func(int) float64 { return 100 }))
+		if tr.Correction <= 1 {
+			t.Errorf("series %d: no correction for autocorrelation (%+v)", k, tr)
+		}
+		if tr.P < 0.01 {
+			alarms++
+		}
+	}
+	t.Logf("%d of 100 autocorrelated flat series had a trend at p < 0.01", alarms)
+	if alarms > 5 {
+		t.Errorf("%d of 100 autocorrelated flat series had a trend at p < 0.01", alarms)
+	}
+	up := MannKendall(ar1(r, 200, 0.8, func(i int) float64 { return 100 + 0.5*float64(i) }))
+	if up.P > 1e-4 || math.Abs(up.Slope-0.5) > 0.15 {
+		t.Errorf("a drift of 0.5 an interval: %+v", up)
+	}
+}
+
+// Change points in the blocks of an autocorrelated series: rare in flat
+// series, found where a level shift was planted.
+func TestDecorrelatedChangePoints(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	alarms, found := 0, 0
+	for k := 0; k < 100; k++ {
+		flat := ar1(r, 1000, 0.8, func(int) float64 { return 100 })
+		b, w := Decorrelated(flat, MannKendall(flat).Slope)
+		if w < 3 {
+			t.Errorf("series %d: blocks of %d values for a lag-1 autocorrelation of 0.8", k, w)
+		}
+		if len(ChangePoints(b, 0.01, 5)) > 0 {
+			alarms++
+		}
+		step := ar1(r, 1000, 0.8, func(i int) float64 {
+			if i >= 350 {
+				return 130
+			}
+			return 100
+		})
+		b, w = Decorrelated(step, MannKendall(step).Slope)
+		if cps := ChangePoints(b, 0.01, 5); len(cps) > 0 && math.Abs(float64(cps[0].Index*w-350)) <= float64(2*w) {
+			found++
+		}
+	}
+	t.Logf("flat: %d of 100 with a change point; a shift of 30%% at 350: found there in %d of 100", alarms, found)
+	if alarms > 5 || found < 95 {
+		t.Errorf("flat: %d of 100 with a change point (want at most 5); shift found at 350 in %d of 100 (want 95)", alarms, found)
+	}
+}
+
+// The selection gives the sorted median, duplicates and all.
+func TestMedianInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for n := 1; n < 60; n++ {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(r.IntN(7)) // many ties
+		}
+		want := Median(v)
+		if got := medianInPlace(append([]float64(nil), v...)); got != want {
+			t.Fatalf("%v: median %v, want %v", v, got, want)
+		}
+	}
+}
