@@ -57,13 +57,15 @@ func (w WindowFigures) Saturated() bool {
 // MonitorFigures are one monitor's figures in a window; a section is
 // absent when the monitor has no metric for it.
 type MonitorFigures struct {
-	Monitor string         `json:"monitor"`
-	Samples int            `json:"samples"` // samples taken in the window
-	CPU     *CPUFigures    `json:"cpu,omitempty"`
-	Memory  []MemoryTrend  `json:"memory,omitempty"`
-	GC      *GCFigures     `json:"gc,omitempty"`
-	Host    *HostFigures   `json:"host,omitempty"`
-	Gauges  []GaugeFigures `json:"gauges,omitempty"` // other levels: threads, connections, scraped series...
+	Monitor string        `json:"monitor"`
+	Samples int           `json:"samples"` // samples taken in the window
+	CPU     *CPUFigures   `json:"cpu,omitempty"`
+	Memory  []MemoryTrend `json:"memory,omitempty"`
+	GC      *GCFigures    `json:"gc,omitempty"`
+	// Statements are a PostgreSQL server's statements in the window.
+	Statements *StatementFigures `json:"statements,omitempty"`
+	Host       *HostFigures      `json:"host,omitempty"`
+	Gauges     []GaugeFigures    `json:"gauges,omitempty"` // other levels: threads, connections, scraped series...
 }
 
 // CPUFigures is the CPU used in a window (user + system). Cumulative
@@ -82,17 +84,30 @@ type CPUFigures struct {
 	ThrottledSeconds float64 `json:"throttled_seconds,omitempty"`
 }
 
-// MemoryTrend is a memory metric's level and trend in a window. TrendP is
-// the Mann-Kendall p-value of the leak rule (see trend.go), null when the
-// window has too few samples to judge; LeakSuspected follows the rule.
+// MemoryTrend is a memory metric's level and trend in a window. The trend
+// needs data: a window of less than MinTrendSpan or MinTrendSamples
+// samples is TooShort, and has no slope and no leak verdict (a slope per
+// hour from 20 seconds is noise, not a figure). TrendP is the
+// Mann-Kendall p-value of the leak rule (see trend.go), null when the
+// window is too short to judge; LeakSuspected follows the rule.
 type MemoryTrend struct {
-	Metric            string   `json:"metric"`
-	AvgBytes          float64  `json:"avg_bytes"`
-	PeakBytes         float64  `json:"peak_bytes"`
-	SlopeBytesPerHour float64  `json:"slope_bytes_per_hour"` // least squares over the window's samples
+	Metric    string  `json:"metric"`
+	AvgBytes  float64 `json:"avg_bytes"`
+	PeakBytes float64 `json:"peak_bytes"`
+	// SlopeBytesPerHour is the least-squares slope over the window's
+	// samples; null when the window is too short.
+	SlopeBytesPerHour *float64 `json:"slope_bytes_per_hour"`
 	TrendP            *float64 `json:"trend_p"`
 	LeakSuspected     bool     `json:"leak_suspected"`
+	TooShort          bool     `json:"too_short,omitempty"`
 }
+
+// MinTrendSpan and MinTrendSamples are the least data a memory trend (a
+// slope per hour, a leak verdict) is given for.
+const (
+	MinTrendSpan    = 10 * time.Minute
+	MinTrendSamples = 20
+)
 
 // GCFigures are a JVM's collections in a window, and their average pause.
 type GCFigures struct {
@@ -101,6 +116,13 @@ type GCFigures struct {
 	FullCount  int64   `json:"full_count"`
 	FullAvgMS  float64 `json:"full_avg_ms"`
 	TimeRatio  float64 `json:"time_ratio"` // share of the window spent collecting
+}
+
+// StatementFigures are the statements a database ran in a window: how
+// many, and their mean execution time.
+type StatementFigures struct {
+	Calls  int64   `json:"calls"`
+	MeanMS float64 `json:"mean_ms"`
 }
 
 // HostFigures are the load generator's CPU in a window: busy fractions of
@@ -223,6 +245,14 @@ func monitorFigures(name string, metrics map[string][]sample, w Window) (Monitor
 			g.TimeRatio = (yt + ft) / span
 		}
 		mf.GC = g
+	}
+	if calls, ok := metrics[MetricStatementCalls]; ok {
+		c, ms := increase(calls, w), increase(metrics[MetricStatementTime], w)
+		st := &StatementFigures{Calls: int64(math.Round(c))}
+		if c > 0 {
+			st.MeanMS = ms / c
+		}
+		mf.Statements = st
 	}
 	if busy, ok := metrics[MetricBusy]; ok {
 		// A busy sample is the average over the time since the previous
@@ -348,7 +378,12 @@ func memoryTrend(metric string, in []sample) MemoryTrend {
 		m.PeakBytes = max(m.PeakBytes, s.v)
 	}
 	m.AvgBytes = mean(v)
-	m.SlopeBytesPerHour = olsSlope(t, v)
+	if len(in) < MinTrendSamples || in[len(in)-1].t.Sub(in[0].t) < MinTrendSpan {
+		m.TooShort = true
+		return m
+	}
+	slope := olsSlope(t, v)
+	m.SlopeBytesPerHour = &slope
 	if p, leak, ok := leakTest(t, v); ok {
 		m.TrendP, m.LeakSuspected = &p, leak
 	}

@@ -40,6 +40,11 @@ const (
 	MetricMemTotal    = "memory_total_bytes"      // MemTotal
 	MetricLoad1       = "load1"                   // load average over 1 minute
 
+	// postgres: the statements pg_stat_statements counts (the monitor's
+	// own left out), all of them together
+	MetricStatementCalls = "statement_calls"   // cumulative calls
+	MetricStatementTime  = "statement_time_ms" // cumulative execution time
+
 	// postgres: client connections other than the monitor's own
 	MetricConnTotal      = "connections_total"
 	MetricConnActive     = "connections_active"
@@ -54,4 +59,5 @@ var cumulative = map[string]bool{
 	MetricCgroupCPU: true, MetricCgroupThrottled: true,
 	MetricGCYoungCount: true, MetricGCYoungTime: true,
 	MetricGCFullCount: true, MetricGCFullTime: true,
+	MetricStatementCalls: true, MetricStatementTime: true,
 }

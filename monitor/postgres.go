@@ -28,6 +28,7 @@ type pgMonitor struct {
 	spec  Spec
 	conn  *pgx.Conn
 	stmts string // the snapshot query for this server's version
+	sums  string // the statements' calls and time in all, for this version
 	start map[stmtKey]stmtStat
 }
 
@@ -90,6 +91,8 @@ func (m *pgMonitor) connect(ctx context.Context) error {
 		toplevel = "true"
 	}
 	m.conn = conn
+	m.sums = fmt.Sprintf(sqlMarker+` SELECT coalesce(sum(calls), 0)::float8, coalesce(sum(%s), 0)::float8
+		FROM pg_stat_statements WHERE %s AND query NOT LIKE '%s%%'`, total, toplevel, sqlMarker)
 	m.stmts = fmt.Sprintf(sqlMarker+` SELECT s.userid, s.dbid, coalesce(s.queryid, 0), %s, coalesce(d.datname, ''),
 		s.query, s.calls, s.%s
 		FROM pg_stat_statements s LEFT JOIN pg_database d ON d.oid = s.dbid`, toplevel, total)
@@ -115,6 +118,14 @@ func (m *pgMonitor) Sample(ctx context.Context, now time.Time) ([]Point, error) 
 		return nil, err
 	}
 	p := points{now: now, monitor: m.spec.Name}
+	// The statements in all, for their mean time over each interval; a
+	// server whose pg_stat_statements cannot be read still gives its
+	// connections.
+	var calls, ms float64
+	if err := m.conn.QueryRow(ctx, m.sums).Scan(&calls, &ms); err == nil {
+		p.add(MetricStatementCalls, calls)
+		p.add(MetricStatementTime, ms)
+	}
 	p.add(MetricConnTotal, float64(total))
 	p.add(MetricConnActive, float64(active))
 	p.add(MetricConnIdle, float64(idle))

@@ -78,6 +78,41 @@ func TestPostgresSlowQueries(t *testing.T) {
 	}
 }
 
+// The statements' calls and time in all are sampled every interval: the
+// analysis gives their mean time in a window.
+func TestPostgresStatementTime(t *testing.T) {
+	dsn := postgresDSN(t)
+	ctx := context.Background()
+	m := mustOpen(t, Spec{Name: "db", Kind: KindPostgres, DSN: dsn})
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	t0 := time.Now()
+	before := sampleNow(t, m)
+	for range 4 {
+		if _, err := conn.Exec(ctx, "SELECT pg_sleep(0.05), 2 AS statement_time_test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(10 * time.Millisecond)
+	t1 := time.Now()
+	after, err := m.Sample(ctx, t1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range before {
+		before[i].Time = t0
+	}
+	a := Analyze(append(before, after...), nil, []Window{{Name: "w", Start: t0, End: t1}})
+	st := a.Windows[0].Monitors[0].Statements
+	// Other tests may use the database meanwhile: at least the four.
+	if st == nil || st.Calls < 4 || st.MeanMS*float64(st.Calls) < 200 {
+		t.Errorf("statements %+v: want at least 4 calls and 200 ms in all", st)
+	}
+}
+
 func TestPostgresWithoutStatements(t *testing.T) {
 	dsn := postgresDSN(t)
 	// The server's maintenance database has no pg_stat_statements.

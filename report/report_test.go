@@ -231,7 +231,7 @@ func openFixture() *results.Summary {
 		o.Latency, o.ServiceTime, o.StartDelay = *lat(2), lat(1), lat(0.5)
 		return o
 	}
-	ms := 0.25
+	ms, slope := 0.25, 2.5*(1<<20)
 	return &results.Summary{
 		Stages: []results.PhaseSummary{{Index: 1, Name: "rate=10", Duration: 10,
 			Operations: []results.Operation{op("checkout", metrics.KindStep), op("checkout", metrics.KindScenario)}}},
@@ -240,7 +240,7 @@ func openFixture() *results.Summary {
 			{Monitor: results.SelfMonitor, CPU: &monitor.CPUFigures{Seconds: 0.5, Cores: 0.05, MSPerTx: &ms},
 				Memory: []monitor.MemoryTrend{{Metric: monitor.MetricRSS, AvgBytes: 30 << 20, PeakBytes: 32 << 20}}},
 			{Monitor: "db", CPU: &monitor.CPUFigures{Seconds: 1, Cores: 0.1, MSPerTx: &ms},
-				Memory: []monitor.MemoryTrend{{Metric: monitor.MetricPSS, AvgBytes: 110 << 20, PeakBytes: 120 << 20},
+				Memory: []monitor.MemoryTrend{{Metric: monitor.MetricPSS, AvgBytes: 110 << 20, PeakBytes: 120 << 20, SlopeBytesPerHour: &slope},
 					{Metric: monitor.MetricRSS, AvgBytes: 600 << 20, PeakBytes: 646 << 20}}},
 		}}}},
 		Total: results.Total{Line: "summary = 100 in 00:00:10 = 10.0/s"},

@@ -115,10 +115,14 @@ func resourceCells(window string, m monitor.MonitorFigures) []string {
 	if len(m.Memory) > 0 {
 		mem := m.Memory[0]
 		cells[5] = mb(mem.AvgBytes) + " (" + strings.TrimSuffix(mem.Metric, "_bytes") + ")"
-		cells[6], cells[7] = mb(mem.PeakBytes), fmt.Sprintf("%+.1f", mem.SlopeBytesPerHour/(1<<20))
-		cells[8] = "no"
-		if mem.LeakSuspected {
-			cells[8] = "SUSPECTED"
+		cells[6] = mb(mem.PeakBytes)
+		switch {
+		case mem.SlopeBytesPerHour == nil: // too short a window for a rate
+			cells[7], cells[8] = "-", "too short to judge"
+		case mem.LeakSuspected:
+			cells[7], cells[8] = fmt.Sprintf("%+.1f", *mem.SlopeBytesPerHour/(1<<20)), "SUSPECTED"
+		default:
+			cells[7], cells[8] = fmt.Sprintf("%+.1f", *mem.SlopeBytesPerHour/(1<<20)), "no"
 		}
 	}
 	if g := m.GC; g != nil {

@@ -58,6 +58,10 @@ type Summary struct {
 	// memory and its trend, garbage collection, the generator's host, slow
 	// queries.
 	Resources *monitor.Analysis `json:"resources,omitempty"`
+	// Drift is the longevity verdict: whether the system degraded over
+	// the run's stages; present when a stage had enough intervals to
+	// judge.
+	Drift *Drift `json:"drift,omitempty"`
 	// Warnings say what makes the results suspect or incomplete: a
 	// saturated load generator, a monitor that could not sample.
 	Warnings []string `json:"warnings,omitempty"`

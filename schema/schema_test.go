@@ -524,7 +524,7 @@ func (w summaryWalker) value(t reflect.Type, s map[string]any, path string) {
 			return
 		}
 		w.value(t.Elem(), v, path+".*")
-	case reflect.Slice:
+	case reflect.Slice, reflect.Array:
 		w.wantType(s, path, "array")
 		items := w.sub(s, "items")
 		if items == nil {

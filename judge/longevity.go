@@ -1,0 +1,570 @@
+package judge
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/analyze"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/results"
+)
+
+// LongevityOptions say what a longevity verdict tests, and how strictly.
+// The zero value is the defaults.
+type LongevityOptions struct {
+	// Percentiles of each operation's latency tested beside its mean
+	// (default 95).
+	Percentiles []float64
+	// Alpha is the family-wise significance level (DefaultDriftAlpha).
+	Alpha float64
+	// MinEffect is the smallest relative change that counts
+	// (DefaultMinEffect), MinErrorRise the smallest rise of an error
+	// ratio, absolute (DefaultMinErrorRise).
+	MinEffect, MinErrorRise float64
+	// First and Last are the stretches at the start and the end of each
+	// stage whose levels are compared (default: its first and last tenth).
+	First, Last time.Duration
+}
+
+// The defaults of LongevityOptions, and the limits of what is judged.
+const (
+	DefaultDriftAlpha   = 0.01
+	DefaultMinEffect    = 0.20
+	DefaultMinErrorRise = 0.01
+	// MinDriftValues is the fewest intervals a series needs to be judged.
+	MinDriftValues = 12
+	// MinRateSpan is the shortest span of a series whose slope is given
+	// as a rate per hour: a rate per hour from 20 seconds is noise.
+	MinRateSpan = 10 * time.Minute
+	// maxDriftPoints bounds the points of a series kept for its chart.
+	maxDriftPoints = 120
+	// minSegment is the fewest blocks on each side of a change of level.
+	minSegment = 3
+)
+
+// Kinds of drift series.
+const (
+	seriesThroughput = "throughput"
+	seriesErrors     = "errors"
+	seriesLatency    = "latency"
+	seriesCPU        = "cpu_per_tx"
+	seriesMemory     = "memory"
+	seriesGC         = "gc"
+	seriesStatements = "statements"
+)
+
+// series is one series of a stage before it is judged.
+type series struct {
+	out    results.DriftSeries
+	t, v   []float64 // seconds into the stage, values
+	lower  bool      // lower is worse (throughput)
+	points bool      // the error ratio: changes are in points, not relative
+	trend  analyze.Trend
+	change *analyze.ChangePoint
+	at     float64 // the change's time, seconds into the stage
+	pt, pc float64 // the trend's and the change's p before Holm
+}
+
+// Longevity judges whether a run degraded over time (results.Drift): for
+// each stage, its throughput and error ratio per interval, each step's and
+// transaction's mean and percentiles of latency, and what the monitors of
+// the system under test saw per interval (CPU per transaction, memory,
+// time in garbage collection, PostgreSQL statements' mean time), each
+// tested for a trend (analyze.MannKendall) and for a change of level
+// (analyze.ChangePoints over analyze.Decorrelated blocks), all the tests
+// together under Holm's correction. A series degraded when a test finds it
+// worse at the family's alpha by at least the minimum effect: throughput
+// lower, the others higher. Nil when no stage has MinDriftValues
+// intervals: a run too short for a verdict has none.
+func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
+	if len(o.Percentiles) == 0 {
+		o.Percentiles = []float64{95}
+	}
+	o.Alpha = cmp.Or(o.Alpha, DefaultDriftAlpha)
+	o.MinEffect = cmp.Or(o.MinEffect, DefaultMinEffect)
+	o.MinErrorRise = cmp.Or(o.MinErrorRise, DefaultMinErrorRise)
+	var all []*series
+	for _, ph := range rd.Summary.Stages {
+		all = append(all, stageSeries(rd, ph, o)...)
+	}
+	judged := 0
+	for _, s := range all {
+		if len(s.v) >= MinDriftValues {
+			judged++
+		}
+	}
+	if judged == 0 {
+		return nil
+	}
+	for _, s := range all {
+		if len(s.v) >= MinDriftValues {
+			s.test(o)
+		}
+	}
+	m := holm(all, o.Alpha)
+	d := &results.Drift{Alpha: o.Alpha, MinEffect: o.MinEffect, MinErrorRise: o.MinErrorRise, Tests: m,
+		FirstS: o.First.Seconds(), LastS: o.Last.Seconds(), Series: []results.DriftSeries{}}
+	var degraded []*series
+	steady, short := 0, 0
+	for _, s := range all {
+		s.judge(o)
+		d.Series = append(d.Series, s.out)
+		switch s.out.Verdict {
+		case results.DriftDegraded:
+			degraded = append(degraded, s)
+		case results.DriftTooShort:
+			short++
+		default:
+			steady++
+		}
+	}
+	d.Degraded = len(degraded) > 0
+	d.Verdict = verdict(degraded, steady, short)
+	stretches := "the first and last tenth of each stage"
+	if o.First > 0 || o.Last > 0 {
+		stretches = fmt.Sprintf("the first %s and the last %s of each stage", stretch(o.First, "tenth"), stretch(o.Last, "tenth"))
+	}
+	d.Method = fmt.Sprintf("each series of at least %d intervals is tested for a monotonic trend (Mann-Kendall, its variance corrected for autocorrelation) "+
+		"and for a change of level (binary segmentation over blocks of about independent intervals, Mann-Whitney, Bonferroni over the splits): "+
+		"%d tests under Holm's correction, family-wise alpha %g; a change counts from %.0f%% (an error ratio from %.1f points); "+
+		"levels are the medians of %s; rates per hour need %s of data",
+		MinDriftValues, m, o.Alpha, 100*o.MinEffect, 100*o.MinErrorRise, stretches, MinRateSpan)
+	return d
+}
+
+// stretch names a compared stretch: its length, or the default.
+func stretch(d time.Duration, whole string) string {
+	if d > 0 {
+		return d.String()
+	}
+	return whole
+}
+
+// verdict says in one sentence what degraded, or that nothing did.
+func verdict(degraded []*series, steady, short int) string {
+	if len(degraded) == 0 {
+		v := fmt.Sprintf("no degradation: %d series steady", steady)
+		if short > 0 {
+			v += fmt.Sprintf(", %d too short to judge", short)
+		}
+		return v + "."
+	}
+	slices.SortStableFunc(degraded, func(a, b *series) int { return cmp.Compare(b.effect(), a.effect()) })
+	var parts []string
+	for i, s := range degraded {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(degraded)-5))
+			break
+		}
+		parts = append(parts, s.out.Sentence)
+	}
+	return "degraded: " + strings.Join(parts, "; ") + "."
+}
+
+// slot is one interval of a stage across its operations.
+type slot struct {
+	startMs, endMs              int64
+	count, errors, tx, scenario int64
+}
+
+// stageSeries gathers a stage's series from the run's intervals and the
+// monitors' points.
+func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) []*series {
+	nominal := int64(math.Round(rd.Summary.Interval * 1000))
+	start := ph.Start.UnixMilli()
+	slots := map[int64]*slot{}
+	full := func(iv *results.IntervalData) bool {
+		return iv.EndMs > iv.StartMs && (nominal <= 0 || 2*(iv.EndMs-iv.StartMs) >= nominal)
+	}
+	at := func(iv *results.IntervalData) *slot {
+		k := int64(0)
+		if nominal > 0 {
+			k = int64(math.Round(float64(iv.StartMs-start) / float64(nominal)))
+		} else {
+			k = iv.StartMs
+		}
+		s := slots[k]
+		if s == nil {
+			s = &slot{startMs: iv.StartMs, endMs: iv.EndMs}
+			slots[k] = s
+		}
+		s.startMs, s.endMs = min(s.startMs, iv.StartMs), max(s.endMs, iv.EndMs)
+		return s
+	}
+	offset := func(ms int64) float64 { return float64(ms-start) / 1000 }
+	var out []*series
+	for _, op := range results.UniqueOps(ph.Operations) {
+		var lat []*series
+		if op.Kind != metrics.KindScenario {
+			lat = append(lat, newSeries(ph.Name, seriesLatency, "mean of "+op.Name, "ms", false))
+			for _, p := range o.Percentiles {
+				lat = append(lat, newSeries(ph.Name, seriesLatency, fmt.Sprintf("p%g of %s", p, op.Name), "ms", false))
+			}
+			for _, s := range lat {
+				s.out.Operation = op.Name
+			}
+		}
+		for _, iv := range rd.IntervalsOf(ph.Index, op) {
+			h, err := iv.Histogram()
+			if err != nil {
+				continue
+			}
+			n := iv.OpCount(h)
+			s := at(iv)
+			switch op.Kind {
+			case metrics.KindStep:
+				s.count += n
+				s.errors += max(iv.Errors, 0)
+			case metrics.KindTransaction:
+				s.tx += n
+			case metrics.KindScenario:
+				s.scenario += n
+			}
+			if len(lat) == 0 || h.TotalCount() == 0 || !full(iv) {
+				continue
+			}
+			t := offset(iv.StartMs)
+			lat[0].add(t, h.Mean()/1e3)
+			for i, p := range o.Percentiles {
+				lat[i+1].add(t, float64(h.ValueAtPercentile(p))/1e3)
+			}
+		}
+		out = append(out, lat...)
+	}
+	ks := slices.Sorted(func(yield func(int64) bool) {
+		for k := range slots {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	tput := newSeries(ph.Name, seriesThroughput, "throughput", "/s", true)
+	errs := newSeries(ph.Name, seriesErrors, "error ratio", "%", false)
+	errs.points = true
+	anyTx := false
+	for _, s := range slots {
+		anyTx = anyTx || s.tx > 0
+	}
+	var windows []monitor.Window
+	for _, k := range ks {
+		s := slots[k]
+		iv := &results.IntervalData{StartMs: s.startMs, EndMs: s.endMs}
+		if !full(iv) {
+			continue
+		}
+		t := offset(s.startMs)
+		secs := float64(s.endMs-s.startMs) / 1000
+		tput.add(t, float64(s.count)/secs)
+		if s.count > 0 {
+			errs.add(t, 100*float64(s.errors)/float64(s.count))
+		}
+		tx := s.scenario
+		if anyTx {
+			tx = s.tx
+		}
+		windows = append(windows, monitor.Window{Name: fmt.Sprint(k), Start: time.UnixMilli(s.startMs), End: time.UnixMilli(s.endMs), Transactions: tx})
+	}
+	out = append([]*series{tput, errs}, out...)
+	return append(out, resourceSeries(rd, ph, windows, offset)...)
+}
+
+// resourceSeries are the series of what the monitors of the system under
+// test saw in each interval (the generator's own monitors are not the
+// system's).
+func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.Window, offset func(int64) float64) []*series {
+	if len(rd.Points) == 0 || len(windows) == 0 {
+		return nil
+	}
+	from, to := windows[0].Start, windows[len(windows)-1].End
+	var points []monitor.Point
+	for _, p := range rd.Points {
+		if p.Monitor != results.GeneratorMonitor && p.Monitor != results.SelfMonitor && !p.Time.Before(from.Add(-time.Minute)) && !p.Time.After(to.Add(time.Minute)) {
+			points = append(points, p)
+		}
+	}
+	a := monitor.Analyze(points, nil, windows)
+	byName := map[string]*series{}
+	var order []string
+	get := func(monitorName, kind, name, unit string) *series {
+		key := monitorName + "\x00" + kind
+		s := byName[key]
+		if s == nil {
+			s = newSeries(ph.Name, kind, name, unit, false)
+			s.out.Monitor = monitorName
+			byName[key] = s
+			order = append(order, key)
+		}
+		return s
+	}
+	for _, w := range a.Windows {
+		t := offset(w.Start.UnixMilli())
+		for _, m := range w.Monitors {
+			if m.CPU != nil && m.CPU.MSPerTx != nil {
+				get(m.Monitor, seriesCPU, "CPU per transaction of "+m.Monitor, "ms/tx").add(t, *m.CPU.MSPerTx)
+			}
+			if len(m.Memory) > 0 {
+				mem := m.Memory[0]
+				get(m.Monitor, seriesMemory, fmt.Sprintf("memory of %s (%s)", m.Monitor, strings.TrimSuffix(mem.Metric, "_bytes")), "MB").add(t, mem.AvgBytes/(1<<20))
+			}
+			if m.GC != nil {
+				get(m.Monitor, seriesGC, "time in garbage collection of "+m.Monitor, "%").add(t, 100*m.GC.TimeRatio)
+			}
+			if st := m.Statements; st != nil && st.Calls > 0 {
+				get(m.Monitor, seriesStatements, "statements' mean time of "+m.Monitor, "ms").add(t, st.MeanMS)
+			}
+		}
+	}
+	out := make([]*series, 0, len(order))
+	for _, k := range order {
+		out = append(out, byName[k])
+	}
+	return out
+}
+
+func newSeries(stage, kind, name, unit string, lower bool) *series {
+	return &series{out: results.DriftSeries{Stage: stage, Kind: kind, Name: name, Unit: unit}, lower: lower, pt: 1, pc: 1}
+}
+
+func (s *series) add(t, v float64) {
+	s.t = append(s.t, t)
+	s.v = append(s.v, v)
+}
+
+// test runs the series' two tests.
+func (s *series) test(o LongevityOptions) {
+	s.trend = analyze.MannKendall(s.v)
+	s.pt = s.trend.P
+	blocks, width := analyze.Decorrelated(s.v, s.trend.Slope)
+	cps := analyze.ChangePoints(blocks, o.Alpha, minSegment)
+	// The largest change of level is the series' change.
+	best := -1.0
+	for i := range cps {
+		cp := &cps[i]
+		if e := s.diff(cp.Before, cp.After); math.Abs(e) > best {
+			best, s.change = math.Abs(e), cp
+		}
+	}
+	if s.change != nil {
+		s.pc = min(1, s.change.P*float64(s.change.Splits))
+		s.at = s.t[min(s.change.Index*width, len(s.t)-1)]
+	}
+}
+
+// diff is a change from a to b as the series measures changes: relative,
+// or in points for the error ratio (in fractions: 0.01 is a point).
+func (s *series) diff(a, b float64) float64 {
+	switch {
+	case s.points:
+		return (b - a) / 100
+	case a == 0 && b == 0:
+		return 0
+	case a == 0:
+		return math.Inf(1)
+	}
+	return (b - a) / math.Abs(a)
+}
+
+// worse is how much worse a change from a to b is (negative: better).
+func (s *series) worse(a, b float64) float64 {
+	if s.lower {
+		return -s.diff(a, b)
+	}
+	return s.diff(a, b)
+}
+
+// effect is how much worse the series got, by its degrading finding.
+func (s *series) effect() float64 {
+	if c := s.out.Change; c != nil && c.Significant {
+		return s.worse(c.Before, c.After)
+	}
+	return s.worse(s.out.Start, s.out.End)
+}
+
+// holm adjusts the p-values of every test of the series that were judged
+// (Holm's step-down correction) and returns the number of tests.
+func holm(all []*series, alpha float64) int {
+	type test struct {
+		p   float64
+		set func(adj float64)
+	}
+	var tests []test
+	for _, s := range all {
+		if len(s.v) < MinDriftValues {
+			continue
+		}
+		tests = append(tests, test{s.pt, func(adj float64) { s.pt = adj }}, test{s.pc, func(adj float64) { s.pc = adj }})
+	}
+	slices.SortStableFunc(tests, func(a, b test) int { return cmp.Compare(a.p, b.p) })
+	m := len(tests)
+	running := 0.0
+	for i, t := range tests {
+		running = max(running, min(1, float64(m-i)*t.p))
+		t.set(running)
+	}
+	return m
+}
+
+// judge gives the series its levels, its tests' results, its verdict and
+// its sentence.
+func (s *series) judge(o LongevityOptions) {
+	out := &s.out
+	out.Values = len(s.v)
+	out.Points = downsample(s.t, s.v)
+	if len(s.v) == 0 {
+		out.Verdict = results.DriftTooShort
+		out.Sentence = s.out.Name + ": too short to judge (no whole interval)"
+		return
+	}
+	step := 0.0
+	if len(s.t) > 1 {
+		step = (s.t[len(s.t)-1] - s.t[0]) / float64(len(s.t)-1)
+	}
+	out.SpanS = s.t[len(s.t)-1] - s.t[0] + step
+	out.Start, out.End = s.levels(o)
+	if len(s.v) < MinDriftValues {
+		out.Verdict = results.DriftTooShort
+		out.Sentence = fmt.Sprintf("%s: too short to judge (%d intervals; %d needed)", out.Name, len(s.v), MinDriftValues)
+		return
+	}
+	least := o.MinEffect
+	if s.points {
+		least = o.MinErrorRise
+	}
+	tr := &results.DriftTrend{P: s.trend.P, PAdjusted: s.pt, Correction: s.trend.Correction, Significant: s.pt < o.Alpha}
+	if span := time.Duration(out.SpanS * float64(time.Second)); span >= MinRateSpan && step > 0 {
+		perHour := s.trend.Slope * 3600 / step
+		tr.SlopePerHour = &perHour
+	}
+	out.Trend = tr
+	if c := s.change; c != nil {
+		out.Change = &results.DriftChange{AtS: s.at, Before: c.Before, After: c.After, P: min1(c.P * float64(c.Splits)), PAdjusted: s.pc, Significant: s.pc < o.Alpha}
+	}
+	trendWorse := s.worse(out.Start, out.End)
+	var changeWorse float64
+	changeSig := out.Change != nil && out.Change.Significant
+	if changeSig {
+		changeWorse = s.worse(out.Change.Before, out.Change.After)
+	}
+	switch {
+	case changeSig && changeWorse >= least:
+		out.Verdict, out.Sentence = results.DriftDegraded, s.changeSentence()
+	case tr.Significant && trendWorse >= least:
+		out.Verdict, out.Sentence = results.DriftDegraded, s.trendSentence()
+	case changeSig && -changeWorse >= least:
+		out.Verdict, out.Sentence = results.DriftImproved, s.changeSentence()
+	case tr.Significant && -trendWorse >= least:
+		out.Verdict, out.Sentence = results.DriftImproved, s.trendSentence()
+	default:
+		out.Verdict = results.DriftSteady
+		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (trend p %.3g after Holm's correction; no change of level of %s)",
+			out.Name, s.value(out.Start), s.value(out.End), s.pt, s.minWords(least))
+	}
+}
+
+func min1(p float64) float64 { return math.Min(1, p) }
+
+// minWords says the minimum effect in the series' terms.
+func (s *series) minWords(least float64) string {
+	if s.points {
+		return fmt.Sprintf("%.1f points or more", 100*least)
+	}
+	return fmt.Sprintf("%.0f%% or more", 100*least)
+}
+
+// levels are the medians of the stretches compared at the start and the
+// end of the stage.
+func (s *series) levels(o LongevityOptions) (start, end float64) {
+	n := len(s.v)
+	tenth := max(3, (n+9)/10)
+	first, last := s.v[:min(tenth, n)], s.v[max(0, n-tenth):]
+	if o.First > 0 {
+		lim := s.t[0] + o.First.Seconds()
+		i := 0
+		for i < n && s.t[i] < lim {
+			i++
+		}
+		first = s.v[:max(i, 1)]
+	}
+	if o.Last > 0 {
+		lim := s.t[n-1] - o.Last.Seconds()
+		i := n - 1
+		for i > 0 && s.t[i-1] >= lim {
+			i--
+		}
+		last = s.v[i:]
+	}
+	return analyze.Median(first), analyze.Median(last)
+}
+
+// changeSentence says a change of level: "throughput fell 81% from 164/s
+// to 31/s; the change began after 2 s".
+func (s *series) changeSentence() string {
+	c := s.out.Change
+	return fmt.Sprintf("%s %s; the change began after %s", s.out.Name, s.moved(c.Before, c.After), elapsed(time.Duration(c.AtS*float64(time.Second))))
+}
+
+// trendSentence says a steady drift over the stage.
+func (s *series) trendSentence() string {
+	out := &s.out
+	text := fmt.Sprintf("%s %s over %s, a steady trend", out.Name, s.moved(out.Start, out.End), elapsed(time.Duration(out.SpanS*float64(time.Second))))
+	if r := out.Trend.SlopePerHour; r != nil {
+		text += fmt.Sprintf(" (%+.3g %s per hour)", *r, s.unitWord())
+	}
+	return text
+}
+
+// moved says how the level went from a to b: "fell 81% from 164/s to
+// 31/s", "rose from 0.10% to 4.50% (+4.4 points)".
+func (s *series) moved(a, b float64) string {
+	verb := "rose"
+	if b < a {
+		verb = "fell"
+	}
+	if s.points {
+		return fmt.Sprintf("%s from %s to %s (%+.1f points)", verb, s.value(a), s.value(b), b-a)
+	}
+	if a == 0 {
+		return fmt.Sprintf("%s from %s to %s", verb, s.value(a), s.value(b))
+	}
+	return fmt.Sprintf("%s %.0f%% from %s to %s", verb, 100*math.Abs(b-a)/math.Abs(a), s.value(a), s.value(b))
+}
+
+// value writes a value of the series in its unit.
+func (s *series) value(v float64) string {
+	switch s.out.Unit {
+	case "ms":
+		return results.Human(v)
+	case "%":
+		return fmt.Sprintf("%.2f%%", v)
+	case "/s":
+		return fmt.Sprintf("%.3g/s", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MB", v)
+	}
+	return fmt.Sprintf("%.3g %s", v, s.out.Unit)
+}
+
+// unitWord is the unit of a rate per hour.
+func (s *series) unitWord() string {
+	if s.out.Unit == "%" {
+		return "points"
+	}
+	return s.out.Unit
+}
+
+// downsample keeps a series for a chart: at most maxDriftPoints medians of
+// consecutive values, each at its first value's time.
+func downsample(t, v []float64) [][2]float64 {
+	width := (len(v) + maxDriftPoints - 1) / maxDriftPoints
+	out := [][2]float64{}
+	for i := 0; i < len(v); i += max(width, 1) {
+		j := min(i+max(width, 1), len(v))
+		out = append(out, [2]float64{t[i], analyze.Median(v[i:j])})
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package results
+
+// Drift is a run's longevity verdict: did the system degrade over time?
+// Each series a longevity verdict needs (each stage's throughput and error
+// ratio, each operation's mean and percentiles of latency, each monitored
+// resource of the system under test: CPU per transaction, memory, garbage
+// collection, statement time) is tested for a trend and for a change of
+// level; the run degraded when one of them got worse by at least the
+// minimum effect, with a significance that holds for the whole family of
+// tests. Package judge makes it (judge.Longevity).
+type Drift struct {
+	Degraded bool `json:"degraded"`
+	// Verdict says it in one sentence, naming what degraded and by how
+	// much ("throughput fell 81% from 164/s to 31/s; the change began
+	// after 2 s").
+	Verdict string `json:"verdict"`
+	// Method says how the series were tested: the tests, their
+	// thresholds, the correction for the number of tests.
+	Method string `json:"method"`
+	// Alpha is the family-wise significance level (Holm's correction over
+	// Tests tests); MinEffect the smallest relative change that counts,
+	// MinErrorRise the smallest rise of an error ratio (absolute: 0.01 is
+	// one percentage point).
+	Alpha        float64 `json:"alpha"`
+	MinEffect    float64 `json:"min_effect"`
+	MinErrorRise float64 `json:"min_error_rise"`
+	Tests        int     `json:"tests"`
+	// FirstS and LastS are the lengths of the stretches at the start and
+	// the end of each stage whose levels are compared (seconds; 0: the
+	// first and last tenth of the stage).
+	FirstS float64       `json:"first_s"`
+	LastS  float64       `json:"last_s"`
+	Series []DriftSeries `json:"series"`
+}
+
+// Verdicts of a drift series.
+const (
+	DriftDegraded = "degraded"
+	DriftImproved = "improved"
+	DriftSteady   = "steady"
+	DriftTooShort = "too_short"
+)
+
+// DriftSeries is one series of a stage over time, and what the tests
+// found in it.
+type DriftSeries struct {
+	Stage string `json:"stage"`
+	// Name says what the series is: "throughput", "error ratio", "p95 of
+	// GET /item", "memory of db (pss)".
+	Name string `json:"name"`
+	// Kind is throughput, errors, latency, cpu_per_tx, memory, gc or
+	// statements.
+	Kind      string `json:"kind"`
+	Operation string `json:"operation,omitempty"`
+	Monitor   string `json:"monitor,omitempty"`
+	// Unit is the values' unit: /s, %, ms, ms/tx or MB.
+	Unit string `json:"unit"`
+	// Values is the number of intervals in the series, over SpanS seconds.
+	Values int     `json:"values"`
+	SpanS  float64 `json:"span_s"`
+	// Start and End are the series' level at the start and the end of the
+	// stage: the median over the compared stretches.
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+	// Trend is the Mann-Kendall test of a monotonic trend; Change the
+	// largest change of level found, if one was.
+	Trend  *DriftTrend  `json:"trend,omitempty"`
+	Change *DriftChange `json:"change,omitempty"`
+	// Verdict is degraded, improved, steady or too_short, and Sentence
+	// says it.
+	Verdict  string `json:"verdict"`
+	Sentence string `json:"sentence"`
+	// Points are the series over time for charts: [seconds into the
+	// stage, value], at most 120 (medians of consecutive intervals).
+	Points [][2]float64 `json:"points"`
+}
+
+// DriftTrend is a series' trend test.
+type DriftTrend struct {
+	// P is the test's p-value (its variance corrected for
+	// autocorrelation by Correction), PAdjusted Holm's over the family.
+	P          float64 `json:"p"`
+	PAdjusted  float64 `json:"p_adjusted"`
+	Correction float64 `json:"variance_correction"`
+	// SlopePerHour is Sen's slope in the series' unit per hour; none when
+	// the series spans too little time for a rate per hour.
+	SlopePerHour *float64 `json:"slope_per_hour,omitempty"`
+	Significant  bool     `json:"significant"`
+}
+
+// DriftChange is a change of a series' level.
+type DriftChange struct {
+	// AtS is when it began, in seconds into the stage; Before and After
+	// the level (medians) on each side.
+	AtS    float64 `json:"at_s"`
+	Before float64 `json:"before"`
+	After  float64 `json:"after"`
+	// P is the Mann-Whitney p-value of the split corrected for the splits
+	// tried, PAdjusted Holm's over the family.
+	P           float64 `json:"p"`
+	PAdjusted   float64 `json:"p_adjusted"`
+	Significant bool    `json:"significant"`
+}
