@@ -141,14 +141,13 @@ type Trend struct {
 // lag-1 autocorrelation of 0.8 at p < 0.01). The variance of S is
 // corrected as Hamed and Rao (1998) do, n/n* = 1 + 2/(n(n-1)(n-2)) Σ
 // (n-k)(n-k-1)(n-k-2) r_k, with the autocorrelations r_k of an AR(1)
-// process, r^k. The lag-1 autocorrelation r is the larger of two robust
-// estimates, each of ranks: one from the series' first differences, one
-// from what is left of it once its trend or its largest step is taken out
-// (see lag1 and lag1Residuals); a trend or a step is not taken for
-// autocorrelation, which would hide it. Estimating each lag on its own
-// and keeping the significant ones, as Hamed and Rao do, left the test
-// liberal (12% to 13% false alarms in the series above; 2% here). The
-// correction never shrinks the variance.
+// process, r^k. The lag-1 autocorrelation r is estimated, from ranks, on
+// what is left of the series once its structure is taken out (its Sen
+// trend, or its largest step, whichever leaves less; see lag1Residuals):
+// a trend or a step taken for autocorrelation would hide itself.
+// Estimating each lag on its own and keeping the significant ones, as
+// Hamed and Rao do, left the test liberal (12% to 13% false alarms in the
+// series above; 2% here). The correction never shrinks the variance.
 func MannKendall(series []float64) Trend {
 	// The test looks at every pair: bin a long series (a day at 10 s
 	// intervals is 8,640 values) into at most maxTrendPoints medians first.
@@ -212,7 +211,7 @@ func MannKendall(series []float64) Trend {
 // autocorrelationCorrection is the n/n* for a series and its Sen slope, at
 // least 1 (see MannKendall).
 func autocorrelationCorrection(series []float64, slope float64) float64 {
-	return correctionFor(max(lag1(series), lag1Residuals(series, slope)), len(series))
+	return correctionFor(lag1Residuals(series, slope), len(series))
 }
 
 // lag1Residuals estimates a series' lag-1 autocorrelation from what is
@@ -293,52 +292,8 @@ func bestSplit(series []float64, minSize int) int {
 	return best
 }
 
-// lag1 estimates a series' lag-1 autocorrelation as an AR(1) process's
-// from its first differences, of its ranks: the differences of an AR(1)
-// series with coefficient r are autocorrelated by -(1-r)/2 at lag 1, and
-// unlike the series' own autocorrelation they do not take a trend or a
-// change of level (one large difference among many) for autocorrelation.
-// The ranks keep a heavy tail from weighing more than other values.
-func lag1(series []float64) float64 {
-	n := len(series)
-	if n < 4 {
-		return 0
-	}
-	ranks, _ := rankWithTies(series)
-	d := make([]float64, n-1)
-	var mean float64
-	zeros := 0
-	for i := range d {
-		d[i] = ranks[i+1] - ranks[i]
-		mean += d[i]
-		if d[i] == 0 {
-			zeros++
-		}
-	}
-	// A series mostly of runs of one value (counts that do not vary, an
-	// error ratio at zero) has differences that say nothing of its
-	// autocorrelation: a single step among them looks like a random walk.
-	if 2*zeros > len(d) {
-		return 0
-	}
-	mean /= float64(len(d))
-	var num, denom float64
-	for i := range d {
-		denom += (d[i] - mean) * (d[i] - mean)
-		if i > 0 {
-			num += (d[i-1] - mean) * (d[i] - mean)
-		}
-	}
-	if denom == 0 {
-		return 0
-	}
-	return 1 + 2*num/denom
-}
-
 // correctionFor is the variance factor n/n* of an AR(1) series of n
-// values with lag-1 autocorrelation r, at least 1; 1 when r is within
-// the noise of its estimate (two standard errors, about 2×1.96/√n for an
-// estimate from differences).
+// values with lag-1 autocorrelation r, at least 1.
 func correctionFor(r float64, n int) float64 {
 	fn := float64(n)
 	if n < 4 || r <= 0 {
@@ -361,8 +316,9 @@ func correctionFor(r float64, n int) float64 {
 // Decorrelated is a series cut into blocks of consecutive values long
 // enough to be about independent of each other, each block's median, and
 // the blocks' length (1: the values as they are). The length is the
-// series' variance correction (MannKendall): the number of consecutive
-// values that carry about as much as one independent value. Change points
+// series' variance correction (MannKendall), rounded: the number of
+// consecutive values that carry about as much as one independent value.
+// Change points
 // are searched in these blocks: a Mann-Whitney test between the values of
 // two segments takes them as independent, and on the values of an
 // autocorrelated series (lag-1 autocorrelation 0.8) it finds a change in
@@ -372,7 +328,7 @@ func Decorrelated(series []float64, slope float64) (blocks []float64, width int)
 	if len(series) < 3 {
 		return series, 1
 	}
-	width = int(math.Ceil(autocorrelationCorrection(series, slope)))
+	width = int(math.Round(autocorrelationCorrection(series, slope)))
 	if width <= 1 {
 		return series, 1
 	}

@@ -7,7 +7,6 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
@@ -86,21 +85,18 @@ type WindowLatency struct {
 	Max  float64 `json:"max"`
 }
 
-// OpDrift is how one operation behaved over a stage's time.
-type OpDrift struct {
-	Stage        string        `json:"stage"`
-	Operation    string        `json:"operation"`
-	Windows      []WindowStats `json:"windows"`
-	Trend        analyze.Trend `json:"trend"`
-	SlopePerHour float64       `json:"slope_ms_per_hour"`
-	Changes      []string      `json:"changes"`
+// OpWindows is one operation's figures over each window of a stage.
+type OpWindows struct {
+	Stage     string        `json:"stage"`
+	Operation string        `json:"operation"`
+	Windows   []WindowStats `json:"windows"`
 }
 
-// Drift analyses each step and transaction of each stage of a run over
-// time: figures per window, a trend test of the per-interval percentile,
-// and the points where it changed level.
-func Drift(rd *results.Run, pct float64, windows []Window) []OpDrift {
-	var out []OpDrift
+// Windows gives each step and transaction of each stage of a run its
+// figures over each window (its first hours, its last): the comparison a
+// longevity report tabulates beside its verdict (Longevity).
+func Windows(rd *results.Run, windows []Window) []OpWindows {
+	var out []OpWindows
 	for _, ph := range rd.Summary.Stages {
 		for _, op := range results.UniqueOps(ph.Operations) {
 			if op.Kind == metrics.KindScenario {
@@ -110,15 +106,12 @@ func Drift(rd *results.Run, pct float64, windows []Window) []OpDrift {
 			if len(hs) == 0 {
 				continue
 			}
-			d := OpDrift{Stage: ph.Name, Operation: op.Name}
+			d := OpWindows{Stage: ph.Name, Operation: op.Name}
 			start := ph.Start.UnixMilli()
 			end := ph.End.UnixMilli()
-			// One pass, one interval decoded at a time: each window's
-			// merged histogram and the series of the percentile.
+			// One pass, one interval decoded at a time, into each
+			// window's merged histogram.
 			merged := make([]*hdr.Histogram, len(windows))
-			series := make([]float64, 0, len(hs))
-			offsets := make([]time.Duration, 0, len(hs))
-			var step time.Duration
 			for _, iv := range hs {
 				h, err := iv.Histogram()
 				if err != nil {
@@ -136,17 +129,6 @@ func Drift(rd *results.Run, pct float64, windows []Window) []OpDrift {
 					}
 					h.MergeInto(merged[i])
 				}
-				if h.TotalCount() == 0 {
-					continue
-				}
-				// A sliver of a last interval is in the windows, not in the
-				// series the trend and change points test.
-				if nominal := rd.Summary.Interval; nominal > 0 && float64(iv.EndMs-iv.StartMs)/1e3 < nominal/2 {
-					continue
-				}
-				series = append(series, float64(h.ValueAtPercentile(pct))/1e3)
-				offsets = append(offsets, time.Duration(iv.StartMs-start)*time.Millisecond)
-				step = time.Duration(iv.EndMs-iv.StartMs) * time.Millisecond
 			}
 			for i, w := range windows {
 				m := merged[i]
@@ -157,22 +139,6 @@ func Drift(rd *results.Run, pct float64, windows []Window) []OpDrift {
 					Mean: m.Mean() / 1e3, P50: float64(m.ValueAtPercentile(50)) / 1e3, P95: float64(m.ValueAtPercentile(95)) / 1e3,
 					P99: float64(m.ValueAtPercentile(99)) / 1e3, Max: float64(m.Max()) / 1e3,
 				}})
-			}
-			d.Trend = analyze.MannKendall(series)
-			// The slope is per interval: the run's interval, not the last
-			// one's length (a stage's last interval is usually short).
-			if iv := time.Duration(rd.Summary.Interval * float64(time.Second)); iv > 0 {
-				step = iv
-			}
-			if step > 0 {
-				d.SlopePerHour = d.Trend.Slope * float64(time.Hour) / float64(step)
-			}
-			for _, cp := range analyze.ChangePoints(series, 0.01, 5) {
-				verb := "rose"
-				if cp.After < cp.Before {
-					verb = "fell"
-				}
-				d.Changes = append(d.Changes, fmt.Sprintf("p%g %s from %s to %s after %s", pct, verb, results.Human(cp.Before), results.Human(cp.After), elapsed(offsets[cp.Index])))
 			}
 			out = append(out, d)
 		}

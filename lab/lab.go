@@ -236,19 +236,44 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		sum.Logs = correlateLogs(p, requests.Name(), stderr)
 	}
 	sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
-	if err := report.WriteTable(stdout, sum); err != nil {
-		fmt.Fprintf(stderr, "perflab: %v\n", err)
-	}
 	res.Summary = sum
-	keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
+	finished := true
 	if err := rd.Finish(sum, run); err != nil {
 		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
 		lost = append(lost, fmt.Sprintf("summary.json (%v)", err))
+		finished = false
 	}
-	if rs := regressions(p.Thresholds, p.Name, st, runID, func() (*results.Run, error) { return results.ReadDir(dir) }); len(rs) > 0 {
+	// What needs the run's intervals (its drift, regressions) reads the
+	// run back from its directory, once.
+	var back *results.Run
+	readBack := func() (*results.Run, error) {
+		if back != nil {
+			return back, nil
+		}
+		b, err := results.ReadDir(dir)
+		back = b
+		return b, err
+	}
+	rewrite := false
+	if finished {
+		if b, err := readBack(); err == nil {
+			sum.Drift = judge.Longevity(b, judge.LongevityOptions{})
+			rewrite = sum.Drift != nil
+		} else {
+			fmt.Fprintf(stderr, "perflab: the drift over time is not judged: %v\n", err)
+		}
+	}
+	if rs := regressions(p.Thresholds, p.Name, st, runID, readBack); len(rs) > 0 {
 		sum.Thresholds = append(sum.Thresholds, rs...)
+		rewrite = true
+	}
+	if rewrite {
 		keep("summary.json", sum.WriteJSON)
 	}
+	if err := report.WriteTable(stdout, sum); err != nil {
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+	}
+	keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
 	report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
 	if len(sum.Thresholds) > 0 {
 		keep("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) })

@@ -3,15 +3,18 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/results"
 )
 
-// WriteDrift prints the windows, trends and change points.
-func WriteDrift(w io.Writer, ds []judge.OpDrift, pct float64) error {
-	for _, d := range ds {
+// WriteWindows prints each operation's figures over each window of its
+// stage.
+func WriteWindows(w io.Writer, ows []judge.OpWindows) error {
+	for _, d := range ows {
 		fmt.Fprintf(w, "\n%s  %s\n", d.Stage, d.Operation)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "window\tcount\tmean\tp50\tp95\tp99\tmax\t")
@@ -22,14 +25,151 @@ func WriteDrift(w io.Writer, ds []judge.OpDrift, pct float64) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		trend := "no significant trend"
-		if d.Trend.P < 0.01 {
-			trend = fmt.Sprintf("drifts %+.3g ms per hour", d.SlopePerHour)
-		}
-		fmt.Fprintf(w, "p%g over time: %s (Mann-Kendall p %.3g)\n", pct, trend, d.Trend.P)
-		for _, c := range d.Changes {
-			fmt.Fprintln(w, "change: "+c)
-		}
 	}
 	return nil
+}
+
+// WriteDrift prints a longevity verdict whole: every series of every
+// stage with its sentence, then the verdict and how it was reached.
+func WriteDrift(w io.Writer, d *results.Drift) error {
+	stage := ""
+	for _, s := range d.Series {
+		if s.Stage != stage {
+			stage = s.Stage
+			fmt.Fprintf(w, "\nstage %s\n", stage)
+		}
+		mark := "  "
+		switch s.Verdict {
+		case results.DriftDegraded:
+			mark = "✗ "
+		case results.DriftImproved:
+			mark = "+ "
+		}
+		fmt.Fprintf(w, "  %s%s\n", mark, s.Sentence)
+	}
+	fmt.Fprintf(w, "\ndrift over time: %s\nmethod: %s.\n", d.Verdict, d.Method)
+	return nil
+}
+
+// driftLine is the verdict in the terminal's tables: one line, the series
+// left to perflab drift.
+func driftLine(w io.Writer, d *results.Drift) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "\ndrift over time: %s\n", d.Verdict)
+}
+
+// driftMarkdown is a long run's verdict in a Markdown report: the verdict,
+// each series, how it was reached.
+func driftMarkdown(w io.Writer, d *results.Drift) {
+	if d == nil {
+		return
+	}
+	head := "No degradation"
+	if d.Degraded {
+		head = "Degraded"
+	}
+	fmt.Fprintf(w, "## Drift over time\n\n**%s.** %s\n\n| Stage | Series | Start | End | Change | Verdict |\n|---|---|--:|--:|---|---|\n", head, mdEscape(upperFirst(d.Verdict)))
+	for _, s := range d.Series {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(s.Stage), mdEscape(s.Name), mdEscape(driftValue(s, s.Start)), mdEscape(driftValue(s, s.End)),
+			mdEscape(driftChange(s)), mdEscape(driftVerdict(s)))
+	}
+	fmt.Fprintf(w, "\n%s.\n\n", mdEscape(upperFirst(d.Method)))
+}
+
+// driftValue writes a level of a series in its unit.
+func driftValue(s results.DriftSeries, v float64) string {
+	if s.Values == 0 {
+		return "-"
+	}
+	switch s.Unit {
+	case "ms":
+		return results.Ms(v) + " ms"
+	case "%":
+		return fmt.Sprintf("%.2f%%", v)
+	case "/s":
+		return fmt.Sprintf("%.3g/s", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MB", v)
+	}
+	return fmt.Sprintf("%.3g %s", v, s.Unit)
+}
+
+// driftChange says where a series changed level, if it did.
+func driftChange(s results.DriftSeries) string {
+	c := s.Change
+	if c == nil || !c.Significant {
+		return ""
+	}
+	return fmt.Sprintf("%s → %s after %.0f s", driftValue(s, c.Before), driftValue(s, c.After), c.AtS)
+}
+
+// driftVerdict is a series' verdict in words.
+func driftVerdict(s results.DriftSeries) string {
+	switch s.Verdict {
+	case results.DriftDegraded:
+		return "**degraded**"
+	case results.DriftTooShort:
+		return "too short to judge"
+	}
+	return s.Verdict
+}
+
+// driftCharts draws a long run's series over time with the stretches whose
+// levels were compared shaded and the change of level marked: every series
+// that degraded or improved, and each stage's throughput and error ratio.
+func driftCharts(d *results.Drift) []Chart {
+	if d == nil {
+		return nil
+	}
+	var out []Chart
+	for _, s := range d.Series {
+		if s.Values == 0 || s.Verdict == results.DriftTooShort {
+			continue
+		}
+		if s.Verdict == results.DriftSteady && s.Kind != "throughput" && s.Kind != "errors" {
+			continue
+		}
+		var pts []XY
+		for _, p := range s.Points {
+			pts = append(pts, XY{p[0], p[1]})
+		}
+		step := s.SpanS / float64(s.Values)
+		first, last := d.FirstS, d.LastS
+		tenth := float64(max(3, (s.Values+9)/10)) * step
+		if first == 0 {
+			first = tenth
+		}
+		if last == 0 {
+			last = tenth
+		}
+		t0 := 0.0
+		if len(pts) > 0 {
+			t0 = pts[0].X
+		}
+		end := t0 + s.SpanS
+		c := Chart{Slug: "drift-" + slug(s.Stage+"-"+s.Name), Title: fmt.Sprintf("%s: %s (%s)", s.Stage, s.Name, strings.ReplaceAll(s.Verdict, "_", " ")),
+			XLabel: "seconds into the stage", YLabel: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
+			Bands: []Band{{From: t0, To: math.Min(t0+first, end), Label: "start"}, {From: math.Max(end-last, t0), To: end, Label: "end"}}}
+		if ch := s.Change; ch != nil && ch.Significant {
+			c.Marks = []Mark{{X: ch.AtS, Label: "change"}}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// slug makes a name safe for a file name.
+func slug(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }

@@ -49,7 +49,13 @@ func FuzzReadRunDir(f *testing.F) {
 			}
 		}
 		judge.WindowWarnings(rd, windows)
-		WriteDrift(io.Discard, judge.Drift(rd, 95, windows), 95) //nolint:errcheck
+		WriteWindows(io.Discard, judge.Windows(rd, windows)) //nolint:errcheck
+		if d := judge.Longevity(rd, judge.LongevityOptions{}); d != nil {
+			WriteDrift(io.Discard, d) //nolint:errcheck
+			rd.Summary.Drift = d
+			WriteHTML(io.Discard, rd)             //nolint:errcheck
+			WriteMarkdown(io.Discard, rd.Summary) //nolint:errcheck
+		}
 		if rc, err := judge.Compare([]*results.Run{rd}, []*results.Run{rd}, 75, 0.05, 0.05); err == nil {
 			WriteComparison(io.Discard, rc) //nolint:errcheck
 		}
@@ -104,6 +110,6 @@ func FuzzReadKilledRunDir(f *testing.F) {
 		} {
 			write(io.Discard) //nolint:errcheck // any answer but a panic
 		}
-		judge.Drift(rd, 95, nil)
+		judge.Longevity(rd, judge.LongevityOptions{})
 	})
 }

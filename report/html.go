@@ -46,6 +46,9 @@ func WriteHTML(w io.Writer, rd *results.Run) error {
 	for _, c := range charts.Scaling {
 		page.Scaling = append(page.Scaling, template.HTML(c.SVG()))
 	}
+	for _, c := range charts.Drift {
+		page.Drift = append(page.Drift, template.HTML(c.SVG()))
+	}
 	return htmlTmpl.Execute(w, page)
 }
 
@@ -56,6 +59,9 @@ type Charts struct {
 	Stages  [][]Chart
 	Across  []Chart
 	Scaling []Chart
+	// Drift are a long run's series over time, with the stretches compared
+	// and the changes of level marked.
+	Drift []Chart
 }
 
 // RunCharts draws a run's charts from its interval histograms.
@@ -76,6 +82,7 @@ func RunCharts(rd *results.Run) (*Charts, error) {
 	if sc := s.Scaling; sc != nil {
 		out.Scaling = scalingCharts(sc)
 	}
+	out.Drift = driftCharts(s.Drift)
 	return out, nil
 }
 
@@ -201,6 +208,7 @@ type htmlPage struct {
 	Stages         []htmlStage
 	Across         []template.HTML
 	Scaling        []template.HTML
+	Drift          []template.HTML
 }
 
 type htmlStage struct {
@@ -295,13 +303,15 @@ func scalingCharts(sc *results.Scaling) []Chart {
 }
 
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"ms":       results.Ms,
-	"chartCSS": func() template.CSS { return chartCSS },
-	"pct":      func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
-	"f1":       func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"f2":       func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"upper":    upperFirst,
-	"actual":   ShownActual,
+	"ms":          results.Ms,
+	"chartCSS":    func() template.CSS { return chartCSS },
+	"pct":         func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
+	"f1":          func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"f2":          func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"upper":       upperFirst,
+	"actual":      ShownActual,
+	"driftValue":  driftValue,
+	"driftChange": driftChange,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -319,12 +329,17 @@ code { background: #f4f4f4; padding: 1px 4px; }
 <h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 {{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
+{{end}}{{with .S.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>Drift over time:</strong> {{.Verdict}}</p>
 {{end}}<p><code>{{.S.Total.Line}}</code></p>
 {{with .S.Thresholds}}<h2>Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th>Actual</th><th>Result</th></tr>
 {{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{actual .}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{range .S.Warnings}}<p class="fail">Warning: {{.}}</p>
 {{end}}
+{{with .S.Drift}}<h2>Drift over time</h2><table><tr><th>Stage</th><th>Series</th><th>Start</th><th>End</th><th>Change</th><th>Verdict</th></tr>
+{{range .Series}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{if eq .Verdict "degraded"}}<span class="fail">degraded</span>{{else}}{{.Verdict}}{{end}}</td></tr>
+{{end}}</table><p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed.</p>
+{{range $.Drift}}{{.}}{{end}}{{end}}
 {{range .Stages}}<h2>Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>
 <table><tr><th>Operation</th><th>Kind</th><th>Count</th><th>Errors</th><th>Rate /s</th><th>Min</th><th>Mean</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>Max</th><th>ops/s avg</th></tr>

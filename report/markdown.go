@@ -55,6 +55,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "> **Warning:** %s\n\n", mdEscape(warn))
 	}
+	driftMarkdown(w, s.Drift)
 	if across := acrossStages(s); across != "" {
 		fmt.Fprintf(w, "## Response times (ms)\n\n%s\n", across)
 	}
@@ -223,6 +224,11 @@ func WriteMarkdownCharts(w io.Writer, rd *results.Run, dir, rel string) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Charts\n\n")
+	for _, c := range charts.Drift {
+		if err := save("", c); err != nil {
+			return err
+		}
+	}
 	for _, c := range charts.Across {
 		if err := save("", c); err != nil {
 			return err

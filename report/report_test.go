@@ -330,3 +330,71 @@ func TestMarkdownHeadlineFirst(t *testing.T) {
 		t.Errorf("order:\n%s", md)
 	}
 }
+
+// driftFixture is a long run's verdict: throughput fell at 30 s, the error
+// ratio stayed at zero.
+func driftFixture() *results.Drift {
+	var tp, er [][2]float64
+	for i := 0; i < 60; i++ {
+		v := 100.0
+		if i >= 30 {
+			v = 20
+		}
+		tp, er = append(tp, [2]float64{float64(i), v}), append(er, [2]float64{float64(i), 0})
+	}
+	return &results.Drift{Degraded: true, Verdict: "degraded: throughput fell 80% from 100/s to 20/s; the change began after 30.0 s.",
+		Method: "each series of at least 12 intervals is tested (...)", Alpha: 0.01, MinEffect: 0.2, MinErrorRise: 0.01, Tests: 4,
+		Series: []results.DriftSeries{
+			{Stage: "soak", Name: "throughput", Kind: "throughput", Unit: "/s", Values: 60, SpanS: 60, Start: 100, End: 20,
+				Trend:  &results.DriftTrend{P: 1e-9, PAdjusted: 4e-9, Correction: 1, Significant: true},
+				Change: &results.DriftChange{AtS: 30, Before: 100, After: 20, P: 1e-12, PAdjusted: 4e-12, Significant: true},
+				Verdict: results.DriftDegraded, Sentence: "throughput fell 80% from 100/s to 20/s; the change began after 30.0 s", Points: tp},
+			{Stage: "soak", Name: "error ratio", Kind: "errors", Unit: "%", Values: 60, SpanS: 60, Trend: &results.DriftTrend{P: 1, PAdjusted: 1, Correction: 1},
+				Verdict: results.DriftSteady, Sentence: "error ratio steady: 0.00% at the start, 0.00% at the end", Points: er},
+		}}
+}
+
+// A long run's verdict is in every report: the terminal's tables say it in
+// a line, Markdown and HTML at the top with each series, and the HTML
+// charts each series with the compared stretches shaded and the change
+// marked.
+func TestDriftInReports(t *testing.T) {
+	s := results.Summarize(runtest.Fixture(), runtest.Host)
+	s.Drift = driftFixture()
+	var txt, md, page bytes.Buffer
+	if err := WriteTable(&txt, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "\ndrift over time: degraded: throughput fell 80%") {
+		t.Errorf("table:\n%s", txt.String())
+	}
+	if err := WriteMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	m := md.String()
+	for _, want := range []string{"## Drift over time\n\n**Degraded.** Degraded: throughput fell 80%", "| soak | throughput | 100/s | 20/s | 100/s → 20/s after 30 s | **degraded** |", "| soak | error ratio | 0.00% | 0.00% |  | steady |"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("no %q in:\n%s", want, m)
+		}
+	}
+	if strings.Index(m, "## Drift over time") > strings.Index(m, "## Operations per stage") {
+		t.Error("the drift verdict comes after the stages")
+	}
+	if err := WriteHTML(&page, &results.Run{Summary: s}); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	top := strings.Index(h, "<strong>Drift over time:</strong> degraded: throughput fell 80%")
+	if top < 0 || top > strings.Index(h, "<h2>Stage 1") {
+		t.Errorf("the verdict is not at the top of the page")
+	}
+	for _, want := range []string{`<svg class="chart"`, `class="mark"`, `class="band"`, "soak: throughput (degraded)", "soak: error ratio (steady)"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("no %q in the page", want)
+		}
+	}
+	var d bytes.Buffer
+	if err := WriteDrift(&d, s.Drift); err != nil || !strings.Contains(d.String(), "stage soak\n  ✗ throughput fell 80%") || !strings.Contains(d.String(), "method: each series") {
+		t.Errorf("%v\n%s", err, d.String())
+	}
+}

@@ -35,6 +35,23 @@ type Chart struct {
 	// Bars draws grouped bars at whole x values 1..n (stages) instead of
 	// lines.
 	Bars bool
+	// Bands shade ranges of x (the stretches a drift verdict compares),
+	// Marks draw a vertical line at x (where a level changed), each with
+	// its label.
+	Bands []Band
+	Marks []Mark
+}
+
+// Band is a shaded range of a chart's x axis.
+type Band struct {
+	From, To float64
+	Label    string
+}
+
+// Mark is a vertical line across a chart at X.
+type Mark struct {
+	X     float64
+	Label string
 }
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
@@ -122,6 +139,21 @@ func (c Chart) SVG() string {
 	}
 	fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%d" text-anchor="middle">%s</text>`, float64(padL)+pw/2, chartH-6, html.EscapeString(c.XLabel))
 	fmt.Fprintf(&b, `<text class="label" transform="translate(14 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, float64(padT)+ph/2, html.EscapeString(c.YLabel))
+	// Bands and marks, under the lines.
+	inside := func(x float64) float64 { return math.Max(float64(padL), math.Min(float64(chartW-padR), sx(x))) }
+	for _, band := range c.Bands {
+		x0, x1 := inside(band.From), inside(band.To)
+		if x1 <= x0 {
+			continue
+		}
+		fmt.Fprintf(&b, `<rect class="band" x="%.1f" y="%d" width="%.1f" height="%.1f" fill="#eef3fa"><title>%s</title></rect><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
+			x0, padT, x1-x0, ph, html.EscapeString(band.Label), (x0+x1)/2, padT+12, html.EscapeString(band.Label))
+	}
+	for _, m := range c.Marks {
+		x := inside(m.X)
+		fmt.Fprintf(&b, `<line class="mark" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#b00" stroke-width="1.5" stroke-dasharray="4 3"><title>%s</title></line><text class="tick" x="%.1f" y="%d">%s</text>`,
+			x, padT, x, chartH-padB, html.EscapeString(m.Label), x+4, padT+24, html.EscapeString(m.Label))
+	}
 	// Lines and legend.
 	for i, s := range c.Series {
 		color := palette[i%len(palette)]

@@ -43,6 +43,7 @@ func WriteTable(w io.Writer, s *results.Summary) error {
 	if err := resourceTable(w, s); err != nil {
 		return err
 	}
+	driftLine(w, s.Drift)
 	_, err := fmt.Fprintln(w, s.Total.Line)
 	return err
 }

@@ -342,7 +342,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	// The service slowed 1.2 s after the first request (2 ms to 20 ms a
 	// request). A loaded machine adds to both levels (a few milliseconds to
 	// the p95 of the first), so only their order is asserted.
-	re := regexp.MustCompile(`change: p95 rose from (\d+\.\d+) ms to (\d+\.\d+) ms after (\d\.\d) s`)
+	re := regexp.MustCompile(`p95 of checkout rose \d+% from ([\d.]+) ms to ([\d.]+) ms; the change began after (\d+\.\d) s`)
 	mm := re.FindStringSubmatch(text)
 	var from, to float64
 	if mm != nil {
@@ -351,27 +351,38 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	}
 	// Drift counts from the stage's start, the server from its first
 	// request, which a loaded machine may delay by a good part of a second.
-	stage := readSummary(t, out).Stages[0].Start
-	want := time.Unix(0, first.Load()).Sub(stage) + 1200*time.Millisecond
+	sum := readSummary(t, out)
+	want := time.Unix(0, first.Load()).Sub(sum.Stages[0].Start) + 1200*time.Millisecond
 	var after float64
 	if mm != nil {
 		after, _ = strconv.ParseFloat(mm[3], 64)
 	}
-	if mm == nil || math.Abs(after-want.Seconds()) > 0.4 || to < from+10 {
-		t.Errorf("no change point near %.1f s (1.2 s after the first request):\n%s", want.Seconds(), text)
+	if mm == nil || math.Abs(after-want.Seconds()) > 0.45 || to < from+10 {
+		t.Errorf("no change of the p95 near %.1f s (1.2 s after the first request):\n%s", want.Seconds(), text)
 	}
-	if !strings.Contains(text, "p95 over time: ") {
-		t.Errorf("no trend line:\n%s", text)
+	if !strings.Contains(text, "drift over time: degraded: ") || !strings.Contains(text, "method: each series") {
+		t.Errorf("no verdict:\n%s", text)
 	}
-	var ds []judge.OpDrift
-	_, js, _ := runCLI(t, "drift", "--json", "--window", "first:1s", "--window", "last:1s", m[0])
-	if err := json.Unmarshal([]byte(js), &ds); err != nil || len(ds) != 1 || len(ds[0].Windows) != 2 {
-		t.Fatalf("json: %v %s", err, js)
+	// The run judged itself at its end: its summary has the verdict.
+	if d := sum.Drift; d == nil || !d.Degraded || !strings.Contains(d.Verdict, "p95 of checkout rose") {
+		t.Errorf("the run's own verdict: %+v", d)
+	}
+	var js struct {
+		Windows []judge.OpWindows `json:"windows"`
+		Drift   *results.Drift    `json:"drift"`
+	}
+	code, out2, _ := runCLI(t, "drift", "--json", "--fail-degraded", "--window", "first:1s", "--window", "last:1s", m[0])
+	if err := json.Unmarshal([]byte(out2), &js); err != nil || len(js.Windows) != 1 || len(js.Windows[0].Windows) != 2 || js.Drift == nil || code != exitThresholds {
+		t.Fatalf("json (exit %d): %v %s", code, err, out2)
 	}
 	// Late timers on a loaded machine add a few milliseconds to the 2 ms;
 	// nothing can make the last window faster than its 20 ms sleep.
-	if first, last := ds[0].Windows[0].Stats.Mean, ds[0].Windows[1].Stats.Mean; first > 10 || last < 20 {
+	if first, last := js.Windows[0].Windows[0].Stats.Mean, js.Windows[0].Windows[1].Stats.Mean; first > 10 || last < 20 {
 		t.Errorf("window means %.2f then %.2f ms, want about 2 then 20", first, last)
+	}
+	// The levels the verdict compares are the windows' (first and last second).
+	if js.Drift.FirstS != 1 || js.Drift.LastS != 1 {
+		t.Errorf("compared stretches %v and %v s, want the windows' 1 s", js.Drift.FirstS, js.Drift.LastS)
 	}
 }
 
