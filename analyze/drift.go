@@ -211,7 +211,14 @@ func MannKendall(series []float64) Trend {
 // autocorrelationCorrection is the n/n* for a series and its Sen slope, at
 // least 1 (see MannKendall).
 func autocorrelationCorrection(series []float64, slope float64) float64 {
-	return correctionFor(lag1Residuals(series, slope), len(series))
+	r := lag1Residuals(series, slope)
+	// An estimate within the noise of estimating it (about 1/√n) is no
+	// autocorrelation: from a few dozen values it would halve them for
+	// nothing.
+	if r <= 1.96/math.Sqrt(float64(len(series))) {
+		return 1
+	}
+	return correctionFor(r, len(series))
 }
 
 // lag1Residuals estimates a series' lag-1 autocorrelation from what is
@@ -230,18 +237,33 @@ func lag1Residuals(series []float64, slope float64) float64 {
 	for i, x := range series {
 		trend[i] = x - slope*float64(i)
 	}
+	// Each side of the step in its own scale (its median absolute
+	// deviation): a side that varies more would otherwise hold the extreme
+	// ranks, and the calmer one's similar middle ranks would pass for
+	// autocorrelation.
 	step := append([]float64(nil), series...)
 	if k := bestSplit(step, max(2, n/10)); k > 0 {
-		a, b := Median(step[:k]), Median(step[k:])
-		for i := range step {
-			if i < k {
-				step[i] -= a
-			} else {
-				step[i] -= b
-			}
-		}
+		standardize(step[:k])
+		standardize(step[k:])
 	}
 	return min(rankLag1(trend), rankLag1(step))
+}
+
+// standardize puts values about their median in units of their median
+// absolute deviation (as they are when it is 0).
+func standardize(v []float64) {
+	m := Median(v)
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - m)
+	}
+	mad := Median(dev)
+	for i := range v {
+		v[i] -= m
+		if mad > 0 {
+			v[i] /= mad
+		}
+	}
 }
 
 // rankLag1 is the lag-1 autocorrelation of a series' ranks, corrected for
@@ -310,8 +332,15 @@ func correctionFor(r float64, n int) float64 {
 		fk := float64(k)
 		sum += (fn - fk) * (fn - fk - 1) * (fn - fk - 2) * rk
 	}
-	return max(1, 1+2/(fn*(fn-1)*(fn-2))*sum)
+	return min(max(1, 1+2/(fn*(fn-1)*(fn-2))*sum), max(1, fn/minIndependent))
 }
+
+// minIndependent is the fewest independent values the correction leaves a
+// series: below, what is left of a strong trend (a line of samples taken
+// at uneven times, plateaus between allocations) passes for autocorrelation
+// and hides the trend, and no series of a run is that close to a random
+// walk.
+const minIndependent = 8
 
 // Decorrelated is a series cut into blocks of consecutive values long
 // enough to be about independent of each other, each block's median, and

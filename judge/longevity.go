@@ -236,6 +236,16 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) [
 		}
 		out = append(out, lat...)
 	}
+	// An interval in which nothing completed has no histogram in the log:
+	// it is still an interval of the stage, of throughput zero (every VU
+	// waiting on a request that did not answer).
+	if nominal > 0 {
+		for k := int64(0); (k+1)*nominal <= ph.End.UnixMilli()-start; k++ {
+			if slots[k] == nil {
+				slots[k] = &slot{startMs: start + k*nominal, endMs: start + (k+1)*nominal}
+			}
+		}
+	}
 	ks := slices.Sorted(func(yield func(int64) bool) {
 		for k := range slots {
 			if !yield(k) {

@@ -55,9 +55,13 @@ type Stall struct {
 	For   Duration `yaml:"for"`
 }
 
-// Degrade replaces a route's latency once the server has served for After.
+// Degrade replaces a route's latency once the server has served for After:
+// at once, or spread over Over, the latency moving in a straight line from
+// the route's own to Latency from After to After + Over (a service whose
+// data grows, a leak). At least one of After and Over is positive.
 type Degrade struct {
 	After   Duration `yaml:"after"`
+	Over    Duration `yaml:"over,omitempty"`
 	Latency *Latency `yaml:"latency"`
 }
 

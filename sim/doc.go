@@ -29,6 +29,8 @@
 //	      body: injected failure
 //	    degrade:             # optional: slower after the server has served a while
 //	      after: 2m
+//	      # over: 10m        # optional: from the route's latency to this one in a
+//	                         # straight line, from after to after + over
 //	      latency: {lognormal: {p50: 60ms, p99: 400ms}}
 //	    stall:               # optional: frozen for 1s at the end of every 10s from
 //	      every: 10s         # the start; a request arriving then waits for the end

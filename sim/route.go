@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/textproto"
 	"strconv"
@@ -29,10 +30,12 @@ type route struct {
 	latency *Latency
 	random  bool // latency or error injection needs random numbers
 	seed    uint64
-	// degraded replaces latency from degradeAt (unix ns, set by Start).
-	degraded  *Latency
-	degradeIn time.Duration
-	degradeAt atomic.Int64
+	// degraded replaces latency from degradeAt (unix ns, set by Start),
+	// gradually over degradeOver when it is positive.
+	degraded    *Latency
+	degradeIn   time.Duration
+	degradeOver time.Duration
+	degradeAt   atomic.Int64
 	// stallEvery and stallFor freeze the route at the end of every period
 	// from stallFrom (unix ns, set by Start).
 	stallEvery, stallFor time.Duration
@@ -153,13 +156,13 @@ func compileRoute(r *Route) (*route, error) {
 		rt.errLen = contentLength(e.Status, len(e.Body))
 	}
 	if d := r.Degrade; d != nil {
-		if d.After <= 0 || d.Latency == nil {
-			return nil, fail("degrade: give after (a positive duration) and latency")
+		if d.After <= 0 && d.Over <= 0 || d.Latency == nil {
+			return nil, fail("degrade: give after or over (positive durations) and latency")
 		}
 		if err := d.Latency.Validate(); err != nil {
 			return nil, fail("degrade: %v", err)
 		}
-		rt.degraded, rt.degradeIn = d.Latency.clone(), time.Duration(d.After)
+		rt.degraded, rt.degradeIn, rt.degradeOver = d.Latency.clone(), time.Duration(d.After), time.Duration(d.Over)
 	}
 	if st := r.Stall; st != nil {
 		if st.Every <= 0 || st.For <= 0 || st.For >= st.Every {
@@ -369,18 +372,30 @@ func (rt *route) frozen() time.Duration {
 // generator is seeded from (route seed, n), so the outcome of a route's n-th
 // request depends only on the server seed, whatever the concurrency.
 func (rt *route) draw(n int64) (time.Duration, bool) {
-	lat := rt.latency
+	lat, blend := rt.latency, 0.0
 	if rt.degraded != nil {
-		if at := rt.degradeAt.Load(); at != 0 && time.Now().UnixNano() >= at {
+		if at := rt.degradeAt.Load(); at != 0 {
+			if now := time.Now().UnixNano(); now >= at {
+				blend = 1
+				if rt.degradeOver > 0 {
+					blend = min(1, float64(now-at)/float64(rt.degradeOver))
+				}
+			}
+		}
+		if blend == 1 {
 			lat = rt.degraded
 		}
 	}
-	if !rt.random {
-		return lat.Sample(nil), false
+	var r *rand.Rand
+	if rt.random {
+		g := getRNG(rt.seed, uint64(n))
+		defer putRNG(g)
+		r = g.r
 	}
-	g := getRNG(rt.seed, uint64(n))
-	d := lat.Sample(g.r)
-	fail := rt.errRatio > 0 && g.r.Float64() < rt.errRatio
-	putRNG(g)
+	d := lat.Sample(r)
+	if blend > 0 && blend < 1 { // on the way: between the two
+		d += time.Duration(blend * float64(rt.degraded.Sample(r)-d))
+	}
+	fail := rt.errRatio > 0 && r.Float64() < rt.errRatio
 	return d, fail
 }

@@ -461,6 +461,31 @@ func TestDegrade(t *testing.T) {
 	}
 }
 
+// A route that degrades over a while moves its latency in a straight line
+// from its own to the degraded one: halfway through, halfway between.
+func TestDegradeOver(t *testing.T) {
+	cfg, err := Parse([]byte("routes:\n  - path: /x\n    latency: {fixed: 1ms}\n    degrade: {after: 0s, over: 400ms, latency: {fixed: 201ms}}\n"), "stubs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := compileRoute(cfg.Routes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := rt.draw(1); d != time.Millisecond {
+		t.Errorf("before the server starts: %v, want 1ms", d)
+	}
+	// The server started 200 ms ago: halfway.
+	rt.degradeAt.Store(time.Now().Add(-200 * time.Millisecond).UnixNano())
+	if d, _ := rt.draw(2); d < 100*time.Millisecond || d > 140*time.Millisecond {
+		t.Errorf("halfway: %v, want about 101ms", d)
+	}
+	rt.degradeAt.Store(time.Now().Add(-time.Second).UnixNano())
+	if d, _ := rt.draw(3); d != 201*time.Millisecond {
+		t.Errorf("after: %v, want 201ms", d)
+	}
+}
+
 // A stalling route holds a request that arrives while it is frozen until
 // the freeze ends, and answers at once outside it; the server's own clock
 // decides, so the test reads it rather than guessing the phase.

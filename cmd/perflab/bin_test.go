@@ -18,6 +18,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(growEnv) != "" { // a process whose memory grows (longevity_test.go)
+		grow()
+		os.Exit(0)
+	}
 	var err error
 	if binDir, err = os.MkdirTemp("", "perflab-bin-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -330,7 +330,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: soak, vus: 2, duration: 3s, flow: [{name: checkout, url: /c}]}]\n")
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: soak, vus: 2, duration: 4s, flow: [{name: checkout, url: /c}]}]\n")
 	if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
 		t.Fatal(errs)
 	}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/judge"
+	"github.com/perflab/perflab/results"
+	"github.com/perflab/perflab/sim"
+)
+
+// driftOf runs perflab drift --json on the one run under out.
+func driftOf(t *testing.T, out string, args ...string) *results.Drift {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(out, "*"))
+	var run string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			run = d
+		}
+	}
+	code, text, errs := runCLI(t, append([]string{"drift", "--json", run}, args...)...)
+	if code != exitOK {
+		t.Fatalf("drift: exit %d: %s", code, errs)
+	}
+	var js struct {
+		Drift *results.Drift `json:"drift"`
+	}
+	if err := json.Unmarshal([]byte(text), &js); err != nil || js.Drift == nil {
+		t.Fatalf("drift: %v\n%s", err, text)
+	}
+	return js.Drift
+}
+
+// series is the drift series of that name, failing the test without it.
+func series(t *testing.T, d *results.Drift, name string) results.DriftSeries {
+	t.Helper()
+	for _, s := range d.Series {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no series %q in %+v", name, d.Series)
+	return results.DriftSeries{}
+}
+
+// Against the simulator: a route whose latency rises in a straight line
+// drifts, one that steps up once changes level where it stepped, one with
+// a heavy tail and a flat level stays steady.
+func TestLongevityAgainstTheSimulator(t *testing.T) {
+	cfg, err := sim.Parse([]byte(`listen: 127.0.0.1:0
+routes:
+  - {path: /rise, latency: {fixed: 2ms}, degrade: {after: 0s, over: 8s, latency: {fixed: 34ms}}}
+  - {path: /step, latency: {fixed: 2ms}, degrade: {after: 2500ms, latency: {fixed: 12ms}}}
+  - {path: /flat, latency: {lognormal: {p50: 2ms, p99: 8ms}}}
+`), "stubs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL()+"\ninterval: 100ms\nscenarios: [{name: s, vus: 4, duration: 6s, flow: [{name: rise, url: /rise}, {name: step, url: /step}, {name: flat, url: /flat}]}]\n")
+	if code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	d := driftOf(t, out)
+	if !d.Degraded {
+		t.Errorf("verdict: %s", d.Verdict)
+	}
+	rise := series(t, d, "p95 of rise")
+	// It rose from the simulator's start, a moment before the run's (more
+	// on a loaded machine): from 2 ms plus that much, by 4 ms a second.
+	if rise.Verdict != results.DriftDegraded || rise.End < 1.8*rise.Start || !strings.Contains(rise.Sentence, "p95 of rise rose") {
+		t.Errorf("rise: %s", rise.Sentence)
+	}
+	step := series(t, d, "p95 of step")
+	// The route stepped 2.5 s after the simulator started, before the run.
+	want := started.Add(2500 * time.Millisecond).Sub(readSummary(t, out).Stages[0].Start).Seconds()
+	if c := step.Change; step.Verdict != results.DriftDegraded || c == nil || !c.Significant || math.Abs(c.AtS-want) > 0.45 || c.After < 4*c.Before {
+		t.Errorf("step (want a change at %.1f s): %s (%+v; variance correction %.2f)\n%v", want, step.Sentence, c, step.Trend.Correction, step.Points)
+	}
+	if flat := series(t, d, "p95 of flat"); flat.Verdict != results.DriftSteady {
+		t.Errorf("flat: %s", flat.Sentence)
+	}
+}
+
+// Throughput that falls while each request's latency stays flat: a third
+// of the requests hang after a second, the VUs wait for their timeout, and
+// the successful ones are as fast as before. The throughput and the error
+// ratio degrade; the latency does not.
+func TestLongevityThroughputFallsLatencyFlat(t *testing.T) {
+	var first, n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now().UnixNano()
+		first.CompareAndSwap(0, now)
+		if time.Duration(now-first.Load()) > time.Second && n.Add(1)%3 == 0 {
+			select { // hangs, past the plan's timeout
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nhttp: {timeout: 250ms}\nscenarios: [{name: s, vus: 4, duration: 4s, flow: [{name: get, url: /items}]}]\n")
+	if code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	d := driftOf(t, out)
+	tp := series(t, d, "throughput")
+	if tp.Verdict != results.DriftDegraded || !strings.HasPrefix(tp.Sentence, "throughput fell") || tp.End > tp.Start/5 {
+		t.Errorf("throughput: %s", tp.Sentence)
+	}
+	if e := series(t, d, "error ratio"); e.Verdict != results.DriftDegraded {
+		t.Errorf("errors: %s", e.Sentence)
+	}
+	for _, name := range []string{"mean of get", "p95 of get"} {
+		if s := series(t, d, name); s.Verdict != results.DriftSteady {
+			t.Errorf("%s: %s", name, s.Sentence)
+		}
+	}
+}
+
+// growEnv makes the test binary a process whose memory grows by growRate
+// a second (see TestMain), for the monitor to watch.
+const (
+	growEnv  = "PERFLAB_TEST_GROW"
+	growRate = 40 << 20
+)
+
+// grow is the test binary as that process: it keeps its resident memory
+// growRate a second above where it started, by the clock (a late wake-up
+// catches up), for at most 20 s.
+func grow() {
+	start := time.Now()
+	var held [][]byte
+	for time.Since(start) < 20*time.Second {
+		want := int(time.Since(start).Seconds() * growRate)
+		have := len(held) << 20
+		for ; have < want; have += 1 << 20 {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1 // resident: every page touched
+			}
+			held = append(held, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A process whose memory grows at a known rate: its memory series
+// degrades, by about the rate over the run; a rate per hour and a leak
+// verdict need ten minutes, so the resources table says the run is too
+// short to judge.
+func TestLongevityMemoryGrows(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(self, "-test.run=^$")
+	child.Env = append(os.Environ(), growEnv+"=1")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		child.Process.Kill()
+		child.Wait()
+	}()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(time.Millisecond) }))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 1, duration: 3s, flow: [{name: get, url: /}]}]\n")
+	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet", "--monitor", fmt.Sprintf("process:name=grower,pid=%d", child.Process.Pid))
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	d := driftOf(t, out)
+	mem := series(t, d, "memory of grower (rss)")
+	// The levels are the medians of the first and last tenth (3 of 30
+	// intervals): 2.7 s of growth apart, 108 MB at 40 MB/s.
+	grew := mem.End - mem.Start
+	if mem.Verdict != results.DriftDegraded || grew < 70 || grew > 140 || mem.Trend.SlopePerHour != nil {
+		t.Errorf("memory grew %.1f MB (want about 108): %s", grew, mem.Sentence)
+	}
+	if !strings.Contains(stdout, "too short to judge") {
+		t.Errorf("the resources table judges a leak from 3 s:\n%s", stdout)
+	}
+	for _, w := range readSummary(t, out).Resources.Windows {
+		for _, m := range w.Monitors {
+			if m.Monitor == "grower" && (len(m.Memory) == 0 || !m.Memory[0].TooShort) {
+				t.Errorf("grower's memory: %+v", m.Memory)
+			}
+		}
+	}
+	if d.Tests != 2*(len(d.Series)) || !strings.Contains(d.Method, fmt.Sprintf("%d tests under Holm's correction", d.Tests)) || judge.MinDriftValues != 12 {
+		t.Errorf("method: %s", d.Method)
+	}
+}
