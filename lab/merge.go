@@ -20,7 +20,8 @@ import (
 // several load generators, into one run as `perflab merge` does
 // (results.Merge): it writes the merged run's directory under cfg.Out,
 // judges the plan's thresholds on the whole (regressions against the
-// history included) and whether the generators kept to the plan, prints
+// history included), whether the generators kept to the plan and whether
+// the system degraded over the run (its drift), prints
 // the tables to cfg.Stdout and records the run in the history. cfg.Labels are added to the first run's labels. The error is
 // non-nil when the runs could not be read or merged, or the directory
 // could not be written.
@@ -50,6 +51,7 @@ func Merge(dirs []string, cfg Config) (*Result, error) {
 	// Whether the generators kept to the plan, on the whole: each part's
 	// own CPU is in its warnings (the monitors stay each part's).
 	judge.Generator(s, 0)
+	s.Drift = judge.Longevity(m, judge.LongevityOptions{})
 
 	var lost []string
 	st, err := openStore(cfg)

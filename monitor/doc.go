@@ -95,6 +95,11 @@
 //	connections_total, connections_active, connections_idle,
 //	connections_idle_in_transaction, connections_waiting_lock
 //
+// and the statements pg_stat_statements counts, all together (its own
+// left out), for their mean time over each interval:
+//
+//	statement_calls, statement_time_ms   Σ calls, Σ execution time
+//
 // Open snapshots pg_stat_statements and Close snapshots it again: the
 // difference is what ran during the load, and Final.SlowQueries lists the
 // statements whose mean execution time exceeded Spec.SlowThreshold (100 ms
@@ -109,10 +114,13 @@
 // Analyze gives, per window and monitor: CPU seconds used (user + system),
 // cores busy and CPU milliseconds per transaction; per memory metric
 // (pss_bytes, rss_bytes, heap_used_bytes, memory_anon_bytes, memory_current_bytes) the
-// average, peak, least-squares slope in bytes per hour, and a leak
-// suspicion (the rule is in trend.go: a significant Mann-Kendall rise of the
-// memory's floor, by at least 1% of its level, over at least 8 samples);
-// young and full collections with their average pause; the host's busy
+// average, peak, and, over at least MinTrendSpan (10 minutes) and
+// MinTrendSamples (20) samples, the least-squares slope in bytes per hour
+// and a leak suspicion (the rule is in trend.go: a significant
+// Mann-Kendall rise of the memory's floor, by at least 1% of its level);
+// a shorter window is TooShort and has neither; young and full
+// collections with their average pause; a database's statements with
+// their mean time; the host's busy
 // fraction and whether the generator was saturated (SaturationBusy,
 // WindowFigures.Saturated); min, average and maximum of the other levels.
 package monitor
