@@ -71,7 +71,7 @@ span = int(sys.argv[5]) * 0.1
 series = {s["name"]: s for s in drift["series"]}
 deg, flat = series["p95 of degrades"], series["p95 of flat"]
 ch = deg.get("change") or {}
-ok = drift["degraded"] and deg["verdict"] == "degraded" and ch.get("significant") and abs(ch["at_s"] - want) <= 0.01 * span and flat["verdict"] == "steady"
+ok = drift["degraded"] and deg["verdict"] == "degraded" and deg["significant"] and ch and abs(ch["at_s"] - want) <= 0.01 * span and flat["verdict"] == "steady"
 print(f"\nstepped at {want:.1f} s ({want / span:.0%} of the run); found: {ch.get('at_s', float('nan')):.1f} s, "
       f"{deg['sentence']}; flat: {flat['verdict']}; {drift['tests']} tests")
 print("verdict and change point right" if ok else "WRONG: see " + sys.argv[1])

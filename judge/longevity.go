@@ -67,7 +67,9 @@ type series struct {
 	trend  analyze.Trend
 	change *analyze.ChangePoint
 	at     float64 // the change's time, seconds into the stage
-	pt, pc float64 // the trend's and the change's p before Holm
+	split  int     // the change's index in the series
+	pt, pc float64 // the trend's p, and the change's corrected for the splits
+	p, adj float64 // the series' test: 2 min(pt, pc), and after Holm's correction
 }
 
 // Longevity judges whether a run degraded over time (results.Drift): for
@@ -106,10 +108,10 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 			s.test(o)
 		}
 	}
-	m := holm(all, o.Alpha)
+	m := holm(all)
 	d := &results.Drift{Alpha: o.Alpha, MinEffect: o.MinEffect, MinErrorRise: o.MinErrorRise, Tests: m,
 		FirstS: o.First.Seconds(), LastS: o.Last.Seconds(), Series: []results.DriftSeries{}}
-	var degraded []*series
+	var degraded, unclear []*series
 	steady, short := 0, 0
 	for _, s := range all {
 		s.judge(o)
@@ -117,6 +119,8 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 		switch s.out.Verdict {
 		case results.DriftDegraded:
 			degraded = append(degraded, s)
+		case results.DriftInconclusive:
+			unclear = append(unclear, s)
 		case results.DriftTooShort:
 			short++
 		default:
@@ -124,14 +128,14 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 		}
 	}
 	d.Degraded = len(degraded) > 0
-	d.Verdict = verdict(degraded, steady, short)
+	d.Verdict = verdict(degraded, unclear, steady, short)
 	stretches := "the first and last tenth of each stage"
 	if o.First > 0 || o.Last > 0 {
 		stretches = fmt.Sprintf("the first %s and the last %s of each stage", stretch(o.First, "tenth"), stretch(o.Last, "tenth"))
 	}
 	d.Method = fmt.Sprintf("each series of at least %d intervals is tested for a monotonic trend (Mann-Kendall, its variance corrected for autocorrelation) "+
-		"and for a change of level (binary segmentation over blocks of about independent intervals, Mann-Whitney, Bonferroni over the splits): "+
-		"%d tests under Holm's correction, family-wise alpha %g; a change counts from %.0f%% (an error ratio from %.1f points); "+
+		"and for a change of level (binary segmentation over blocks of about independent intervals, Mann-Whitney, Bonferroni over the splits), "+
+		"the smaller p-value of the two doubled: %d series under Holm's correction, family-wise alpha %g; a change counts from %.0f%% (an error ratio from %.1f points); "+
 		"levels are the medians of %s; rates per hour need %s of data",
 		MinDriftValues, m, o.Alpha, 100*o.MinEffect, 100*o.MinErrorRise, stretches, MinRateSpan)
 	return d
@@ -145,14 +149,23 @@ func stretch(d time.Duration, whole string) string {
 	return whole
 }
 
-// verdict says in one sentence what degraded, or that nothing did.
-func verdict(degraded []*series, steady, short int) string {
+// verdict says in one sentence what degraded, or that nothing did, and
+// what changed as much without the tests being able to tell.
+func verdict(degraded, unclear []*series, steady, short int) string {
+	var doubt string
+	if len(unclear) > 0 {
+		var names []string
+		for _, s := range unclear {
+			names = append(names, fmt.Sprintf("%s (%+.0f%%)", s.out.Name, 100*s.diff(s.out.Start, s.out.End)))
+		}
+		doubt = fmt.Sprintf("; %d changed as much but not significantly: %s", len(unclear), strings.Join(names, ", "))
+	}
 	if len(degraded) == 0 {
 		v := fmt.Sprintf("no degradation: %d series steady", steady)
 		if short > 0 {
 			v += fmt.Sprintf(", %d too short to judge", short)
 		}
-		return v + "."
+		return v + doubt + "."
 	}
 	slices.SortStableFunc(degraded, func(a, b *series) int { return cmp.Compare(b.effect(), a.effect()) })
 	var parts []string
@@ -163,7 +176,7 @@ func verdict(degraded []*series, steady, short int) string {
 		}
 		parts = append(parts, s.out.Sentence)
 	}
-	return "degraded: " + strings.Join(parts, "; ") + "."
+	return "degraded: " + strings.Join(parts, "; ") + doubt + "."
 }
 
 // slot is one interval of a stage across its operations.
@@ -337,7 +350,7 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 }
 
 func newSeries(stage, kind, name, unit string, lower bool) *series {
-	return &series{out: results.DriftSeries{Stage: stage, Kind: kind, Name: name, Unit: unit}, lower: lower, pt: 1, pc: 1}
+	return &series{out: results.DriftSeries{Stage: stage, Kind: kind, Name: name, Unit: unit}, lower: lower, pt: 1, pc: 1, p: 1, adj: 1}
 }
 
 func (s *series) add(t, v float64) {
@@ -361,8 +374,35 @@ func (s *series) test(o LongevityOptions) {
 	}
 	if s.change != nil {
 		s.pc = min(1, s.change.P*float64(s.change.Splits))
-		s.at = s.t[min(s.change.Index*width, len(s.t)-1)]
+		s.split = min(s.change.Index*width, len(s.t)-1)
+		s.at = s.t[s.split]
 	}
+}
+
+// stepFits tells whether the series is better told as a change of level at
+// its split than as a straight trend: the spread of what each leaves (the
+// median absolute residual) is smaller for the step. A level that rose at
+// once is "the change began after 1 m"; one that rose all along is a trend.
+func (s *series) stepFits() bool {
+	if s.change == nil {
+		return false
+	}
+	n := len(s.v)
+	a, b := analyze.Median(s.v[:s.split]), analyze.Median(s.v[s.split:])
+	step, line := make([]float64, n), make([]float64, n)
+	off := make([]float64, n)
+	for i, x := range s.v {
+		off[i] = x - s.trend.Slope*float64(i)
+	}
+	c := analyze.Median(off)
+	for i, x := range s.v {
+		lv := a
+		if i >= s.split {
+			lv = b
+		}
+		step[i], line[i] = math.Abs(x-lv), math.Abs(off[i]-c)
+	}
+	return analyze.Median(step) <= analyze.Median(line)
 }
 
 // diff is a change from a to b as the series measures changes: relative,
@@ -387,34 +427,32 @@ func (s *series) worse(a, b float64) float64 {
 	return s.diff(a, b)
 }
 
-// effect is how much worse the series got, by its degrading finding.
+// effect is how much worse the series got, by what its test found.
 func (s *series) effect() float64 {
-	if c := s.out.Change; c != nil && c.Significant {
+	if c := s.out.Change; c != nil && s.stepFits() {
 		return s.worse(c.Before, c.After)
 	}
 	return s.worse(s.out.Start, s.out.End)
 }
 
-// holm adjusts the p-values of every test of the series that were judged
-// (Holm's step-down correction) and returns the number of tests.
-func holm(all []*series, alpha float64) int {
-	type test struct {
-		p   float64
-		set func(adj float64)
-	}
-	var tests []test
+// holm gives each series judged its test of the family, twice the smaller
+// p-value of its two tests (Bonferroni over the two: a trend and a change
+// of level are two ways of asking one question), adjusted by Holm's
+// step-down correction over the series; it returns their number.
+func holm(all []*series) int {
+	var judged []*series
 	for _, s := range all {
-		if len(s.v) < MinDriftValues {
-			continue
+		if len(s.v) >= MinDriftValues {
+			s.p = min(1, 2*min(s.pt, s.pc))
+			judged = append(judged, s)
 		}
-		tests = append(tests, test{s.pt, func(adj float64) { s.pt = adj }}, test{s.pc, func(adj float64) { s.pc = adj }})
 	}
-	slices.SortStableFunc(tests, func(a, b test) int { return cmp.Compare(a.p, b.p) })
-	m := len(tests)
+	slices.SortStableFunc(judged, func(a, b *series) int { return cmp.Compare(a.p, b.p) })
+	m := len(judged)
 	running := 0.0
-	for i, t := range tests {
-		running = max(running, min(1, float64(m-i)*t.p))
-		t.set(running)
+	for i, s := range judged {
+		running = max(running, min(1, float64(m-i)*s.p))
+		s.adj = running
 	}
 	return m
 }
@@ -445,45 +483,53 @@ func (s *series) judge(o LongevityOptions) {
 	if s.points {
 		least = o.MinErrorRise
 	}
-	tr := &results.DriftTrend{P: s.trend.P, PAdjusted: s.pt, Correction: s.trend.Correction, Significant: s.pt < o.Alpha}
+	tr := &results.DriftTrend{P: s.trend.P, Correction: s.trend.Correction}
 	if span := time.Duration(out.SpanS * float64(time.Second)); span >= MinRateSpan && step > 0 {
 		perHour := s.trend.Slope * 3600 / step
 		tr.SlopePerHour = &perHour
 	}
 	out.Trend = tr
 	if c := s.change; c != nil {
-		out.Change = &results.DriftChange{AtS: s.at, Before: c.Before, After: c.After, P: min1(c.P * float64(c.Splits)), PAdjusted: s.pc, Significant: s.pc < o.Alpha}
+		out.Change = &results.DriftChange{AtS: s.at, Before: c.Before, After: c.After, P: s.pc}
 	}
-	trendWorse := s.worse(out.Start, out.End)
-	var changeWorse float64
-	changeSig := out.Change != nil && out.Change.Significant
-	if changeSig {
-		changeWorse = s.worse(out.Change.Before, out.Change.After)
+	out.P, out.PAdjusted, out.Significant = s.p, s.adj, s.adj < o.Alpha
+	// What the tests found: a change of level when the series is better
+	// told so, else a trend from the start to the end.
+	byChange := s.stepFits()
+	worse := s.worse(out.Start, out.End)
+	if byChange {
+		worse = s.worse(out.Change.Before, out.Change.After)
+	}
+	found := s.trendSentence
+	if byChange {
+		found = s.changeSentence
 	}
 	switch {
-	case changeSig && changeWorse >= least:
-		out.Verdict, out.Sentence = results.DriftDegraded, s.changeSentence()
-	case tr.Significant && trendWorse >= least:
-		out.Verdict, out.Sentence = results.DriftDegraded, s.trendSentence()
-	case changeSig && -changeWorse >= least:
-		out.Verdict, out.Sentence = results.DriftImproved, s.changeSentence()
-	case tr.Significant && -trendWorse >= least:
-		out.Verdict, out.Sentence = results.DriftImproved, s.trendSentence()
+	case out.Significant && worse >= least:
+		out.Verdict, out.Sentence = results.DriftDegraded, found()
+	case out.Significant && -worse >= least:
+		out.Verdict, out.Sentence = results.DriftImproved, found()
+	case !out.Significant && math.Abs(s.worse(out.Start, out.End)) >= least:
+		out.Verdict = results.DriftInconclusive
+		out.Sentence = fmt.Sprintf("%s %s, but not significantly (p %.3g after Holm's correction; alpha %g): more intervals would tell",
+			out.Name, s.moved(out.Start, out.End), s.adj, o.Alpha)
+	case out.Significant:
+		out.Verdict = results.DriftSteady
+		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (a change, p %.3g after Holm's correction, smaller than the %s that counts)",
+			out.Name, s.value(out.Start), s.value(out.End), s.adj, s.minWords(least))
 	default:
 		out.Verdict = results.DriftSteady
-		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (trend p %.3g after Holm's correction; no change of level of %s)",
-			out.Name, s.value(out.Start), s.value(out.End), s.pt, s.minWords(least))
+		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (p %.3g after Holm's correction)",
+			out.Name, s.value(out.Start), s.value(out.End), s.adj)
 	}
 }
-
-func min1(p float64) float64 { return math.Min(1, p) }
 
 // minWords says the minimum effect in the series' terms.
 func (s *series) minWords(least float64) string {
 	if s.points {
-		return fmt.Sprintf("%.1f points or more", 100*least)
+		return fmt.Sprintf("%.1f points", 100*least)
 	}
-	return fmt.Sprintf("%.0f%% or more", 100*least)
+	return fmt.Sprintf("%.0f%%", 100*least)
 }
 
 // levels are the medians of the stretches compared at the start and the

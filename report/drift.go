@@ -99,7 +99,7 @@ func driftValue(s results.DriftSeries, v float64) string {
 // driftChange says where a series changed level, if it did.
 func driftChange(s results.DriftSeries) string {
 	c := s.Change
-	if c == nil || !c.Significant {
+	if c == nil || !s.Significant {
 		return ""
 	}
 	return fmt.Sprintf("%s → %s after %.0f s", driftValue(s, c.Before), driftValue(s, c.After), c.AtS)
@@ -152,7 +152,7 @@ func driftCharts(d *results.Drift) []Chart {
 		c := Chart{Slug: "drift-" + slug(s.Stage+"-"+s.Name), Title: fmt.Sprintf("%s: %s (%s)", s.Stage, s.Name, strings.ReplaceAll(s.Verdict, "_", " ")),
 			XLabel: "seconds into the stage", YLabel: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
 			Bands: []Band{{From: t0, To: math.Min(t0+first, end), Label: "start"}, {From: math.Max(end-last, t0), To: end, Label: "end"}}}
-		if ch := s.Change; ch != nil && ch.Significant {
+		if ch := s.Change; ch != nil && s.Significant {
 			c.Marks = []Mark{{X: ch.AtS, Label: "change"}}
 		}
 		out = append(out, c)

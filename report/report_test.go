@@ -346,10 +346,10 @@ func driftFixture() *results.Drift {
 		Method: "each series of at least 12 intervals is tested (...)", Alpha: 0.01, MinEffect: 0.2, MinErrorRise: 0.01, Tests: 4,
 		Series: []results.DriftSeries{
 			{Stage: "soak", Name: "throughput", Kind: "throughput", Unit: "/s", Values: 60, SpanS: 60, Start: 100, End: 20,
-				Trend:   &results.DriftTrend{P: 1e-9, PAdjusted: 4e-9, Correction: 1, Significant: true},
-				Change:  &results.DriftChange{AtS: 30, Before: 100, After: 20, P: 1e-12, PAdjusted: 4e-12, Significant: true},
+				Trend:  &results.DriftTrend{P: 1e-9, Correction: 1},
+				Change: &results.DriftChange{AtS: 30, Before: 100, After: 20, P: 1e-12}, P: 1e-12, PAdjusted: 4e-12, Significant: true,
 				Verdict: results.DriftDegraded, Sentence: "throughput fell 80% from 100/s to 20/s; the change began after 30.0 s", Points: tp},
-			{Stage: "soak", Name: "error ratio", Kind: "errors", Unit: "%", Values: 60, SpanS: 60, Trend: &results.DriftTrend{P: 1, PAdjusted: 1, Correction: 1},
+			{Stage: "soak", Name: "error ratio", Kind: "errors", Unit: "%", Values: 60, SpanS: 60, Trend: &results.DriftTrend{P: 1, Correction: 1}, P: 1, PAdjusted: 1,
 				Verdict: results.DriftSteady, Sentence: "error ratio steady: 0.00% at the start, 0.00% at the end", Points: er},
 		}}
 }

@@ -18,13 +18,14 @@ type Drift struct {
 	// thresholds, the correction for the number of tests.
 	Method string `json:"method"`
 	// Alpha is the family-wise significance level (Holm's correction over
-	// Tests tests); MinEffect the smallest relative change that counts,
+	// the Tests series); MinEffect the smallest relative change that counts,
 	// MinErrorRise the smallest rise of an error ratio (absolute: 0.01 is
 	// one percentage point).
 	Alpha        float64 `json:"alpha"`
 	MinEffect    float64 `json:"min_effect"`
 	MinErrorRise float64 `json:"min_error_rise"`
-	Tests        int     `json:"tests"`
+	// Tests is the number of series tested: the family of Holm's correction.
+	Tests int `json:"tests"`
 	// FirstS and LastS are the lengths of the stretches at the start and
 	// the end of each stage whose levels are compared (seconds; 0: the
 	// first and last tenth of the stage).
@@ -33,12 +34,16 @@ type Drift struct {
 	Series []DriftSeries `json:"series"`
 }
 
-// Verdicts of a drift series.
+// Verdicts of a drift series: worse, or better, by the minimum effect or
+// more and significant; steady; worse or better by that much but not
+// significant (inconclusive: more intervals would tell); too short a
+// series to judge.
 const (
-	DriftDegraded = "degraded"
-	DriftImproved = "improved"
-	DriftSteady   = "steady"
-	DriftTooShort = "too_short"
+	DriftDegraded     = "degraded"
+	DriftImproved     = "improved"
+	DriftSteady       = "steady"
+	DriftInconclusive = "inconclusive"
+	DriftTooShort     = "too_short"
 )
 
 // DriftSeries is one series of a stage over time, and what the tests
@@ -66,8 +71,15 @@ type DriftSeries struct {
 	// largest change of level found, if one was.
 	Trend  *DriftTrend  `json:"trend,omitempty"`
 	Change *DriftChange `json:"change,omitempty"`
-	// Verdict is degraded, improved, steady or too_short, and Sentence
-	// says it.
+	// P is the series' test of the family: twice the smaller p-value of
+	// its trend and its change (Bonferroni over the two), PAdjusted the
+	// same after Holm's correction over the series, Significant whether
+	// it is below Alpha.
+	P           float64 `json:"p"`
+	PAdjusted   float64 `json:"p_adjusted"`
+	Significant bool    `json:"significant"`
+	// Verdict is degraded, improved, steady, inconclusive or too_short,
+	// and Sentence says it.
 	Verdict  string `json:"verdict"`
 	Sentence string `json:"sentence"`
 	// Points are the series over time for charts: [seconds into the
@@ -77,15 +89,13 @@ type DriftSeries struct {
 
 // DriftTrend is a series' trend test.
 type DriftTrend struct {
-	// P is the test's p-value (its variance corrected for
-	// autocorrelation by Correction), PAdjusted Holm's over the family.
+	// P is the test's p-value, its variance corrected for autocorrelation
+	// by Correction.
 	P          float64 `json:"p"`
-	PAdjusted  float64 `json:"p_adjusted"`
 	Correction float64 `json:"variance_correction"`
 	// SlopePerHour is Sen's slope in the series' unit per hour; none when
 	// the series spans too little time for a rate per hour.
 	SlopePerHour *float64 `json:"slope_per_hour,omitempty"`
-	Significant  bool     `json:"significant"`
 }
 
 // DriftChange is a change of a series' level.
@@ -95,9 +105,7 @@ type DriftChange struct {
 	AtS    float64 `json:"at_s"`
 	Before float64 `json:"before"`
 	After  float64 `json:"after"`
-	// P is the Mann-Whitney p-value of the split corrected for the splits
-	// tried, PAdjusted Holm's over the family.
-	P           float64 `json:"p"`
-	PAdjusted   float64 `json:"p_adjusted"`
-	Significant bool    `json:"significant"`
+	// P is the Mann-Whitney p-value of the split, corrected for the splits
+	// tried.
+	P float64 `json:"p"`
 }

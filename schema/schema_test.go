@@ -921,8 +921,8 @@ func TestSummaryValidates(t *testing.T) {
 	withDrift.Drift = &results.Drift{Degraded: true, Verdict: "degraded: ...", Method: "...", Alpha: 0.01, MinEffect: 0.2, MinErrorRise: 0.01, Tests: 4,
 		Series: []results.DriftSeries{
 			{Stage: "s", Name: "throughput", Kind: "throughput", Unit: "/s", Values: 20, SpanS: 40, Start: 164, End: 31,
-				Trend:   &results.DriftTrend{P: 1e-6, PAdjusted: 4e-6, Correction: 1.3, SlopePerHour: &slope, Significant: true},
-				Change:  &results.DriftChange{AtS: 2, Before: 164, After: 31, P: 1e-5, PAdjusted: 3e-5, Significant: true},
+				Trend:  &results.DriftTrend{P: 1e-6, Correction: 1.3, SlopePerHour: &slope},
+				Change: &results.DriftChange{AtS: 2, Before: 164, After: 31, P: 1e-5}, P: 1e-5, PAdjusted: 3e-5, Significant: true,
 				Verdict: results.DriftDegraded, Sentence: "throughput fell 81%", Points: [][2]float64{{0, 164}, {2, 31}}},
 			{Stage: "s", Name: "error ratio", Kind: "errors", Unit: "%", Values: 5, Verdict: results.DriftTooShort, Sentence: "too short", Points: [][2]float64{}},
 		}}

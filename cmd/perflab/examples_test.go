@@ -292,7 +292,7 @@ func TestExampleCirculation(t *testing.T) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-longevity"))
 	code, drift, errs := runCLI(t, "drift", dirs[0], "--window", "first:3s", "--window", "last:3s")
-	if code != exitOK || !regexp.MustCompile(`check-out\b[\s\S]*change: p95 rose from`).MatchString(drift) {
+	if code != exitOK || !regexp.MustCompile(`p95 of check-out rose \d+% from [\d.]+ ms to [\d.]+ ms; the change began after`).MatchString(drift) {
 		t.Errorf("drift: %d %s\n%s", code, errs, drift)
 	}
 }

@@ -48,7 +48,7 @@ func init() {
 		{"history", "an operation across a plan's stored runs, and where it changed: perflab history PLAN", cmdHistory},
 		{"report", "a run as Markdown for a wiki, HTML with charts, CSV or JUnit: perflab report RUN [--format md|html|csv|junit] [-o FILE]", cmdReport},
 		{"compare", "compare runs with a statistical verdict: perflab compare BASE CANDIDATE (run dirs, run ids or labels: release=A release=B)", cmdCompare},
-		{"drift", "how a long run changed over time: windows, trend, change points: perflab drift RUN_DIR", cmdDrift},
+		{"drift", "did the system degrade over a long run: each series' trend and change of level, and the verdict: perflab drift RUN", cmdDrift},
 		{"demo", "start the built-in simulator and run the bundled demo plan against it", cmdDemo},
 		{"sim", "serve HTTP stubs from a YAML file: perflab sim STUBS.yaml", cmdSim},
 		{"version", "print perflab's version", func(std *stdio, _ []string) int { fmt.Fprintln(std.out, "perflab", version); return exitOK }},
