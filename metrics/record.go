@@ -116,8 +116,15 @@ func (r StatsRecord) Stats() (*Stats, error) {
 		case enc == "":
 			return nil, nil
 		}
-		if _, err := hdr.DecodePacked([]byte(enc)); err != nil {
+		h, err := hdr.DecodePacked([]byte(enc))
+		if err != nil {
 			return nil, fmt.Errorf("%s histogram: %w", what, err)
+		}
+		// perflab writes its own geometry only; another's could make a
+		// decoded copy as large as it likes.
+		if h.LowestTrackableValue() != lowestUs || h.HighestTrackableValue() != highestUs || h.SignificantFigures() != sigDigits {
+			return nil, fmt.Errorf("%s histogram: range %d..%d µs, %d digits: not perflab's (%d..%d, %d)", what,
+				h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), lowestUs, highestUs, sigDigits)
 		}
 		return []byte(enc), nil
 	}

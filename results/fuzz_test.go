@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/internal/runtest"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
@@ -96,6 +97,45 @@ func FuzzImportRunDir(f *testing.F) {
 			if len(rd.Summary.Stages[i].Operations) != len(s.Stages[i].Operations) {
 				t.Fatalf("stage %d: %d operations imported, %d read back", i, len(s.Stages[i].Operations), len(rd.Summary.Stages[i].Operations))
 			}
+		}
+	})
+}
+
+// totals.jsonl, a run directory's file like any other, is read whole or
+// refused: what reads back summarises, merges, and writes the same again.
+func FuzzReadTotals(f *testing.F) {
+	for _, run := range []*metrics.Run{runtest.Fixture(), runtest.OpenRun()} {
+		var b bytes.Buffer
+		if err := results.WriteTotals(&b, results.TotalsOf(run)); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b.Bytes())
+	}
+	f.Add([]byte(`{"part":"stage","index":1,"name":"s","operations":[{"name":"a","kind":"step","scenario":"s","stats":{"count":-3,"ok":{"n":2,"sum_ns":-1,"min_ns":5,"max_ns":1},"hist":"HISTFAAAACl42pNpmSzMwMDAxQABzFCaEUoz2X+AiLEwAQAzVAL/"}}]}`))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		tot, err := results.ReadTotals(bytes.NewReader(src))
+		if err != nil {
+			return
+		}
+		for _, ph := range tot.Stages {
+			merged := metrics.NewStats()
+			for _, st := range ph.Totals {
+				st.Summarize(time.Second)
+				merged.Merge(st)
+			}
+			merged.Summarize(time.Second)
+		}
+		var w1 bytes.Buffer
+		if err := results.WriteTotals(&w1, tot); err != nil {
+			t.Fatalf("read, then not written: %v", err)
+		}
+		back, err := results.ReadTotals(bytes.NewReader(w1.Bytes()))
+		if err != nil {
+			t.Fatalf("written, then not read: %v\n%s", err, w1.Bytes())
+		}
+		var w2 bytes.Buffer
+		if err := results.WriteTotals(&w2, back); err != nil || !bytes.Equal(w1.Bytes(), w2.Bytes()) {
+			t.Fatalf("written twice, differs (%v)", err)
 		}
 	})
 }
