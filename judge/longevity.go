@@ -591,19 +591,7 @@ func (s *series) moved(a, b float64) string {
 }
 
 // value writes a value of the series in its unit.
-func (s *series) value(v float64) string {
-	switch s.out.Unit {
-	case "ms":
-		return results.Human(v)
-	case "%":
-		return fmt.Sprintf("%.2f%%", v)
-	case "/s":
-		return fmt.Sprintf("%.3g/s", v)
-	case "MB":
-		return fmt.Sprintf("%.1f MB", v)
-	}
-	return fmt.Sprintf("%.3g %s", v, s.out.Unit)
-}
+func (s *series) value(v float64) string { return s.out.Value(v) }
 
 // unitWord is the unit of a rate per hour.
 func (s *series) unitWord() string {

@@ -40,18 +40,6 @@ func constant(v int) func(int) int { return func(int) int { return v } }
 // lognormal noise with a median of 1 and a p99 of about 2.5.
 func lognormal(r *rand.Rand) float64 { return math.Exp(0.4 * r.NormFloat64()) }
 
-// seriesOf is a series of the verdict by name.
-func seriesOf(t *testing.T, d *results.Drift, name string) results.DriftSeries {
-	t.Helper()
-	for _, s := range d.Series {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("no series %q in %+v", name, d.Series)
-	return results.DriftSeries{}
-}
-
 // Latency that rises linearly is a steady trend, and a degradation; the
 // throughput, flat, is steady.
 func TestLongevityLinearRise(t *testing.T) {
@@ -61,7 +49,7 @@ func TestLongevityLinearRise(t *testing.T) {
 	if d == nil || !d.Degraded {
 		t.Fatalf("verdict %+v", d)
 	}
-	p95 := seriesOf(t, d, "p95 of GET a")
+	p95 := runtest.DriftSeries(t, d, "p95 of GET a")
 	if p95.Verdict != results.DriftDegraded || !p95.Significant || p95.End/p95.Start < 2 {
 		t.Errorf("p95: %+v", p95)
 	}
@@ -71,7 +59,7 @@ func TestLongevityLinearRise(t *testing.T) {
 	if p95.Trend.SlopePerHour != nil {
 		t.Errorf("a rate per hour from a minute: %v", *p95.Trend.SlopePerHour)
 	}
-	if tp := seriesOf(t, d, "throughput"); tp.Verdict != results.DriftSteady || tp.Start != 100 {
+	if tp := runtest.DriftSeries(t, d, "throughput"); tp.Verdict != results.DriftSteady || tp.Start != 100 {
 		t.Errorf("throughput: %+v", tp)
 	}
 	if !strings.Contains(d.Method, "Holm") || !strings.Contains(d.Method, "alpha 0.01") || d.Tests != len(d.Series) {
@@ -89,7 +77,7 @@ func TestLongevityStep(t *testing.T) {
 		return 10
 	}, lognormal, constant(100), constant(0))
 	d := Longevity(rd, LongevityOptions{})
-	p95 := seriesOf(t, d, "p95 of GET a")
+	p95 := runtest.DriftSeries(t, d, "p95 of GET a")
 	c := p95.Change
 	if p95.Verdict != results.DriftDegraded || c == nil || !p95.Significant || c.AtS < 37 || c.AtS > 43 {
 		t.Fatalf("p95: %+v, change %+v: want a change at 40 s", p95, c)
@@ -142,12 +130,12 @@ func TestLongevityThroughputFalls(t *testing.T) {
 	}
 	rd := longRun(r, 80, 2*time.Second, func(int) float64 { return 10 }, lognormal, count, constant(0))
 	d := Longevity(rd, LongevityOptions{})
-	tp := seriesOf(t, d, "throughput")
+	tp := runtest.DriftSeries(t, d, "throughput")
 	if tp.Verdict != results.DriftDegraded || !strings.Contains(tp.Sentence, "throughput fell 80% from 100/s to 20/s; the change began after 1 m 0") {
 		t.Errorf("throughput: %s (%+v)", tp.Sentence, tp.Change)
 	}
 	for _, name := range []string{"mean of GET a", "p95 of GET a", "error ratio"} {
-		if s := seriesOf(t, d, name); s.Verdict != results.DriftSteady {
+		if s := runtest.DriftSeries(t, d, name); s.Verdict != results.DriftSteady {
 			t.Errorf("%s: %s", name, s.Sentence)
 		}
 	}
@@ -169,7 +157,7 @@ func TestLongevityMemory(t *testing.T) {
 				monitor.Point{Time: runtest.T0.Add(time.Duration(i) * c.iv), Monitor: results.SelfMonitor, Metric: monitor.MetricRSS, Value: float64(300 << 20)})
 		}
 		d := Longevity(rd, LongevityOptions{})
-		mem := seriesOf(t, d, "memory of db (rss)")
+		mem := runtest.DriftSeries(t, d, "memory of db (rss)")
 		if mem.Verdict != results.DriftDegraded || mem.Unit != "MB" || mem.End/mem.Start < 2 {
 			t.Errorf("memory at %v intervals: %+v", c.iv, mem)
 		}
@@ -257,12 +245,12 @@ func TestLongevityResources(t *testing.T) {
 		"time in garbage collection of api": seriesGC,
 		"statements' mean time of db":       seriesStatements,
 	} {
-		s := seriesOf(t, d, name)
+		s := runtest.DriftSeries(t, d, name)
 		if s.Kind != kind || s.Verdict != results.DriftDegraded || s.End < 2*s.Start {
 			t.Errorf("%s: %+v", name, s)
 		}
 	}
-	if s := seriesOf(t, d, "CPU per transaction of api"); math.Abs(s.Start-2.15) > 0.3 || math.Abs(s.End-4.85) > 0.3 {
+	if s := runtest.DriftSeries(t, d, "CPU per transaction of api"); math.Abs(s.Start-2.15) > 0.3 || math.Abs(s.End-4.85) > 0.3 {
 		t.Errorf("CPU per transaction from %.2f to %.2f ms, want about 2.15 to 4.85", s.Start, s.End)
 	}
 }

@@ -78,22 +78,13 @@ func driftMarkdown(w io.Writer, d *results.Drift) {
 	fmt.Fprintf(w, "\n%s.\n\n", mdEscape(upperFirst(d.Method)))
 }
 
-// driftValue writes a level of a series in its unit.
+// driftValue writes a level of a series in its unit, "-" for a series
+// with nothing measured.
 func driftValue(s results.DriftSeries, v float64) string {
 	if s.Values == 0 {
 		return "-"
 	}
-	switch s.Unit {
-	case "ms":
-		return results.Ms(v) + " ms"
-	case "%":
-		return fmt.Sprintf("%.2f%%", v)
-	case "/s":
-		return fmt.Sprintf("%.3g/s", v)
-	case "MB":
-		return fmt.Sprintf("%.1f MB", v)
-	}
-	return fmt.Sprintf("%.3g %s", v, s.Unit)
+	return s.Value(v)
 }
 
 // driftChange says where a series changed level, if it did.

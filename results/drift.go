@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // Drift is a run's longevity verdict: did the system degrade over time?
 // Each series a longevity verdict needs (each stage's throughput and error
 // ratio, each operation's mean and percentiles of latency, each monitored
@@ -108,4 +110,20 @@ type DriftChange struct {
 	// P is the Mann-Whitney p-value of the split, corrected for the splits
 	// tried.
 	P float64 `json:"p"`
+}
+
+// Value writes a value of the series in its unit: "12.5 ms", "1.2 s",
+// "0.50%", "164/s", "112.4 MB".
+func (s DriftSeries) Value(v float64) string {
+	switch s.Unit {
+	case "ms":
+		return Human(v)
+	case "%":
+		return fmt.Sprintf("%.2f%%", v)
+	case "/s":
+		return fmt.Sprintf("%.3g/s", v)
+	case "MB":
+		return fmt.Sprintf("%.1f MB", v)
+	}
+	return fmt.Sprintf("%.3g %s", v, s.Unit)
 }

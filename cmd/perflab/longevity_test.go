@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/runtest"
 	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/sim"
@@ -40,18 +41,6 @@ func driftOf(t *testing.T, out string, args ...string) *results.Drift {
 		t.Fatalf("drift: %v\n%s", err, text)
 	}
 	return js.Drift
-}
-
-// series is the drift series of that name, failing the test without it.
-func series(t *testing.T, d *results.Drift, name string) results.DriftSeries {
-	t.Helper()
-	for _, s := range d.Series {
-		if s.Name == name {
-			return s
-		}
-	}
-	t.Fatalf("no series %q in %+v", name, d.Series)
-	return results.DriftSeries{}
 }
 
 // Against the simulator: a route whose latency rises in a straight line
@@ -85,19 +74,19 @@ routes:
 	if !d.Degraded {
 		t.Errorf("verdict: %s", d.Verdict)
 	}
-	rise := series(t, d, "p95 of rise")
+	rise := runtest.DriftSeries(t, d, "p95 of rise")
 	// It rose from the simulator's start, a moment before the run's (more
 	// on a loaded machine): from 2 ms plus that much, by 4 ms a second.
 	if rise.Verdict != results.DriftDegraded || rise.End < 1.8*rise.Start || !strings.Contains(rise.Sentence, "p95 of rise rose") {
 		t.Errorf("rise: %s", rise.Sentence)
 	}
-	step := series(t, d, "p95 of step")
+	step := runtest.DriftSeries(t, d, "p95 of step")
 	// The route stepped 2.5 s after the simulator started, before the run.
 	want := started.Add(2500 * time.Millisecond).Sub(readSummary(t, out).Stages[0].Start).Seconds()
 	if c := step.Change; step.Verdict != results.DriftDegraded || c == nil || !step.Significant || math.Abs(c.AtS-want) > 0.45 || c.After < 4*c.Before {
 		t.Errorf("step (want a change at %.1f s): %s (%+v; variance correction %.2f)\n%v", want, step.Sentence, c, step.Trend.Correction, step.Points)
 	}
-	if flat := series(t, d, "p95 of flat"); flat.Verdict != results.DriftSteady {
+	if flat := runtest.DriftSeries(t, d, "p95 of flat"); flat.Verdict != results.DriftSteady {
 		t.Errorf("flat: %s", flat.Sentence)
 	}
 }
@@ -127,15 +116,15 @@ func TestLongevityThroughputFallsLatencyFlat(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 	}
 	d := driftOf(t, out)
-	tp := series(t, d, "throughput")
+	tp := runtest.DriftSeries(t, d, "throughput")
 	if tp.Verdict != results.DriftDegraded || !strings.HasPrefix(tp.Sentence, "throughput fell") || tp.End > tp.Start/5 {
 		t.Errorf("throughput: %s", tp.Sentence)
 	}
-	if e := series(t, d, "error ratio"); e.Verdict != results.DriftDegraded {
+	if e := runtest.DriftSeries(t, d, "error ratio"); e.Verdict != results.DriftDegraded {
 		t.Errorf("errors: %s", e.Sentence)
 	}
 	for _, name := range []string{"mean of get", "p95 of get"} {
-		if s := series(t, d, name); s.Verdict != results.DriftSteady {
+		if s := runtest.DriftSeries(t, d, name); s.Verdict != results.DriftSteady {
 			t.Errorf("%s: %s", name, s.Sentence)
 		}
 	}
@@ -195,7 +184,7 @@ func TestLongevityMemoryGrows(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
 	}
 	d := driftOf(t, out)
-	mem := series(t, d, "memory of grower (rss)")
+	mem := runtest.DriftSeries(t, d, "memory of grower (rss)")
 	// The levels are the medians of the first and last tenth (3 of 30
 	// intervals): 2.7 s of growth apart, 108 MB at 40 MB/s.
 	grew := mem.End - mem.Start

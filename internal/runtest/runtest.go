@@ -184,3 +184,16 @@ func BusyGenerator(window string) *monitor.Analysis {
 		{Monitor: results.GeneratorMonitor, Host: &monitor.HostFigures{BusyAvg: 0.5}},
 	}}}}
 }
+
+// DriftSeries is the series of a drift verdict by its name, failing the
+// test without it.
+func DriftSeries(t testing.TB, d *results.Drift, name string) results.DriftSeries {
+	t.Helper()
+	for _, s := range d.Series {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no series %q in %+v", name, d.Series)
+	return results.DriftSeries{}
+}
