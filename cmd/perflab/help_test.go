@@ -2,15 +2,14 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/perflab/perflab/internal/runtest"
+)
 
 // perflab help, and perflab help COMMAND for every command, print what
 // testdata/help/*.txt hold (go test ./cmd/perflab -run TestHelpGolden
@@ -29,7 +28,7 @@ func TestHelpGolden(t *testing.T) {
 			code, out, errs := runCLI(t, args...)
 			got := []byte(fmt.Sprintf("$ perflab %s\nexit code %d\n--- stdout\n%s--- stderr\n%s", strings.Join(args, " "), code, out, errs))
 			path := filepath.Join("testdata", "help", name+".txt")
-			if *update {
+			if runtest.Update() {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -24,6 +24,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// Update tells whether the tests run with -update: golden files are
+// rewritten, not compared.
+func Update() bool { return *update }
+
 // Golden compares got with testdata/NAME of the package under test, or
 // with -update rewrites it.
 func Golden(t *testing.T, name string, got []byte) {
