@@ -325,6 +325,7 @@ th { background: #f6f6f6; } .meta { color: #555; } .fail { color: #b00; font-wei
 svg.chart { display: block; margin: 8px 0 20px; max-width: 100%; height: auto; }
 {{chartCSS}}
 code { background: #f4f4f4; padding: 1px 4px; }
+table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 </style></head><body>
 <h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
@@ -336,7 +337,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
 {{end}}</table>{{end}}
 {{range .S.Warnings}}<p class="fail">Warning: {{.}}</p>
 {{end}}
-{{with .S.Drift}}<h2>Drift over time</h2><table><tr><th>Stage</th><th>Series</th><th>Start</th><th>End</th><th>Change</th><th>Verdict</th></tr>
+{{with .S.Drift}}<h2>Drift over time</h2><table class="drift"><tr><th>Stage</th><th>Series</th><th>Start</th><th>End</th><th>Change</th><th>Verdict</th></tr>
 {{range .Series}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{if eq .Verdict "degraded"}}<span class="fail">degraded</span>{{else}}{{.Verdict}}{{end}}</td></tr>
 {{end}}</table><p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed.</p>
 {{range $.Drift}}{{.}}{{end}}{{end}}
