@@ -45,5 +45,35 @@ func FuzzEncode(f *testing.F) {
 		if err != nil || !back.Equals(h) {
 			t.Fatalf("decoded back: %v, equal %v", err, err == nil && back.Equals(h))
 		}
+		into := NewHistogram()
+		if err := DecodeInto(into, got); err != nil || !into.Equals(h) || into.TotalCount() != h.TotalCount() {
+			t.Fatalf("decoded into: %v, %d values of %d", err, into.TotalCount(), h.TotalCount())
+		}
+	})
+}
+
+// DecodeInto takes any bytes (an interval log is input like any other):
+// an error, or the counts the library's decoder finds.
+func FuzzDecodeInto(f *testing.F) {
+	h := NewHistogram()
+	for _, v := range []int64{1, 5, 2000, 123456, highestUs} {
+		h.RecordValue(v) //nolint:errcheck // in range
+	}
+	f.Add(Encode(h))
+	f.Add(Encode(NewHistogram()))
+	f.Add([]byte("HISTFAAAACl42pNpmSzMwMDAxQABzFCaEUoz2X+AiLEwAQAzVAL/"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := NewHistogram()
+		if err := DecodeInto(got, data); err != nil {
+			return
+		}
+		want, err := hdr.Decode(data)
+		if err != nil {
+			t.Fatalf("decoded into without an error, the library's decoder refuses it: %v", err)
+		}
+		if want.LowestTrackableValue() == lowestUs && want.HighestTrackableValue() == highestUs && want.SignificantFigures() == sigDigits &&
+			(!got.Equals(want) || got.TotalCount() != want.TotalCount()) {
+			t.Fatalf("decoded into %d values, the library %d", got.TotalCount(), want.TotalCount())
+		}
 	})
 }

@@ -207,8 +207,8 @@ func (s *Stats) Unpacked() *Stats {
 		if b == nil {
 			return nil
 		}
-		h, err := hdr.Decode(b)
-		if err != nil { // cannot happen: Encode wrote it
+		h := NewHistogram()
+		if err := DecodeInto(h, b); err != nil { // cannot happen: Encode wrote it, or StatsRecord checked it
 			panic("metrics: unpacking a histogram: " + err.Error())
 		}
 		return h

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 )
@@ -295,41 +299,66 @@ func mergeIntervals(parts []*Run) (map[string][]*IntervalData, error) {
 			tags[tag] = true
 		}
 	}
-	out := map[string][]*IntervalData{}
-	acc := metrics.NewHistogram()
-	for _, tag := range slices.Sorted(maps.Keys(tags)) {
-		slots := map[int64][]*IntervalData{}
-		for _, p := range parts {
-			start, length := stageClock(p, tag)
-			for pos, d := range p.Intervals[tag] {
-				k := int64(pos)
-				if length > 0 {
-					k = int64(math.Round(float64(d.StartMs-start) / float64(length)))
-				}
-				slots[k] = append(slots[k], d)
+	// Each tag on its own, a core each: decoding and encoding the
+	// histograms is the whole cost.
+	list := slices.Sorted(maps.Keys(tags))
+	merged := make([][]*IntervalData, len(list))
+	errs := make([]error, len(list))
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(list)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acc := metrics.NewHistogram()
+			for i := int(next.Add(1) - 1); i < len(list); i = int(next.Add(1) - 1) {
+				merged[i], errs[i] = mergeTag(parts, list[i], acc)
+			}
+		}()
+	}
+	wg.Wait()
+	out := make(map[string][]*IntervalData, len(list))
+	for i, tag := range list {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		out[tag] = merged[i]
+	}
+	return out, nil
+}
+
+// mergeTag merges the parts' intervals of one log tag, in acc.
+func mergeTag(parts []*Run, tag string, acc *hdr.Histogram) ([]*IntervalData, error) {
+	slots := map[int64][]*IntervalData{}
+	for _, p := range parts {
+		start, length := stageClock(p, tag)
+		for pos, d := range p.Intervals[tag] {
+			k := int64(pos)
+			if length > 0 {
+				k = int64(math.Round(float64(d.StartMs-start) / float64(length)))
+			}
+			slots[k] = append(slots[k], d)
+		}
+	}
+	var out []*IntervalData
+	for _, k := range slices.Sorted(maps.Keys(slots)) {
+		in := slots[k]
+		m := &IntervalData{StartMs: in[0].StartMs, EndMs: in[0].EndMs}
+		acc.Reset()
+		for _, d := range in {
+			m.StartMs, m.EndMs = min(m.StartMs, d.StartMs), max(m.EndMs, d.EndMs)
+			if m.Count >= 0 && d.Count >= 0 {
+				m.Count += d.Count
+			} else {
+				m.Count = -1
+			}
+			m.Errors += max(d.Errors, 0)
+			if err := metrics.DecodeInto(acc, []byte(d.enc)); err != nil {
+				return nil, fmt.Errorf("merge: %s: interval at %d ms: %w", tag, d.StartMs, err)
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(slots)) {
-			in := slots[k]
-			m := &IntervalData{StartMs: in[0].StartMs, EndMs: in[0].EndMs}
-			acc.Reset()
-			for _, d := range in {
-				m.StartMs, m.EndMs = min(m.StartMs, d.StartMs), max(m.EndMs, d.EndMs)
-				if m.Count >= 0 && d.Count >= 0 {
-					m.Count += d.Count
-				} else {
-					m.Count = -1
-				}
-				m.Errors += max(d.Errors, 0)
-				h, err := d.Histogram()
-				if err != nil {
-					return nil, fmt.Errorf("merge: %s: interval at %d ms: %w", tag, d.StartMs, err)
-				}
-				h.MergeInto(acc)
-			}
-			m.enc = string(metrics.Encode(acc))
-			out[tag] = append(out[tag], m)
-		}
+		m.enc = string(metrics.Encode(acc))
+		out = append(out, m)
 	}
 	return out, nil
 }
