@@ -36,6 +36,9 @@ type Cursor struct {
 	next atomic.Uint64 // Sequential: how many rows were handed out
 	n    uint64
 	mode Mode
+	// Sequential in a worker of a distributed run: its k-th pick is the
+	// run's pick k*stride+offset (Segment).
+	stride, offset uint64
 }
 
 // NewCursor returns a cursor over n rows, n >= 1 (n < 1 is taken as 1).
@@ -44,7 +47,16 @@ func NewCursor(n int, mode Mode) *Cursor {
 	if mode != PerVU && mode != Random {
 		mode = Sequential
 	}
-	return &Cursor{n: uint64(max(n, 1)), mode: mode}
+	return &Cursor{n: uint64(max(n, 1)), mode: mode, stride: 1}
+}
+
+// Segment makes a Sequential cursor hand out worker index's share (of
+// count workers) of the rows a single cursor would: the k-th row it hands
+// out is the one a single cursor hands out (k*count+index)-th, so the
+// workers of a distributed run use no row twice before the rows wrap
+// around. Call it before the cursor is used.
+func (c *Cursor) Segment(index, count int) {
+	c.stride, c.offset = uint64(max(count, 1)), uint64(max(index, 0))
 }
 
 // Next returns the index, in [0, n), of the row for virtual user vu
@@ -66,6 +78,6 @@ func (c *Cursor) Next(vu int, r *rand.Rand) int {
 		}
 		return int(r.Uint64N(c.n))
 	default:
-		return int((c.next.Add(1) - 1) % c.n)
+		return int(((c.next.Add(1)-1)*c.stride + c.offset) % c.n)
 	}
 }

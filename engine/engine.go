@@ -46,6 +46,32 @@ type Options struct {
 	TeardownTimeout time.Duration
 	// Seed makes random choices reproducible (0: time-based).
 	Seed uint64
+	// Segment, unless whole, runs this worker's share of every scenario
+	// of a distributed run (plan.Segment): VUs, shared iterations,
+	// arrivals and sequential data rows.
+	Segment plan.Segment
+	// Coordinator, if set, joins the run to the other workers of a
+	// distributed run: setup once for all, a barrier before each stage,
+	// teardown once after all.
+	Coordinator Coordinator
+}
+
+// Coordinator joins a worker's run to the other workers of a distributed
+// run (package lab keeps one in the run history).
+type Coordinator interface {
+	// Setup runs setup once for all the workers: run (the plan's setup)
+	// on the worker chosen for it, whose extracted values reach the
+	// others as Setup's result; the others wait for them. An error is a
+	// setup that failed, on whichever worker ran it.
+	Setup(ctx context.Context, run func() (map[string]string, error)) (map[string]string, error)
+	// Stage blocks until the workers still running are ready to start
+	// stage index (from 1), so that their loads start together; an error
+	// (a worker missing at the start) stops the run.
+	Stage(ctx context.Context, index int) error
+	// Teardown is called once this worker's load has ended (ctx may be
+	// cancelled): it waits for the other workers' loads to end and calls
+	// run (the plan's teardown) if this worker is the one to run it.
+	Teardown(ctx context.Context, run func())
 }
 
 // ErrSetupFailed means a setup step failed and the load did not run.
@@ -66,6 +92,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*metrics.Run, error) 
 	}
 	if opts.Seed == 0 {
 		opts.Seed = uint64(time.Now().UnixNano())
+	}
+	if !opts.Segment.Whole() { // the workers of a run pick their own random rows
+		opts.Seed ^= uint64(opts.Segment.Index+1) * 0x9e3779b97f4a7c15
 	}
 	if opts.OnEvent == nil {
 		opts.OnEvent = func(string) {}
@@ -158,9 +187,22 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 		}
 	}
 
+	coord := r.opts.Coordinator
 	if !p.SetupPerStage && len(p.Setup) > 0 {
-		ph, err := r.phase(ctx, "setup", p.Setup, stages[0])
-		run.Setup = append(run.Setup, ph)
+		setup := func() (map[string]string, error) {
+			ph, err := r.phase(ctx, "setup", p.Setup, stages[0])
+			run.Setup = append(run.Setup, ph)
+			return r.setupVars, err
+		}
+		var err error
+		if coord != nil {
+			var vals map[string]string
+			if vals, err = coord.Setup(ctx, setup); err == nil {
+				r.setupVars = vals
+			}
+		} else {
+			_, err = setup()
+		}
 		if err != nil {
 			runErr = fmt.Errorf("%w: %v", ErrSetupFailed, err)
 			stages = nil
@@ -169,6 +211,14 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	for _, st := range stages {
 		if ctx.Err() != nil {
 			break
+		}
+		if coord != nil {
+			if err := coord.Stage(ctx, st.Index); err != nil {
+				if ctx.Err() == nil {
+					runErr = err
+				}
+				break
+			}
 		}
 		if p.SetupPerStage && len(p.Setup) > 0 {
 			ph, err := r.phase(ctx, "setup", p.Setup, st)
@@ -192,7 +242,10 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 			break
 		}
 	}
-	if !p.SetupPerStage {
+	switch {
+	case coord != nil:
+		coord.Teardown(ctx, func() { teardown(plan.Stage{}) })
+	case !p.SetupPerStage:
 		teardown(plan.Stage{})
 	}
 	run.End = time.Now()
@@ -222,7 +275,7 @@ func (r *runner) baseVars(st plan.Stage) map[string]string {
 // stage runs all scenarios of one stage at the same time.
 func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metrics.Phase, error) {
 	base := r.baseVars(st)
-	scens, lay, err := compileStage(r.p, r.msg, r.opts.Steps, base)
+	scens, lay, err := compileStage(r.p, r.msg, r.opts.Steps, base, r.opts.Segment)
 	if err == nil {
 		var closeAwaiters func()
 		if closeAwaiters, err = openAwaiters(ctx, scens); err == nil {
@@ -242,14 +295,18 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	var desc []string
 	for _, s := range scens {
 		totalVUs += s.Peak()
+		// A worker's load is its share: the parts' loads add up to the plan's.
 		l := metrics.Load{
-			Scenario: s.sc.Name, VUs: s.VUs, Iterations: s.Iterations, TotalIterations: s.TotalIterations,
+			Scenario: s.sc.Name, VUs: s.VUs, Iterations: s.Iterations, TotalIterations: s.seg.Share(s.TotalIterations),
 			Duration: s.Length(), DurationS: s.Length().Seconds(), RampUpS: s.RampUp.Seconds(),
 		}
 		if s.Open() {
 			l.Open, l.Rate, l.MaxVUs = true, s.Rate, s.MaxVUs
 			if n := len(s.RampRate); n > 0 {
 				l.Rate = s.RampRate[n-1].Target
+			}
+			if !s.seg.Whole() {
+				l.Rate /= float64(s.seg.Count)
 			}
 		}
 		s.engine, s.why = chooseEngine(r.p, s, base)
@@ -291,7 +348,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	colWG.Add(1)
 	go func() { defer colWG.Done(); col.Run(colCtx) }()
 
-	data := newSources(r.p)
+	data := newSources(r.p, r.opts.Segment)
 	var wg sync.WaitGroup
 	var cancels []context.CancelFunc
 	defer func() {
@@ -393,7 +450,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 		ph.Totals[i] = metrics.NewStats()
 	}
 	base := r.baseVars(st)
-	data := newSources(r.p)
+	data := newSources(r.p, plan.Segment{})
 	v := newVars(0, name, st.Name(), r.opts.RunID, base, data, r.opts.Seed, 1<<63)
 	w := &worker{vars: v, client: r.client}
 	var scr phttp.Scratch

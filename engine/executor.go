@@ -121,12 +121,10 @@ func (e *executor) launch(ctx, parent context.Context, s *scenario) {
 // until the deadline, their starts spread over the ramp-up.
 func (e *executor) closed(ctx context.Context, s *scenario) {
 	shared := &atomic.Int64{}
-	for i := 1; i <= s.VUs; i++ {
+	for k := 1; k <= s.VUs; k++ {
+		i := s.vu(k)
 		w := e.newWorker(s, i)
-		var delay time.Duration
-		if s.RampUp > 0 && s.VUs > 1 {
-			delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
-		}
+		delay := s.rampUpDelay(i)
 		e.spawnVU(w, func() {
 			if delay > 0 && !w.sleep(ctx, delay) {
 				return
@@ -135,7 +133,7 @@ func (e *executor) closed(ctx context.Context, s *scenario) {
 				iter := i
 				switch {
 				case s.TotalIterations > 0:
-					iter = shared.Add(1) - 1
+					iter = s.iter(shared.Add(1) - 1)
 					if iter >= s.TotalIterations {
 						return
 					}
@@ -153,12 +151,13 @@ func (e *executor) closed(ctx context.Context, s *scenario) {
 // rampingVUs changes the number of active VUs linearly through the ramp's
 // segments. A VU above the current target finishes its iteration and waits.
 func (e *executor) rampingVUs(ctx context.Context, s *scenario) {
-	top := float64(s.VUs)
+	top := float64(s.planVUs)
 	for _, r := range s.RampVUs {
 		top = math.Max(top, r.Target)
 	}
-	target := e.rampTarget(ctx, s)
-	for i := 1; i <= int(top); i++ {
+	target := e.rampTarget(ctx, s) // of the plan's VUs: VU i runs while i <= target
+	for k := 1; k <= int(s.seg.Share(int64(top))); k++ {
+		i := s.vu(k)
 		w := e.newWorker(s, i)
 		e.spawnVU(w, func() {
 			for it := int64(0); ctx.Err() == nil; {
@@ -183,12 +182,12 @@ func (e *executor) rampingVUs(ctx context.Context, s *scenario) {
 // rampTarget keeps the number of VUs a ramp_vus model wants now.
 func (e *executor) rampTarget(ctx context.Context, s *scenario) *atomic.Int64 {
 	var target atomic.Int64
-	target.Store(int64(s.VUs))
+	target.Store(int64(s.planVUs))
 	e.spawnOwned(func() {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
-			n, done := rampAt(float64(s.VUs), s.RampVUs, time.Since(e.start))
+			n, done := rampAt(float64(s.planVUs), s.RampVUs, time.Since(e.start))
 			target.Store(int64(math.Floor(n + 1e-9)))
 			if done {
 				return
@@ -217,16 +216,21 @@ func rampAt(start float64, segs []*plan.RampStep, elapsed time.Duration) (float6
 	return v, true
 }
 
-// scenarioPacer is an arrival-rate scenario's schedule.
+// scenarioPacer is an arrival-rate scenario's schedule: the plan's, or a
+// worker's share of it.
 func scenarioPacer(s *scenario) pacer {
-	if len(s.RampRate) == 0 {
-		return constantPacer{rate: s.Rate, duration: s.Duration}
+	var p pacer = constantPacer{rate: s.Rate, duration: s.Duration}
+	if len(s.RampRate) > 0 {
+		segs := make([]rampSegment, len(s.RampRate))
+		for i, r := range s.RampRate {
+			segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
+		}
+		p = newRampPacer(s.StartRate, segs)
 	}
-	segs := make([]rampSegment, len(s.RampRate))
-	for i, r := range s.RampRate {
-		segs[i] = rampSegment{Target: r.Target, Duration: r.Duration.D}
+	if s.seg.Whole() {
+		return p
 	}
-	return newRampPacer(s.StartRate, segs)
+	return segmentPacer{p: p, seg: s.seg}
 }
 
 // iterationContext is the context of an open model's iterations: one that
@@ -281,7 +285,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 	vus := 0
 	spawn := func(first *arrival) {
 		vus++
-		w := e.newWorker(s, vus)
+		w := e.newWorker(s, s.vu(vus))
 		e.spawnVU(w, func() {
 			if first != nil && run(w, *first) {
 				return
@@ -352,7 +356,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 				ended(n)
 				return
 			}
-			a := arrival{iter: n, due: due}
+			a := arrival{iter: s.iter(n), due: due}
 			select {
 			case idle <- a:
 				continue

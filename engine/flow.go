@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
@@ -33,7 +34,26 @@ type scenario struct {
 	nodes         []*node
 	iterOp        int
 	onError       string
-	plan.Workload // resolved for the stage
+	plan.Workload // resolved for the stage; VUs and MaxVUs are seg's shares
+	// seg is the worker's share of a distributed run (plan.Segment);
+	// planVUs the plan's VUs, from which ramp-ups are timed.
+	seg     plan.Segment
+	planVUs int
+}
+
+// vu is the plan's number of the scenario's k-th VU (from 1) in this
+// worker: ${vu}, per-vu rows and ramp-up delays are the plan's.
+func (s *scenario) vu(k int) int { return s.seg.GlobalVU(k) }
+
+// iter is the plan's number of this worker's n-th iteration (from 0).
+func (s *scenario) iter(n int64) int64 { return s.seg.Global(n) }
+
+// rampUpDelay is when the plan starts VU i (from 1) of a ramp-up.
+func (s *scenario) rampUpDelay(i int) time.Duration {
+	if s.RampUp <= 0 || s.planVUs <= 1 {
+		return 0
+	}
+	return time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.planVUs))
 }
 
 // layout assigns op ids to every step, transaction and scenario of a stage.
@@ -109,7 +129,7 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 }
 
 // compileStage resolves every scenario's load for a stage's variables.
-func compileStage(p *plan.Plan, m *messaging, fns map[string]StepFunc, vars map[string]string) ([]*scenario, *layout, error) {
+func compileStage(p *plan.Plan, m *messaging, fns map[string]StepFunc, vars map[string]string, seg plan.Segment) ([]*scenario, *layout, error) {
 	l := &layout{}
 	var out []*scenario
 	for _, sc := range p.Scenarios {
@@ -122,6 +142,8 @@ func compileStage(p *plan.Plan, m *messaging, fns map[string]StepFunc, vars map[
 		if s.Workload, err = sc.LoadFor(vars); err != nil {
 			return nil, nil, err
 		}
+		s.seg, s.planVUs = seg, s.VUs
+		s.VUs, s.MaxVUs = int(seg.Share(int64(s.VUs))), int(seg.Share(int64(s.MaxVUs)))
 		out = append(out, s)
 	}
 	return out, l, nil

@@ -102,9 +102,9 @@ type loopVU struct {
 // deadline, parent when the load is stopped.
 func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 	n := runtime.GOMAXPROCS(0)
-	top := s.VUs
+	top := s.VUs // this worker's VUs (plan.Segment); ramp targets are the plan's
 	for _, r := range s.RampVUs {
-		top = max(top, int(math.Ceil(r.Target)))
+		top = max(top, int(s.seg.Share(int64(math.Ceil(r.Target)))))
 	}
 	if s.Open() {
 		top = max(s.VUs, s.MaxVUs)
@@ -151,9 +151,9 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 					continue
 				}
 			}
-			v := el.newVU(i)
-			if s.RampUp > 0 && s.VUs > 1 && !s.Open() {
-				v.delay = time.Duration(int64(s.RampUp) * int64(i-1) / int64(s.VUs))
+			v := el.newVU(s.vu(i))
+			if !s.Open() {
+				v.delay = s.rampUpDelay(v.index)
 			}
 		}
 		loopsStarted.Add(1)
@@ -269,7 +269,7 @@ func (el *evLoop) arrive() {
 			el.scheduleEnded()
 			return
 		}
-		el.dispatch(arrival{iter: el.next, due: due})
+		el.dispatch(arrival{iter: el.s.iter(el.next), due: due})
 		el.next += int64(el.n)
 	}
 	// The schedule is over: idle VUs end; busy ones finish the backlog.
@@ -285,7 +285,7 @@ func (el *evLoop) dispatch(a arrival) {
 		v.begin(a.iter, a.due)
 		v.advance()
 	case el.made < el.maxVUs:
-		v := el.newVU(el.k + 1 + el.n*(el.made))
+		v := el.newVU(el.s.vu(el.k + 1 + el.n*(el.made)))
 		v.begin(a.iter, a.due)
 		v.advance()
 	case el.s.Queue && len(el.backlog) < maxBacklog/el.n:
@@ -391,7 +391,7 @@ func (v *loopVU) nextIteration() {
 	iter := v.count
 	switch {
 	case s.TotalIterations > 0:
-		iter = el.shared.Add(1) - 1
+		iter = s.iter(el.shared.Add(1) - 1)
 		if iter >= s.TotalIterations {
 			v.pc = pcDead
 			return

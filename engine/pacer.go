@@ -3,6 +3,8 @@ package engine
 import (
 	"math"
 	"time"
+
+	"github.com/perflab/perflab/plan"
 )
 
 // A pacer decides when each iteration of an open workload model is due:
@@ -79,6 +81,16 @@ func (p *rampPacer) Due(n int64) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// segmentPacer is a worker's share of a distributed run's schedule: its
+// n-th arrival is the plan's arrival Global(n), due when the plan has it
+// due, so the workers' arrivals interleave into the plan's schedule.
+type segmentPacer struct {
+	p   pacer
+	seg plan.Segment
+}
+
+func (p segmentPacer) Due(n int64) (time.Duration, bool) { return p.p.Due(p.seg.Global(n)) }
 
 // Total is the number of iterations the schedule starts.
 func (p *rampPacer) Total() float64 { return p.cum[len(p.cum)-1] }

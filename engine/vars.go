@@ -23,13 +23,18 @@ type sources struct {
 	byName map[string]int
 }
 
-func newSources(p *plan.Plan) *sources {
+// newSources opens a stage's data sources; a sequential one hands a
+// worker of a distributed run its share of the rows (plan.Segment).
+func newSources(p *plan.Plan, seg plan.Segment) *sources {
 	s := &sources{byName: map[string]int{}}
 	for _, d := range p.Data {
 		src := &source{d: d}
 		if d.IsList() {
 			mode, _ := dataset.ParseMode(d.Mode) // validated by plan
 			src.cursor = dataset.NewCursor(len(d.Rows), mode)
+			if !seg.Whole() {
+				src.cursor.Segment(seg.Index, seg.Count)
+			}
 			src.cols = map[string]int{}
 			for i, c := range d.Cols {
 				src.cols[c] = i
