@@ -59,6 +59,9 @@ type Options struct {
 // Coordinator joins a worker's run to the other workers of a distributed
 // run (package lab keeps one in the run history).
 type Coordinator interface {
+	// Join blocks until every worker has joined the run; an error (a
+	// worker missing) stops the run before setup.
+	Join(ctx context.Context) error
 	// Setup runs setup once for all the workers: run (the plan's setup)
 	// on the worker chosen for it, whose extracted values reach the
 	// others as Setup's result; the others wait for them. An error is a
@@ -188,7 +191,15 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	}
 
 	coord := r.opts.Coordinator
-	if !p.SetupPerStage && len(p.Setup) > 0 {
+	if coord != nil {
+		if err := coord.Join(ctx); err != nil {
+			if ctx.Err() == nil {
+				runErr = err
+			}
+			stages = nil
+		}
+	}
+	if !p.SetupPerStage && len(p.Setup) > 0 && (runErr == nil && ctx.Err() == nil || coord == nil) {
 		setup := func() (map[string]string, error) {
 			ph, err := r.phase(ctx, "setup", p.Setup, stages[0])
 			run.Setup = append(run.Setup, ph)

@@ -56,6 +56,9 @@ type Config struct {
 	Steps map[string]engine.StepFunc
 	// Monitors are watched beside the plan's own (--monitor).
 	Monitors []monitor.Spec
+	// Worker, if set, makes the run one worker of a distributed run
+	// (Worker); the history (Store) must be one all the workers share.
+	Worker *Worker
 }
 
 func (c *Config) defaults() {
@@ -112,6 +115,9 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	var lost []string
 	st, err := openStore(cfg)
 	if err != nil {
+		if cfg.Worker != nil { // the workers meet in the history: no run without it
+			return nil, fmt.Errorf("a distributed run: %w", err)
+		}
 		fmt.Fprintf(stderr, "perflab: %v; the run is recorded in its directory only\n", err)
 		lost = append(lost, fmt.Sprintf("the run history (%v)", err))
 	}
@@ -120,8 +126,26 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			st.Close()
 		}
 	}()
-	runID, rd, histErr, err := claimRun(cfg.Out, start, p, st, cfg.Labels)
-	if err != nil {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		runID   string
+		rd      *results.Writer
+		histErr error
+		coord   *coordinator // a worker of a distributed run
+	)
+	if cfg.Worker != nil {
+		if st == nil {
+			return nil, errors.New("a distributed run needs a run history all its workers share (--store postgres://...): --store off has none")
+		}
+		if coord, rd, err = joinRun(st, cfg, p, start); err != nil {
+			return nil, err
+		}
+		runID = coord.part
+		coord.start(cancel)
+		defer coord.stop()
+		fmt.Fprintf(stderr, "perflab: worker %s of run %s (its part: %s)\n", cfg.Worker.Segment, cfg.Worker.RunID, runID)
+	} else if runID, rd, histErr, err = claimRun(cfg.Out, start, p, st, cfg.Labels); err != nil {
 		return nil, err
 	}
 	defer rd.Close()
@@ -131,7 +155,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		st.Close()
 		st = nil
 	}
-	if st != nil {
+	if st != nil && coord == nil {
 		stop := heartbeat(st, runID)
 		defer stop()
 	}
@@ -144,9 +168,6 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		}
 		defer requests.Close()
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
 	mode := cfg.Progress
 	isTerm := false
 	if file, ok := stderr.(*os.File); ok {
@@ -182,6 +203,10 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if requests != nil { // not a nil *os.File in the interface
 		opts.Requests = requests
 	}
+	if coord != nil {
+		// ${run_id} is the distributed run's, in every worker.
+		opts.RunID, opts.Segment, opts.Coordinator = cfg.Worker.RunID, cfg.Worker.Segment, coord
+	}
 	if mode != "none" {
 		opts.OnTick = prog.Tick
 	}
@@ -200,12 +225,15 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 				prog.Done()
 				fmt.Fprintf(stderr, "perflab: threshold %q failed on %s in %s after %s: stopping the run (its results and teardown still follow)\n",
 					r.Threshold, r.Operation, r.Stage, tk.Elapsed.Round(time.Millisecond))
+				if coord != nil { // judged on this worker's share: it stops them all
+					coord.abort(fmt.Sprintf("aborted: threshold %q failed on %s in %s (on this worker's share)", r.Threshold, r.Operation, r.Stage))
+				}
 				cancel()
 			}
 		}
 	}
 	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s)); results go to %s\n", p.Name, len(p.Stages()), dir)
-	sampler := startMonitors(ctx, p, cfg.Monitors, stderr)
+	sampler := startMonitors(ctx, p, cfg.Monitors, stderr, coord == nil || cfg.Worker.Segment.Index == 0)
 	opts.OnStage = func(*metrics.Phase, bool) { sampler.Mark() }
 	run, runErr := engine.Run(ctx, p, opts)
 	prog.Done()
@@ -235,7 +263,9 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if len(p.Logs) > 0 && requests != nil {
 		sum.Logs = correlateLogs(p, requests.Name(), stderr)
 	}
-	sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
+	if coord == nil { // a worker's part is judged as part of the whole
+		sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
+	}
 	res.Summary = sum
 	finished := true
 	if err := rd.Finish(sum, run); err != nil {
@@ -255,7 +285,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		return b, err
 	}
 	rewrite := false
-	if finished {
+	if finished && coord == nil {
 		if b, err := readBack(); err == nil {
 			sum.Drift = judge.Longevity(b, judge.LongevityOptions{})
 			rewrite = sum.Drift != nil
@@ -263,9 +293,11 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			fmt.Fprintf(stderr, "perflab: the drift over time is not judged: %v\n", err)
 		}
 	}
-	if rs := regressions(p.Thresholds, p.Name, st, runID, readBack); len(rs) > 0 {
-		sum.Thresholds = append(sum.Thresholds, rs...)
-		rewrite = true
+	if coord == nil { // a worker's part: judged as part of the whole
+		if rs := regressions(p.Thresholds, p.Name, st, runID, readBack); len(rs) > 0 {
+			sum.Thresholds = append(sum.Thresholds, rs...)
+			rewrite = true
+		}
 	}
 	if rewrite {
 		keep("summary.json", sum.WriteJSON)
@@ -298,6 +330,12 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		lost = append(lost, "the run history (it could not be written: the run is whole in its directory only)")
 	}
 	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
+	if coord != nil {
+		coord.finished(!storeFailed.Load())
+		if coord.merges {
+			return coord.merge(p, cfg)
+		}
+	}
 	switch {
 	case len(lost) > 0:
 		// A run that is not whole where it was asked to be fails, whatever

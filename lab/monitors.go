@@ -20,12 +20,16 @@ import (
 // generator's host and of perflab's own process (a saturated generator
 // makes results suspect), and samples them every interval until stop. A monitor
 // that cannot be opened is reported once and left out; the run goes on.
-func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stderr io.Writer) *monitor.Sampler {
+// With sut false (the workers of a distributed run but the first), only
+// the generator's own monitors run: the system under test is watched once.
+func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stderr io.Writer, sut bool) *monitor.Sampler {
 	specs := []monitor.Spec{{Name: results.GeneratorMonitor, Kind: monitor.KindHost}, {Name: results.SelfMonitor, Kind: monitor.KindProcess, PID: os.Getpid()}}
-	for _, m := range p.Monitors {
-		specs = append(specs, m.Spec)
+	if sut {
+		for _, m := range p.Monitors {
+			specs = append(specs, m.Spec)
+		}
+		specs = append(specs, extra...)
 	}
-	specs = append(specs, extra...)
 	var ms []monitor.Monitor
 	for _, s := range specs {
 		m, err := monitor.Open(ctx, s)

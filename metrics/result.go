@@ -10,7 +10,10 @@ const (
 	// A run that has not written its summary: still going, or whose
 	// process ended before it finished (kill -9, a lost machine).
 	StatusRunning = "running"
-	StatusKilled  = "killed"
+	// StatusDegraded is a distributed run that lost a worker: what the
+	// others measured is whole, the lost worker's share is missing.
+	StatusDegraded = "degraded"
+	StatusKilled   = "killed"
 )
 
 // Phase is the results of a part of a run: a stage, or setup/teardown.

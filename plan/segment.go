@@ -82,6 +82,9 @@ func (p *Plan) CheckSegments(count int) (errs, notes []string) {
 	if p.SetupPerStage && len(p.Setup) > 0 {
 		errs = append(errs, "setup uses a swept variable, so it runs around every stage: a distributed run runs setup once before the workers start and teardown once after they end")
 	}
+	if len(p.Simulators) > 0 {
+		errs = append(errs, "the plan starts simulators, which would start once per worker: run them once beside the distributed run (perflab sim) and leave them out of the plan")
+	}
 	seen := map[string]bool{}
 	for _, st := range p.Stages() {
 		vars := p.VarsFor(st)

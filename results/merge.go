@@ -138,7 +138,7 @@ func Merge(parts []*Run) (*Run, error) {
 
 // statusRank orders statuses from best to worst: a merged run is as bad as
 // its worst part.
-var statusRank = map[string]int{metrics.StatusCompleted: 0, metrics.StatusInterrupted: 1, metrics.StatusFailed: 2}
+var statusRank = map[string]int{metrics.StatusCompleted: 0, metrics.StatusInterrupted: 1, metrics.StatusDegraded: 2, metrics.StatusFailed: 3}
 
 // partName names a part of a merge in messages.
 func partName(p *Run, i int) string {

@@ -65,6 +65,21 @@ type Summary struct {
 	// Warnings say what makes the results suspect or incomplete: a
 	// saturated load generator, a monitor that could not sample.
 	Warnings []string `json:"warnings,omitempty"`
+	// Workers are a distributed run's load generators, each with its
+	// part (a run of its own in the history) and how it ended.
+	Workers []WorkerInfo `json:"workers,omitempty"`
+}
+
+// WorkerInfo is a worker of a distributed run.
+type WorkerInfo struct {
+	Index int    `json:"index"`
+	Part  string `json:"part"`
+	Host  string `json:"host,omitempty"`
+	PID   int    `json:"pid,omitempty"`
+	// Status is how its part ended, or killed: it stopped without
+	// recording its part, and its share is missing from the run.
+	Status string    `json:"status"`
+	End    time.Time `json:"end"`
 }
 
 // Scaling is throughput against parallelism over a sweep of VU counts:

@@ -21,15 +21,52 @@ import (
 
 // Import records a run directory in a store, with labels.
 func Import(st *store.Store, dir string, labels map[string]string) (string, error) {
-	rd, err := ReadDir(dir)
+	rd, summary, totals, hs, err := encodeDir(dir)
 	if err != nil {
 		return "", err
 	}
 	s := rd.Summary
-	if s.Status == metrics.StatusRunning {
-		return "", fmt.Errorf("%s: the run is still going (its process holds the interval log); import it once it has ended", dir)
+	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, totals, hs); err != nil {
+		return "", err
 	}
-	summary, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if len(rd.Points) > 0 {
+		if err := st.AddSamples(s.RunID, StoreSamples(rd.Points)); err != nil {
+			return "", err
+		}
+	}
+	return s.RunID, nil
+}
+
+// Complete records the run of a run directory as the results of the run
+// of its id begun in the history (store.Store.Complete): a distributed
+// run, merged from its workers' parts.
+func Complete(st *store.Store, dir string) error {
+	rd, summary, totals, hs, err := encodeDir(dir)
+	if err != nil {
+		return err
+	}
+	s := rd.Summary
+	if err := st.Complete(s.RunID, s.Status, s.Error, s.End, summary, totals, hs); err != nil {
+		return err
+	}
+	if len(rd.Points) > 0 {
+		return st.AddSamples(s.RunID, StoreSamples(rd.Points))
+	}
+	return nil
+}
+
+// encodeDir reads a finished run directory as the history stores it: its
+// summary.json, its totals and its histograms per interval and stage.
+func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded, err error) {
+	rd, err = ReadDir(dir)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	s := rd.Summary
+	if s.Status == metrics.StatusRunning {
+		return nil, nil, nil, nil, fmt.Errorf("%s: the run is still going (its process holds the interval log); import it once it has ended", dir)
+	}
+	summary, err = os.ReadFile(filepath.Join(dir, "summary.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		// A killed run: its summary as rebuilt from its intervals.
 		var b bytes.Buffer
@@ -37,15 +74,13 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 		summary = b.Bytes()
 	}
 	if err != nil {
-		return "", err
+		return nil, nil, nil, nil, err
 	}
-	var totals []byte
 	if rd.Totals != nil { // ReadDir read them and found them whole
 		if totals, err = os.ReadFile(filepath.Join(dir, TotalsFile)); err != nil {
-			return "", err
+			return nil, nil, nil, nil, err
 		}
 	}
-	var hs []store.Encoded
 	for _, ph := range s.Stages {
 		for _, op := range UniqueOps(ph.Operations) {
 			ivs := rd.IntervalsOf(ph.Index, op)
@@ -62,7 +97,7 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 					}
 					h, err := iv.Histogram()
 					if err != nil {
-						return "", err
+						return nil, nil, nil, nil, err
 					}
 					h.MergeInto(durTotals[suffix])
 					durs[suffix][iv.StartMs] = iv.enc
@@ -71,7 +106,7 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 			for i, iv := range ivs {
 				h, err := iv.Histogram()
 				if err != nil {
-					return "", err
+					return nil, nil, nil, nil, err
 				}
 				h.MergeInto(total)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
@@ -96,15 +131,7 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 				ServiceTime: totalEnc[0], StartDelay: totalEnc[1]})
 		}
 	}
-	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, totals, hs); err != nil {
-		return "", err
-	}
-	if len(rd.Points) > 0 {
-		if err := st.AddSamples(s.RunID, StoreSamples(rd.Points)); err != nil {
-			return "", err
-		}
-	}
-	return s.RunID, nil
+	return rd, summary, totals, hs, nil
 }
 
 // Export writes a stored run as a run directory: summary.json, plan.yaml,

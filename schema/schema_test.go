@@ -617,7 +617,7 @@ func TestEnumsMatchTheCode(t *testing.T) {
 	}{
 		{"summary format", enum(at(s, "properties", "format")), []string{results.Format}},
 		{"summary status", enum(at(s, "properties", "status")),
-			sorted(metrics.StatusCompleted, metrics.StatusInterrupted, metrics.StatusFailed, metrics.StatusRunning, metrics.StatusKilled)},
+			sorted(metrics.StatusCompleted, metrics.StatusInterrupted, metrics.StatusFailed, metrics.StatusRunning, metrics.StatusKilled, metrics.StatusDegraded)},
 		{"operation kind", enum(at(s, "$defs", "operation", "properties", "kind")),
 			sorted(string(metrics.KindStep), string(metrics.KindTransaction), string(metrics.KindScenario))},
 		{"error kinds", enum(at(s, "$defs", "errors", "properties", "by_kind", "propertyNames")), sorted(errKinds...)},

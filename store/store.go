@@ -142,6 +142,38 @@ var migrations = [][]string{
 		// exactly; '' for runs stored before, or not finished.
 		`ALTER TABLE runs ADD COLUMN totals TEXT NOT NULL DEFAULT ''`,
 	},
+	{
+		// Distributed runs: a worker's part is a run of its own whose
+		// parent is the distributed run; the workers register, meet at
+		// barriers and end in workers, and share the run's setup, start
+		// and teardown in distributed (distributed.go).
+		`ALTER TABLE runs ADD COLUMN parent TEXT NOT NULL DEFAULT ''`,
+		`CREATE TABLE distributed (
+			run_id TEXT PRIMARY KEY,
+			workers BIGINT NOT NULL,
+			plan_hash TEXT NOT NULL,
+			created_ms BIGINT NOT NULL,
+			setup TEXT NOT NULL DEFAULT '',
+			setup_error TEXT NOT NULL DEFAULT '',
+			setup_vars TEXT NOT NULL DEFAULT '{}',
+			start_ms BIGINT NOT NULL DEFAULT 0,
+			teardown BIGINT NOT NULL DEFAULT -1,
+			abort TEXT NOT NULL DEFAULT ''
+		)`,
+		`CREATE TABLE workers (
+			run_id TEXT NOT NULL,
+			idx BIGINT NOT NULL,
+			part TEXT NOT NULL,
+			host TEXT NOT NULL,
+			pid BIGINT NOT NULL,
+			registered_ms BIGINT NOT NULL,
+			heartbeat_ms BIGINT NOT NULL,
+			stage BIGINT NOT NULL DEFAULT 0,
+			state TEXT NOT NULL DEFAULT 'running',
+			ended_ms BIGINT NOT NULL DEFAULT 0,
+			PRIMARY KEY (run_id, idx)
+		)`,
+	},
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
@@ -297,6 +329,8 @@ type Run struct {
 	Host      string    `json:"host,omitempty"`
 	PID       int       `json:"pid,omitempty"`
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
+	// Parent is, for a worker's part of a distributed run, that run.
+	Parent string `json:"parent,omitempty"`
 }
 
 // Killed is the status of a run whose process ended without finishing it
@@ -421,18 +455,28 @@ type Filter struct {
 	Labels map[string]string
 	Plan   string
 	Limit  int
-	// ID selects one run.
+	// ID selects one run (a worker's part too).
 	ID string
+	// Parent selects the parts of a distributed run; without it (or ID),
+	// parts are not listed: the run they make is.
+	Parent string
 }
 
 // Runs lists runs, newest first. A run stored as running whose process is
 // gone is listed as Killed, ending at its last stored interval (at its
 // start when it stored none).
 func (s *Store) Runs(f Filter) ([]Run, error) {
-	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels, host, pid, heartbeat_ms,
+	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels, host, pid, heartbeat_ms, parent,
 		CASE WHEN status = 'running' THEN (SELECT COALESCE(MAX(h.end_ms), 0) FROM histograms h WHERE h.run_id = r.id) ELSE 0 END
 		FROM runs r WHERE 1 = 1`
 	var args []any
+	switch {
+	case f.Parent != "":
+		q += ` AND parent = ?`
+		args = append(args, f.Parent)
+	case f.ID == "":
+		q += ` AND parent = ''`
+	}
 	if f.Plan != "" {
 		q += ` AND plan = ?`
 		args = append(args, f.Plan)
@@ -466,7 +510,7 @@ func (s *Store) Runs(f Filter) ([]Run, error) {
 		var r Run
 		var start, end, beat, last int64
 		var labels string
-		if err := rows.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels, &r.Host, &r.PID, &beat, &last); err != nil {
+		if err := rows.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels, &r.Host, &r.PID, &beat, &r.Parent, &last); err != nil {
 			return nil, err
 		}
 		r.Start = time.UnixMilli(start)
@@ -639,6 +683,14 @@ func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time,
 	if err := s.Begin(id, plan, planSource, start, labels); err != nil {
 		return err
 	}
+	return s.Complete(id, status, "", end, summary, totals, hs)
+}
+
+// Complete records the results of a run begun in the history (Begin) and
+// made elsewhere, in one transaction: how it ended, its summary.json, its
+// exact totals and its histograms (such as a distributed run, merged from
+// its workers' parts).
+func (s *Store) Complete(id, status, runErr string, end time.Time, summary, totals []byte, hs []Encoded) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
@@ -655,7 +707,7 @@ func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time,
 			return err
 		}
 	}
-	if _, err := tx.Exec(s.q(`UPDATE runs SET status = ?, end_ms = ?, summary = ?, totals = ? WHERE id = ?`), status, end.UnixMilli(), string(summary), string(totals), id); err != nil {
+	if _, err := tx.Exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ?, totals = ? WHERE id = ?`), status, runErr, end.UnixMilli(), string(summary), string(totals), id); err != nil {
 		return err
 	}
 	return tx.Commit()

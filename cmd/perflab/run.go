@@ -50,6 +50,15 @@ type runFlags struct {
 	progress   string
 	cpuprofile string
 	monitors   monitorFlags
+	// a distributed run: --segment and --run-id make a worker; --workers
+	// starts workers on this machine
+	segment     string
+	runID       string
+	joinTimeout time.Duration
+	workers     int
+	worker      *lab.Worker
+	// args are the flags as given, for the workers --workers starts
+	args []string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -60,6 +69,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
+	fs.StringVar(&f.segment, "segment", "", "run as worker INDEX/COUNT of a distributed run (0-based: 0/3, 1/3, 2/3), its share of every scenario; needs --run-id and a shared --store postgres://...")
+	fs.StringVar(&f.runID, "run-id", "", "the distributed run's id, the same for every worker (with --segment)")
+	fs.DurationVar(&f.joinTimeout, "join-timeout", 2*time.Minute, "how long the workers of a distributed run wait for each other to start")
+	fs.IntVar(&f.workers, "workers", 0, "run the plan as N worker processes on this machine, one distributed run (a SQLite or PostgreSQL --store)")
 	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
 }
 
@@ -82,6 +95,9 @@ func cmdRun(std *stdio, args []string) int {
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
+	}
+	if f.workers != 0 || f.segment != "" || f.runID != "" {
+		return distributed(std, fs.Arg(0), p, &f)
 	}
 	code, _ := execute(p, f, std.out, std.err)
 	return code
@@ -202,7 +218,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		progress = "none"
 	}
 	res, err := lab.Run(ctx, p, lab.Config{Out: f.out, Store: f.store, Labels: f.labels.Map(), Overrides: f.set,
-		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors})
+		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors.specs, Worker: f.worker})
 	if err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
 		if res != nil {
@@ -217,7 +233,10 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 var exitCodes = map[lab.Outcome]int{lab.Completed: exitOK, lab.ThresholdsFailed: exitThresholds, lab.Interrupted: exitInterrupted, lab.Failed: exitRunFailed}
 
 // monitorFlags are --monitor KIND:KEY=VALUE,... values.
-type monitorFlags []monitor.Spec
+type monitorFlags struct {
+	specs []monitor.Spec
+	raw   []string // as given, for the workers of --workers
+}
 
 func (m *monitorFlags) String() string { return "" }
 
@@ -265,6 +284,7 @@ func (m *monitorFlags) Set(v string) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	*m = append(*m, s)
+	m.specs = append(m.specs, s)
+	m.raw = append(m.raw, v)
 	return nil
 }

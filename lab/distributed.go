@@ -1,0 +1,448 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/perflab/perflab/judge"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
+	"github.com/perflab/perflab/store"
+)
+
+// Worker makes a run one worker of a distributed run: several perflab
+// processes, on one machine or many, each running its share of the plan
+// (plan.Segment) and meeting in a shared run history, which makes one run
+// of them.
+//
+// Every worker registers in the history and waits until all have (the
+// start barrier: JoinTimeout, then the run fails naming the missing
+// workers). The first to get there runs setup; the others wait for its
+// values. The load starts at one time decided for all, and each stage
+// starts when every worker still running has reached it. A worker records
+// its share as a part, a run of its own (RUN-wINDEX). Once its load has
+// ended, a worker waits for the others'; the one that claims teardown runs
+// it, waits for every part to be recorded, merges them exactly
+// (results.Merge), judges the plan's thresholds on the whole, writes the
+// run's directory and completes the run in the history. A worker that
+// stops without a word (kill -9, a lost machine) is seen by its heartbeat:
+// the run is degraded, says which worker stopped and when, and keeps all
+// the others measured.
+type Worker struct {
+	// RunID is the distributed run's id, the same for every worker.
+	RunID string
+	// Segment is this worker's index and the count of workers.
+	Segment plan.Segment
+	// JoinTimeout bounds the wait for every worker to register (default
+	// 2m).
+	JoinTimeout time.Duration
+}
+
+// pollEvery is how often a worker waiting for the others looks at the
+// history.
+const pollEvery = 50 * time.Millisecond
+
+// startMargin is how far ahead of the moment all workers are ready the
+// load's start is set: time for each to see it.
+const startMargin = 300 * time.Millisecond
+
+// coordinator is a worker's side of a distributed run, in the history
+// (engine.Coordinator).
+type coordinator struct {
+	st     *store.Store
+	w      Worker
+	part   string
+	host   string
+	stderr io.Writer
+	// cancel stops this worker's load: another worker aborted the run.
+	cancel context.CancelFunc
+	// merges is set once this worker has claimed teardown: it merges
+	// the run.
+	merges bool
+
+	stopBeat func()
+	mu       sync.Mutex
+	aborted  string // why another worker aborted the run
+}
+
+// joinRun registers this worker and makes its part's directory.
+func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coordinator, *results.Writer, error) {
+	w := *cfg.Worker
+	if w.RunID == "" || unsafeID.MatchString(w.RunID) {
+		return nil, nil, fmt.Errorf("a distributed run needs --run-id, the same for every worker, of letters, digits, '.', '_' and '-' (got %q)", w.RunID)
+	}
+	if w.JoinTimeout <= 0 {
+		w.JoinTimeout = 2 * time.Minute
+	}
+	part := store.PartID(w.RunID, w.Segment.Index)
+	rd, err := results.CreateDir(filepath.Join(cfg.Out, part), part, p.Name, start, p.Source, cfg.Labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.Source, start, cfg.Labels); err != nil {
+		rd.Close()
+		os.RemoveAll(rd.Path)
+		return nil, nil, err
+	}
+	host, _ := os.Hostname()
+	return &coordinator{st: st, w: w, part: part, host: host, stderr: cfg.Stderr}, rd, nil
+}
+
+// start says this worker is alive every store.WorkerBeat, and stops its
+// load (cancel) when another worker aborts the run.
+func (c *coordinator) start(cancel context.CancelFunc) {
+	c.cancel = cancel
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(store.WorkerBeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			c.st.Beat(c.w.RunID, c.w.Segment.Index) // a missed beat is no loss: the next one may pass
+			if d, err := c.st.Distributed(c.w.RunID); err == nil && d.Abort != "" {
+				c.mu.Lock()
+				first := c.aborted == ""
+				c.aborted = d.Abort
+				c.mu.Unlock()
+				if first {
+					fmt.Fprintf(c.stderr, "perflab: the run is stopped: %s (its results and teardown still follow)\n", d.Abort)
+					cancel()
+				}
+			}
+		}
+	}()
+	c.stopBeat = func() { close(done); wg.Wait() }
+}
+
+func (c *coordinator) stop() {
+	if c.stopBeat != nil {
+		c.stopBeat()
+	}
+}
+
+// abort stops every worker of the run, saying why.
+func (c *coordinator) abort(why string) {
+	c.mu.Lock()
+	c.aborted = why
+	c.mu.Unlock()
+	if err := c.st.Abort(c.w.RunID, fmt.Sprintf("worker %d: %s", c.w.Segment.Index, why)); err != nil {
+		fmt.Fprintf(c.stderr, "perflab: store: %v: the other workers are not stopped\n", err)
+	}
+}
+
+// workers reads the workers, and which are dead.
+func (c *coordinator) workers() ([]store.Worker, error) {
+	return c.st.Workers(c.w.RunID)
+}
+
+// Join waits until every worker has registered, for JoinTimeout; the
+// first worker to give up stops the others waiting.
+func (c *coordinator) Join(ctx context.Context) error {
+	err := c.waitJoined(ctx)
+	if err != nil && ctx.Err() == nil {
+		c.abort(err.Error())
+	}
+	return err
+}
+
+func (c *coordinator) waitJoined(ctx context.Context) error {
+	deadline := time.Now().Add(c.w.JoinTimeout)
+	for {
+		ws, err := c.workers()
+		if err == nil && len(ws) == c.w.Segment.Count {
+			return nil
+		}
+		if d, err := c.st.Distributed(c.w.RunID); err == nil && d.Abort != "" {
+			return errors.New(d.Abort)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not join run %s within %v: the run does not start (are they all given --run-id %s and this history?)",
+				missing(ws, c.w.Segment.Count), c.w.RunID, c.w.JoinTimeout, c.w.RunID)
+		}
+		if !sleep(ctx, pollEvery) {
+			return ctx.Err()
+		}
+	}
+}
+
+// missing names the workers not among ws: "worker 2 of 3", "workers 1, 2
+// of 3".
+func missing(ws []store.Worker, count int) string {
+	var idx []string
+	for i := range count {
+		if !slices.ContainsFunc(ws, func(w store.Worker) bool { return w.Index == i }) {
+			idx = append(idx, fmt.Sprint(i))
+		}
+	}
+	if len(idx) == 1 {
+		return fmt.Sprintf("worker %s of %d", idx[0], count)
+	}
+	return fmt.Sprintf("workers %s of %d", strings.Join(idx, ", "), count)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Setup runs setup on the first worker to claim it; the others wait for
+// its values.
+func (c *coordinator) Setup(ctx context.Context, run func() (map[string]string, error)) (map[string]string, error) {
+	mine, err := c.st.ClaimSetup(c.w.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if mine {
+		vars, err := run()
+		if serr := c.st.SetupDone(c.w.RunID, vars, err); serr != nil && err == nil {
+			err = fmt.Errorf("store: %w", serr)
+		}
+		return vars, err
+	}
+	for {
+		d, err := c.st.Distributed(c.w.RunID)
+		if err == nil {
+			switch d.Setup {
+			case "ok":
+				return d.SetupVars, nil
+			case "failed":
+				return nil, fmt.Errorf("on another worker: %s", d.SetupError)
+			}
+			if d.Abort != "" {
+				return nil, errors.New(d.Abort)
+			}
+		}
+		if !sleep(ctx, pollEvery) {
+			return nil, ctx.Err()
+		}
+		if ws, err := c.workers(); err == nil && len(c.live(ws)) == 0 {
+			return nil, errors.New("every worker that could run setup has stopped")
+		}
+	}
+}
+
+// live is the workers that are not dead.
+func (c *coordinator) live(ws []store.Worker) []store.Worker {
+	now := time.Now()
+	return slices.DeleteFunc(slices.Clone(ws), func(w store.Worker) bool { return w.Dead(c.host, now) })
+}
+
+// Stage waits until every worker still running has reached stage index;
+// the first stage starts at one time decided for all.
+func (c *coordinator) Stage(ctx context.Context, index int) error {
+	if err := c.st.SetStage(c.w.RunID, c.w.Segment.Index, index); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	for {
+		ws, err := c.workers()
+		if err == nil && c.allPast(ws, func(w store.Worker) bool { return w.Stage >= index || w.State != store.WorkerRunning }) {
+			break
+		}
+		if !sleep(ctx, pollEvery) {
+			return ctx.Err()
+		}
+	}
+	if index > 1 {
+		return nil
+	}
+	at, err := c.st.SetStart(c.w.RunID, time.Now().Add(startMargin))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if d := time.Until(at); d > 0 && !sleep(ctx, d) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// allPast reports whether every worker but this one is dead or past the
+// point ok says.
+func (c *coordinator) allPast(ws []store.Worker, ok func(store.Worker) bool) bool {
+	now := time.Now()
+	for _, w := range ws {
+		if w.Index != c.w.Segment.Index && !w.Dead(c.host, now) && !ok(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// interruptedWait is how long a worker whose own load was interrupted
+// waits for the others' to end before it leaves teardown to them.
+const interruptedWait = 10 * time.Second
+
+// Teardown says this worker's load has ended, waits for the others', and
+// runs teardown if this worker is the first to claim it (it then merges
+// the run).
+func (c *coordinator) Teardown(ctx context.Context, run func()) {
+	if err := c.st.SetWorker(c.w.RunID, c.w.Segment.Index, store.WorkerEnded); err != nil {
+		fmt.Fprintf(c.stderr, "perflab: store: %v\n", err)
+	}
+	var deadline time.Time
+	if ctx.Err() != nil {
+		deadline = time.Now().Add(interruptedWait)
+	}
+	for {
+		ws, err := c.workers()
+		if err == nil && c.allPast(ws, func(w store.Worker) bool { return w.State != store.WorkerRunning }) {
+			break
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			fmt.Fprintf(c.stderr, "perflab: the other workers are still running: one of them runs teardown and merges the run\n")
+			return
+		}
+		time.Sleep(4 * pollEvery)
+	}
+	mine, err := c.st.ClaimTeardown(c.w.RunID, c.w.Segment.Index)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "perflab: store: %v: teardown is left to another worker\n", err)
+		return
+	}
+	if mine {
+		c.merges = true
+		run()
+	}
+}
+
+// finished records that this worker's part is in the history (or that it
+// has none to merge).
+func (c *coordinator) finished(recorded bool) {
+	state := store.WorkerFinished
+	if !recorded {
+		state = store.WorkerFailed
+	}
+	if err := c.st.SetWorker(c.w.RunID, c.w.Segment.Index, state); err != nil {
+		fmt.Fprintf(c.stderr, "perflab: store: %v\n", err)
+	}
+}
+
+// merge waits for every part of the run to be recorded (or its worker to
+// be dead), merges the parts, judges the plan's thresholds on the whole,
+// writes the run's directory under cfg.Out, completes the run in the
+// history and prints its tables.
+func (c *coordinator) merge(p *plan.Plan, cfg Config) (*Result, error) {
+	stdout, stderr := cfg.Stdout, cfg.Stderr
+	id := c.w.RunID
+	var ws []store.Worker
+	for {
+		var err error
+		ws, err = c.workers()
+		if err == nil && c.allPast(ws, func(w store.Worker) bool { return w.State == store.WorkerFinished || w.State == store.WorkerFailed }) {
+			break
+		}
+		time.Sleep(4 * pollEvery)
+	}
+	now := time.Now()
+	var parts []*results.Run
+	var infos []results.WorkerInfo
+	var gone []string
+	for _, w := range ws {
+		info := results.WorkerInfo{Index: w.Index, Part: w.Part, Host: w.Host, PID: w.PID, End: w.Ended}
+		switch {
+		case w.State == store.WorkerFinished:
+			r, err := results.FromStore(c.st, w.Part)
+			if err != nil {
+				info.Status = store.WorkerFailed
+				gone = append(gone, fmt.Sprintf("worker %d's part %s could not be read (%v)", w.Index, w.Part, err))
+				break
+			}
+			info.Status = r.Summary.Status
+			parts = append(parts, r)
+		case w.Dead(c.host, now) || w.State == store.WorkerFailed:
+			info.Status, info.End = metrics.StatusKilled, w.Heartbeat
+			if w.State == store.WorkerFailed {
+				info.Status = metrics.StatusFailed
+			}
+			gone = append(gone, fmt.Sprintf("worker %d (%s, pid %d) stopped at %s without recording its part: its share of the load is missing; what it measured until then is in part %s",
+				w.Index, w.Host, w.PID, info.End.Format("15:04:05"), w.Part))
+		}
+		infos = append(infos, info)
+	}
+	if len(parts) == 0 {
+		why := "no worker recorded its part: " + strings.Join(gone, "; ")
+		c.st.FailRun(id, why)
+		return nil, errors.New(why)
+	}
+	m, err := results.Merge(parts)
+	if err != nil {
+		c.st.FailRun(id, err.Error())
+		return nil, err
+	}
+	s := m.Summary
+	s.RunID, s.Workers = id, infos
+	s.Labels = maps.Clone(cfg.Labels)
+	if len(gone) > 0 {
+		s.Warnings = append(s.Warnings, gone...)
+		if s.Status == metrics.StatusCompleted || s.Status == metrics.StatusInterrupted {
+			s.Status = metrics.StatusDegraded
+			s.Error = strings.Join(gone, "; ")
+		}
+	}
+	judge.Generator(s, 0)
+	s.Drift = judge.Longevity(m, judge.LongevityOptions{})
+	s.Thresholds = judge.Thresholds(p.Thresholds, s)
+	s.Thresholds = append(s.Thresholds, regressions(p.Thresholds, p.Name, c.st, id, func() (*results.Run, error) { return m, nil })...)
+	dir := filepath.Join(cfg.Out, id)
+	if err := results.WriteDir(m, dir); err != nil {
+		c.st.FailRun(id, "writing the merged run: "+err.Error())
+		return nil, err
+	}
+	res := &Result{RunID: id, Dir: dir, Summary: s}
+	var lost []string
+	if err := report.WriteRunFiles(dir, s); err != nil {
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+		lost = append(lost, fmt.Sprintf("summary.txt or junit.xml (%v)", err))
+	}
+	fmt.Fprintf(stdout, "\nrun %s: %d workers merged\n", id, len(parts))
+	if err := report.WriteTable(stdout, s); err != nil {
+		fmt.Fprintf(stderr, "perflab: %v\n", err)
+	}
+	report.WriteThresholds(stdout, p.Thresholds, s.Thresholds)
+	if err := results.Complete(c.st, dir); err != nil {
+		fmt.Fprintf(stderr, "perflab: store: %v\n", err)
+		lost = append(lost, fmt.Sprintf("the run history (%v)", err))
+	}
+	fmt.Fprintf(stderr, "run %s %s: %d of %d workers merged; results in %s\n", id, s.Status, len(parts), c.w.Segment.Count, dir)
+	switch {
+	case len(lost) > 0:
+		res.Outcome, res.Lost = Failed, lost
+		res.Err = fmt.Errorf("the run's results were not all recorded: %s", strings.Join(lost, "; "))
+		fmt.Fprintf(stderr, "perflab: %v\n", res.Err)
+	case s.Status == metrics.StatusFailed && strings.HasPrefix(s.Error, "aborted"):
+		fmt.Fprintf(stderr, "perflab: %s\n", s.Error)
+		res.Outcome = ThresholdsFailed
+	case s.Status == metrics.StatusFailed, s.Status == metrics.StatusDegraded:
+		res.Outcome, res.Err = Failed, errors.New(s.Error)
+		fmt.Fprintf(stderr, "perflab: %v\n", res.Err)
+	case s.Status == metrics.StatusInterrupted:
+		res.Outcome = Interrupted
+	case results.Failed(s.Thresholds) > 0:
+		fmt.Fprintf(stderr, "perflab: %d threshold(s) failed\n", results.Failed(s.Thresholds))
+		res.Outcome = ThresholdsFailed
+	}
+	return res, nil
+}
