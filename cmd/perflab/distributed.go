@@ -158,19 +158,31 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 			}
 		}
 	}()
+	// Each worker is waited for as it ends: one killed is seen at once.
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i, c := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Wait(); err != nil && c.ProcessState == nil {
+				codes[i] = exitRunFailed
+				return
+			}
+			if codes[i] = c.ProcessState.ExitCode(); codes[i] < 0 { // killed by a signal
+				codes[i] = exitRunFailed
+			}
+		}()
+	}
+	wg.Wait()
+	close(done)
 	code := exitOK
-	for _, c := range cmds {
-		err := c.Wait()
+	for i, c := range cmds {
 		for _, w := range c.Stderr.(*prefixed).flush() {
 			fmt.Fprint(std.err, w)
 		}
-		if c.ProcessState != nil {
-			code = worse(code, c.ProcessState.ExitCode())
-		} else if err != nil {
-			code = worse(code, exitRunFailed)
-		}
+		code = worse(code, codes[i])
 	}
-	close(done)
 	st, err := store.Open(storePath)
 	if err != nil {
 		fmt.Fprintf(std.err, "perflab: %v\n", err)

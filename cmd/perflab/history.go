@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -69,8 +70,9 @@ func cmdShow(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("show", flag.ContinueOnError)
 	path := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print the run's summary.json")
+	byWorker := fs.Bool("by-worker", false, "a distributed run: each worker's part after the run's tables, to spot an unhealthy generator")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab show RUN [--store FILE] [--json]\n\nPrints a stored run's tables (or its summary.json).")
+		fmt.Fprintln(fs.Output(), "Usage: perflab show RUN [--store FILE] [--json] [--by-worker]\n\nPrints a stored run's tables (or its summary.json).")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -107,6 +109,38 @@ func cmdShow(std *stdio, args []string) int {
 	}
 	if err := report.WriteTable(std.out, s); err != nil {
 		return exitUsage
+	}
+	if *byWorker {
+		return showParts(std, st, s.RunID)
+	}
+	return exitOK
+}
+
+// showParts prints each worker's part of a distributed run.
+func showParts(std *stdio, st *store.Store, id string) int {
+	parts, err := st.Runs(store.Filter{Parent: id})
+	if err != nil {
+		return fail(std, err)
+	}
+	if len(parts) == 0 {
+		fmt.Fprintf(std.err, "perflab: run %s was made by one generator: it has no workers' parts\n", id)
+		return exitUsage
+	}
+	slices.SortFunc(parts, func(a, b store.Run) int { return strings.Compare(a.ID, b.ID) })
+	for _, p := range parts {
+		rd, err := results.FromStore(st, p.ID)
+		if err != nil {
+			fmt.Fprintf(std.out, "\n=== worker part %s: %v\n", p.ID, err)
+			continue
+		}
+		s := rd.Summary
+		fmt.Fprintf(std.out, "\n=== worker part %s (on %s): %s\n", p.ID, p.Host, s.Status)
+		if s.Error != "" {
+			fmt.Fprintf(std.out, "error: %s\n", s.Error)
+		}
+		if err := report.WriteTable(std.out, s); err != nil {
+			return exitUsage
+		}
 	}
 	return exitOK
 }
