@@ -36,9 +36,9 @@ type Cursor struct {
 	next atomic.Uint64 // Sequential: how many rows were handed out
 	n    uint64
 	mode Mode
-	// Sequential in a worker of a distributed run: its k-th pick is the
-	// run's pick k*stride+offset (Segment).
-	stride, offset uint64
+	// In a worker of a distributed run (Segment): the worker owns the
+	// rows offset, offset+stride, ...: own of them.
+	stride, offset, own uint64
 }
 
 // NewCursor returns a cursor over n rows, n >= 1 (n < 1 is taken as 1).
@@ -47,16 +47,25 @@ func NewCursor(n int, mode Mode) *Cursor {
 	if mode != PerVU && mode != Random {
 		mode = Sequential
 	}
-	return &Cursor{n: uint64(max(n, 1)), mode: mode, stride: 1}
+	return &Cursor{n: uint64(max(n, 1)), mode: mode}
 }
 
-// Segment makes a Sequential cursor hand out worker index's share (of
-// count workers) of the rows a single cursor would: the k-th row it hands
-// out is the one a single cursor hands out (k*count+index)-th, so the
-// workers of a distributed run use no row twice before the rows wrap
-// around. Call it before the cursor is used.
+// Segment makes the cursor worker index's (of count workers) in a
+// distributed run: the worker owns rows index, index+count, index+2*count,
+// ... and hands out only those, so that no two workers use one row.
+// Sequential goes through its own rows in order and wraps around them;
+// PerVU gives the run's VU v (numbered across the workers, so that
+// (v-1) mod count is index) the row a single process would while the run
+// has as many rows as VUs, and one of its own rows beyond. With fewer rows
+// than workers, the workers share them (row k of all the picks is the
+// run's pick k*count+index). Random is unchanged. Call it before the
+// cursor is used.
 func (c *Cursor) Segment(index, count int) {
 	c.stride, c.offset = uint64(max(count, 1)), uint64(max(index, 0))
+	c.own = 0
+	if c.n > c.offset {
+		c.own = (c.n-c.offset-1)/c.stride + 1
+	}
 }
 
 // Next returns the index, in [0, n), of the row for virtual user vu
@@ -66,6 +75,10 @@ func (c *Cursor) Segment(index, count int) {
 func (c *Cursor) Next(vu int, r *rand.Rand) int {
 	switch c.mode {
 	case PerVU:
+		if c.own > 0 && vu >= 1 {
+			k := uint64(vu-1) / c.stride
+			return int((k%c.own)*c.stride + c.offset)
+		}
 		// (vu-1) mod n, non-negative even for vu < 1.
 		i := int64(vu-1) % int64(c.n)
 		if i < 0 {
@@ -78,6 +91,13 @@ func (c *Cursor) Next(vu int, r *rand.Rand) int {
 		}
 		return int(r.Uint64N(c.n))
 	default:
-		return int(((c.next.Add(1)-1)*c.stride + c.offset) % c.n)
+		k := c.next.Add(1) - 1
+		switch {
+		case c.stride == 0: // the whole run's
+			return int(k % c.n)
+		case c.own > 0:
+			return int((k%c.own)*c.stride + c.offset)
+		}
+		return int((k*c.stride + c.offset) % c.n)
 	}
 }

@@ -182,3 +182,52 @@ func BenchmarkCursorRandomParallel(b *testing.B) {
 		}
 	})
 }
+
+// The workers of a distributed run use no row twice: each hands out only
+// its own rows (row r is worker r mod N's), Sequential in order and
+// PerVU as a single process would while there are rows enough for the
+// VUs; with as many picks as rows, every row is used once.
+func TestCursorSegments(t *testing.T) {
+	const workers = 3
+	for n := workers; n <= 14; n++ {
+		for _, mode := range []Mode{Sequential, PerVU} {
+			used := map[int]int{}
+			for i := range workers {
+				c := NewCursor(n, mode)
+				c.Segment(i, workers)
+				own := (n - i + workers - 1) / workers
+				for k := range 2 * own {
+					vu := k*workers + i + 1 // this worker's VUs, numbered across the run
+					row := c.Next(vu, nil)
+					if row%workers != i || row >= n {
+						t.Fatalf("%s n=%d worker %d: row %d is not its own", mode, n, i, row)
+					}
+					if k < own {
+						used[row]++
+						if mode == PerVU && row != vu-1 {
+							t.Errorf("per-vu n=%d: VU %d got row %d, a single process gives %d", n, vu, row, vu-1)
+						}
+					}
+				}
+			}
+			for r := range n {
+				if used[r] != 1 {
+					t.Errorf("%s n=%d: row %d used %d times by the workers' first picks", mode, n, r, used[r])
+				}
+			}
+		}
+	}
+	// Fewer rows than workers: they share them, in the run's order.
+	c := NewCursor(2, Sequential)
+	c.Segment(2, workers)
+	if a, b := c.Next(0, nil), c.Next(0, nil); a != 0 || b != 1 {
+		t.Errorf("2 rows, worker 2 of 3: rows %d %d, want the run's picks 2 and 5: 0 and 1", a, b)
+	}
+	// Without a segment, the whole run's order.
+	whole := NewCursor(3, Sequential)
+	for k := range 7 {
+		if got := whole.Next(1, nil); got != k%3 {
+			t.Fatalf("pick %d: row %d", k, got)
+		}
+	}
+}

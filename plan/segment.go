@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -131,4 +132,23 @@ func idle(from, count int, what string) string {
 		return fmt.Sprintf("worker %d runs none of %s", from, what)
 	}
 	return fmt.Sprintf("workers %d to %d run none of %s", from, count-1, what)
+}
+
+// Files are the files the plan reads besides itself, as the plan names
+// them (relative to its directory, or absolute): its data files and its
+// certificate authorities. A plan that runs elsewhere (perflab k8s) takes
+// them along.
+func (p *Plan) Files() []string {
+	var out []string
+	add := func(f string) {
+		if f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	add(p.HTTP.CAFile)
+	for _, d := range p.Data {
+		add(d.File)
+		add(d.CSV)
+	}
+	return out
 }

@@ -45,6 +45,7 @@ func init() {
 		{"import", "record run directories in the history: perflab import RUN_DIR... [--label k=v]", cmdImport},
 		{"export", "write a stored run as a run directory: perflab export RUN_ID DIR", cmdExport},
 		{"merge", "merge the runs of several load generators into one, exactly: perflab merge RUN_DIR...", cmdMerge},
+		{"k8s", "the Kubernetes manifests of a distributed run on N pods: perflab k8s PLAN.yaml --workers N | kubectl apply -f -", cmdK8s},
 		{"history", "an operation across a plan's stored runs, and where it changed: perflab history PLAN", cmdHistory},
 		{"report", "a run as Markdown for a wiki, HTML with charts, CSV or JUnit: perflab report RUN [--format md|html|csv|junit] [-o FILE]", cmdReport},
 		{"compare", "compare runs with a statistical verdict: perflab compare BASE CANDIDATE (run dirs, run ids or labels: release=A release=B)", cmdCompare},

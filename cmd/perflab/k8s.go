@@ -1,0 +1,129 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/k8s"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/store"
+)
+
+// cmdK8s writes the manifests of a distributed run on Kubernetes.
+func cmdK8s(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("k8s", flag.ContinueOnError)
+	var set, labels setFlags
+	fs.Var(&set, "set", "override a plan variable, in every worker (repeatable)")
+	fs.Var(&labels, "label", "label the run, as release=Honeysuckle (repeatable)")
+	workers := fs.Int("workers", 0, "the number of workers (pods), each running its share of the plan (required)")
+	storeURL := fs.String("store", "", "the team's history, postgres://...: checked, never written into the manifests (the pods read it from --store-secret)")
+	secret := fs.String("store-secret", "perflab-store:dsn", "the Secret (NAME:KEY) holding the history's postgres:// DSN")
+	image := fs.String("image", "perflab:"+imageTag(), "perflab's image (built from the repository's Dockerfile)")
+	namespace := fs.String("namespace", "", "the namespace of the objects (default: kubectl's)")
+	runID := fs.String("run-id", "", "the run's id (default: the time and the plan's name)")
+	cpu := fs.String("cpu", "1", "CPU each worker requests")
+	memory := fs.String("memory", "512Mi", "memory each worker requests, and its limit")
+	join := fs.Duration("join-timeout", 5*time.Minute, "how long the workers wait for each other to start (pods being scheduled, images pulled)")
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the finished Job and its pods stay, for kubectl logs (0: until deleted)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), `Usage: perflab k8s PLAN.yaml --workers N [--store postgres://...] [--image IMG] [--namespace NS] [--set name=value]...
+
+Writes to stdout the Kubernetes manifests of a distributed run: a ConfigMap
+with the plan and its data files, and an Indexed Job of N pods, pod i
+running perflab run --segment i/N. The workers meet in the team's
+PostgreSQL history, whose DSN they read from a Secret (--store-secret):
+create it once with
+  kubectl create secret generic perflab-store --from-literal=dsn='postgres://...'
+then: perflab k8s plan.yaml --workers 8 | kubectl apply -f -
+
+Flags:`)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitUsage
+	}
+	if *workers < 1 {
+		return fail(std, fmt.Errorf("--workers N: the number of workers (pods) is required, at least 1"))
+	}
+	if *storeURL != "" && !store.IsPostgres(*storeURL) {
+		return fail(std, fmt.Errorf("--store %s: the workers of a cluster meet in a PostgreSQL history: --store postgres://...", *storeURL))
+	}
+	secretName, secretKey, ok := strings.Cut(*secret, ":")
+	if !ok || secretName == "" || secretKey == "" {
+		return fail(std, fmt.Errorf("--store-secret %q: want NAME:KEY", *secret))
+	}
+	planPath := fs.Arg(0)
+	p, err := plan.Load(planPath, plan.Options{Set: set})
+	if err != nil {
+		fmt.Fprintln(std.err, err)
+		return exitInvalidPlan
+	}
+	if !splits(std, p, *workers, false) {
+		return exitInvalidPlan
+	}
+	src, err := os.ReadFile(planPath)
+	if err != nil {
+		return fail(std, err)
+	}
+	var files []k8s.File
+	for _, f := range p.Files() {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(planPath), f))
+		if filepath.IsAbs(f) {
+			b, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return fail(std, err)
+		}
+		files = append(files, k8s.File{Path: f, Data: b})
+	}
+	id := *runID
+	if id == "" {
+		id = time.Now().Format("20060102-150405") + "-" + strings.Trim(unsafeID.ReplaceAllString(strings.ToLower(p.Name), "-"), "-")
+	}
+	if unsafeID.MatchString(id) {
+		return fail(std, fmt.Errorf("--run-id %q: letters, digits, '.', '_' and '-' only", id))
+	}
+	var extra []string
+	for _, o := range set {
+		extra = append(extra, "--set", o.Name+"="+o.Value)
+	}
+	for _, o := range labels {
+		extra = append(extra, "--label", o.Name+"="+o.Value)
+	}
+	cm, job, err := k8s.Manifests(src, files, k8s.Options{
+		RunID: id, Workers: *workers, Image: *image, Namespace: *namespace,
+		SecretName: secretName, SecretKey: secretKey, Args: extra,
+		CPU: *cpu, Memory: *memory, JoinTimeout: *join, TTL: *ttl,
+	})
+	if err != nil {
+		return fail(std, err)
+	}
+	fmt.Fprintf(std.out, "# perflab k8s: run %s of plan %s on %d workers\n", id, p.Name, *workers)
+	if err := k8s.Write(std.out, cm, job); err != nil {
+		return fail(std, err)
+	}
+	ns := ""
+	if *namespace != "" {
+		ns = " -n " + *namespace
+	}
+	fmt.Fprintf(std.err, "perflab: run %s: apply with kubectl apply%s -f -, follow with kubectl logs%s -f -l perflab.dev/run=%s --prefix --max-log-requests %d, clean up with kubectl delete%s job,configmap %s\n",
+		id, ns, ns, job.Name, max(*workers, 5), ns, job.Name)
+	return exitOK
+}
+
+// imageTag is the image tag of this build: its version, latest for a
+// development build.
+func imageTag() string {
+	if version == "dev" || version == "" {
+		return "latest"
+	}
+	return strings.TrimPrefix(version, "v")
+}

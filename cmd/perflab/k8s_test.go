@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/perflab/perflab/k8s"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/store"
+)
+
+// envRef is Kubernetes' $(VAR) in a container's args.
+var envRef = regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// The manifests perflab k8s writes run as the cluster would run them:
+// each of the Job's pods is a process with the ConfigMap's files at their
+// paths, the Job's args, and in its environment its completion index and
+// the DSN the Secret holds. The pods make one run of the plan: its data
+// rows shared out, its counts the server's.
+func TestK8sJobRunsAsProcesses(t *testing.T) {
+	bin := perflabBin(t)
+	dsn := pgSchema(t, "k8s_test")
+	srv := newDistServer(t)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var rows strings.Builder
+	rows.WriteString("id\n")
+	for i := range 12 {
+		fmt.Fprintf(&rows, "u%02d\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "users.csv"), []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planPath := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(planPath, []byte(`name: on-cluster
+target: `+srv.URL+`
+vars: {tag: x}
+data:
+  users: {csv: data/users.csv}
+scenarios:
+  - {name: users, vus: 6, iterations: 2, flow: [{name: user, url: "/${tag}/users/${users.id}"}]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, manifests, errs := runCLI(t, "k8s", planPath, "--workers", "3", "--run-id", "k8s-1", "--store", dsn, "--set", "tag=k")
+	if code != exitOK {
+		t.Fatalf("perflab k8s: %d\n%s", code, errs)
+	}
+	if strings.Contains(manifests, "perflab@") || strings.Contains(manifests, "postgres://") {
+		t.Fatal("the manifests hold the DSN")
+	}
+	var cm corev1.ConfigMap
+	var job batchv1.Job
+	docs := strings.Split(manifests, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%d documents", len(docs))
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+		t.Fatal(err)
+	}
+	// The pods' volumes, on this machine.
+	pod := t.TempDir()
+	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
+		p := filepath.Join(pod, "plan", it.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(cm.Data[it.Key])
+		if b, ok := cm.BinaryData[it.Key]; ok {
+			data = b
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	var cmds []*exec.Cmd
+	for i := range int(*job.Spec.Completions) {
+		env := map[string]string{k8s.IndexEnv: fmt.Sprint(i), k8s.StoreEnv: dsn}
+		var args []string
+		for _, a := range c.Args {
+			a = envRef.ReplaceAllStringFunc(a, func(m string) string { return env[envRef.FindStringSubmatch(m)[1]] })
+			switch {
+			case strings.HasPrefix(a, k8s.PlanDir+"/"):
+				a = filepath.Join(pod, "plan", strings.TrimPrefix(a, k8s.PlanDir+"/"))
+			case a == k8s.RunsDir:
+				a = filepath.Join(pod, fmt.Sprintf("runs-%d", i))
+			}
+			args = append(args, a)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Stderr = &lockedBuilder{b: &strings.Builder{}}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		cmds = append(cmds, cmd)
+	}
+	codes, errs := wait(cmds)
+	for _, c := range codes {
+		if c != exitOK {
+			t.Fatalf("exit codes %v\n%s", codes, errs)
+		}
+	}
+	// Each user's row once: the pods shared the rows out.
+	srv.mu.Lock()
+	for i := range 12 {
+		if n := srv.seen[fmt.Sprintf("/k/users/u%02d", i)]; n != 1 {
+			t.Errorf("user u%02d requested %d times, want once", i, n)
+		}
+	}
+	srv.mu.Unlock()
+	st, err := store.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(store.Filter{ID: "k8s-1"})
+	if err != nil || len(runs) != 1 || runs[0].Status != metrics.StatusCompleted {
+		t.Fatalf("the run in the history: %+v %v", runs, err)
+	}
+	code, shown, _ := runCLI(t, "show", "--store", dsn, "k8s-1")
+	if code != exitOK || !strings.Contains(shown, "summary = 12 in") {
+		t.Errorf("show:\n%s", shown)
+	}
+	var merged bytes.Buffer
+	for i := range 3 {
+		if _, err := os.Stat(filepath.Join(pod, fmt.Sprintf("runs-%d", i), "k8s-1", "summary.json")); err == nil {
+			fmt.Fprintf(&merged, "pod %d ", i)
+		}
+	}
+	if merged.Len() == 0 {
+		t.Error("no pod wrote the merged run's directory")
+	}
+}

@@ -1,0 +1,254 @@
+// Package k8s builds the Kubernetes objects that run a plan as a
+// distributed run on a cluster (perflab k8s): a ConfigMap with the plan
+// and its data files, and an Indexed Job whose pods are the run's workers,
+// pod i running `perflab run --segment i/N`. The objects are the API's own
+// Go types (k8s.io/api), written as YAML for kubectl apply.
+//
+// The workers meet in the team's PostgreSQL history, whose DSN the pods
+// read from a Secret: the manifests name the Secret, never the password.
+package k8s
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Options describe a distributed run on a cluster.
+type Options struct {
+	// RunID is the run's id, shared by its workers.
+	RunID string
+	// Workers is the number of pods (the Job's completions and
+	// parallelism), each one worker.
+	Workers int
+	// Image is perflab's image (the repository's Dockerfile).
+	Image     string
+	Namespace string
+	// SecretName and SecretKey name the Secret entry holding the run
+	// history's postgres:// DSN.
+	SecretName, SecretKey string
+	// Args are more flags for every worker's perflab run (--set,
+	// --label).
+	Args []string
+	// CPU and Memory are each worker's requests (Memory its limit too).
+	CPU, Memory string
+	// JoinTimeout is how long the workers wait for each other to start
+	// (pods are scheduled and pull the image meanwhile).
+	JoinTimeout time.Duration
+	// TTL is how long the finished Job and its pods stay for kubectl
+	// logs (0: until deleted).
+	TTL time.Duration
+}
+
+// File is a file the plan reads, by the path the plan names it with
+// (relative to the plan's directory).
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Paths in the workers' pods.
+const (
+	PlanDir  = "/plan"
+	PlanPath = PlanDir + "/plan.yaml"
+	RunsDir  = "/runs"
+)
+
+// IndexEnv is the pod's completion index, its worker index.
+const IndexEnv = "JOB_COMPLETION_INDEX"
+
+// StoreEnv holds the history's DSN, from the Secret.
+const StoreEnv = "PERFLAB_STORE"
+
+// maxConfigMap is what a ConfigMap may hold (1 MiB), less room for its
+// metadata.
+const maxConfigMap = 1<<20 - 16<<10
+
+// Manifests builds the ConfigMap holding the plan and its files, and the
+// Job of the run's workers.
+func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv1.Job, error) {
+	switch {
+	case o.Workers < 1:
+		return nil, nil, fmt.Errorf("workers: %d: want at least 1", o.Workers)
+	case o.RunID == "":
+		return nil, nil, fmt.Errorf("no run id")
+	case o.Image == "":
+		return nil, nil, fmt.Errorf("no image")
+	case o.SecretName == "" || o.SecretKey == "":
+		return nil, nil, fmt.Errorf("no Secret for the history's DSN")
+	}
+	name := Name(o.RunID)
+	labels := map[string]string{"app.kubernetes.io/name": "perflab", "app.kubernetes.io/component": "worker", "perflab.dev/run": name}
+	meta := metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: map[string]string{"perflab.dev/run-id": o.RunID}}
+
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: meta,
+		Data:       map[string]string{"plan.yaml": string(plan)},
+	}
+	items := []corev1.KeyToPath{{Key: "plan.yaml", Path: "plan.yaml"}}
+	size := len(plan)
+	for i, f := range files {
+		rel := filepath.ToSlash(f.Path)
+		if filepath.IsAbs(f.Path) || rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "/../") {
+			return nil, nil, fmt.Errorf("%s: a file the plan reads must be under the plan's directory to go to the cluster with it", f.Path)
+		}
+		rel = path.Clean(rel)
+		key := fmt.Sprintf("file%d-%s", i+1, keyChars.ReplaceAllString(path.Base(rel), "_"))
+		if utf8.Valid(f.Data) {
+			cm.Data[key] = string(f.Data)
+		} else {
+			if cm.BinaryData == nil {
+				cm.BinaryData = map[string][]byte{}
+			}
+			cm.BinaryData[key] = f.Data
+		}
+		items = append(items, corev1.KeyToPath{Key: key, Path: rel})
+		size += len(f.Data)
+	}
+	if size > maxConfigMap {
+		return nil, nil, fmt.Errorf("the plan and its files are %d KiB, more than a ConfigMap holds (1 MiB): build the data files into an image of your own, or generate them (data: range, glob)", size>>10)
+	}
+
+	n := int32(o.Workers)
+	args := []string{"run", PlanPath,
+		"--segment", fmt.Sprintf("$(%s)/%d", IndexEnv, o.Workers),
+		"--run-id", o.RunID,
+		"--store", "$(" + StoreEnv + ")",
+		"--out", RunsDir,
+		"--progress", "plain",
+	}
+	if o.JoinTimeout > 0 {
+		args = append(args, "--join-timeout", o.JoinTimeout.String())
+	}
+	args = append(args, o.Args...)
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	if o.CPU != "" {
+		q, err := resource.ParseQuantity(o.CPU)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cpu %q: %v", o.CPU, err)
+		}
+		res.Requests[corev1.ResourceCPU] = q
+	}
+	if o.Memory != "" {
+		q, err := resource.ParseQuantity(o.Memory)
+		if err != nil {
+			return nil, nil, fmt.Errorf("memory %q: %v", o.Memory, err)
+		}
+		res.Requests[corev1.ResourceMemory] = q
+		res.Limits[corev1.ResourceMemory] = q
+	}
+	no, yes := false, true
+	uid := int64(65532) // the image's nonroot user
+	grace := int64(120)  // an interrupted worker writes its results, the last one merges
+	job := &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta,
+		Spec: batchv1.JobSpec{
+			CompletionMode: ptr(batchv1.IndexedCompletion),
+			Completions:    &n,
+			Parallelism:    &n,
+			// A worker is not retried within a run: its share of the
+			// load would start late, out of step with the others.
+			BackoffLimit: ptr(int32(0)),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                 corev1.RestartPolicyNever,
+					TerminationGracePeriodSeconds: &grace,
+					// Workers on different nodes where the cluster can:
+					// one node's limits are what a distributed run is
+					// for passing.
+					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
+						MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway,
+						LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"perflab.dev/run": name}},
+					}},
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					Containers: []corev1.Container{{
+						Name:            "worker",
+						Image:           o.Image,
+						ImagePullPolicy: corev1.PullIfNotPresent,
+						Args:            args,
+						Env: []corev1.EnvVar{
+							{Name: IndexEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+								FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+							{Name: StoreEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+								LocalObjectReference: corev1.LocalObjectReference{Name: o.SecretName}, Key: o.SecretKey}}},
+						},
+						Resources: res,
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "plan", MountPath: PlanDir, ReadOnly: true},
+							{Name: "runs", MountPath: RunsDir},
+						},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
+							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+					Volumes: []corev1.Volume{
+						{Name: "plan", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+							LocalObjectReference: corev1.LocalObjectReference{Name: name}, Items: items}}},
+						{Name: "runs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+				},
+			},
+		},
+	}
+	if o.TTL > 0 {
+		job.Spec.TTLSecondsAfterFinished = ptr(int32(o.TTL / time.Second))
+	}
+	return cm, job, nil
+}
+
+var (
+	keyChars  = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+	nameChars = regexp.MustCompile(`[^a-z0-9-]+`)
+)
+
+// Name is the objects' name for a run id: a DNS label (lower case
+// letters, digits and '-', at most 63 characters), "perflab-" and the id,
+// shortened with a hash of the id when it is too long.
+func Name(runID string) string {
+	s := strings.Trim(nameChars.ReplaceAllString(strings.ToLower(runID), "-"), "-")
+	name := "perflab-" + s
+	if len(name) <= 63 && s != "" {
+		return name
+	}
+	h := sha256.Sum256([]byte(runID))
+	sum := hex.EncodeToString(h[:4])
+	return strings.TrimRight(name[:min(len(name), 63-9)], "-") + "-" + sum
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Write writes objects as YAML documents, for kubectl apply -f -.
+func Write(w io.Writer, objs ...any) error {
+	for i, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
