@@ -69,17 +69,22 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
+	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
+}
+
+// registerDistributed adds run's flags of a distributed run.
+func (f *runFlags) registerDistributed(fs *flag.FlagSet) {
 	fs.StringVar(&f.segment, "segment", "", "run as worker INDEX/COUNT of a distributed run (0-based: 0/3, 1/3, 2/3), its share of every scenario; needs --run-id and a shared --store postgres://...")
 	fs.StringVar(&f.runID, "run-id", "", "the distributed run's id, the same for every worker (with --segment)")
 	fs.DurationVar(&f.joinTimeout, "join-timeout", 2*time.Minute, "how long the workers of a distributed run wait for each other to start")
 	fs.IntVar(&f.workers, "workers", 0, "run the plan as N worker processes on this machine, one distributed run (a SQLite or PostgreSQL --store)")
-	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
 }
 
 func cmdRun(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
+	f.registerDistributed(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, totals.jsonl, resources.csv, plan.yaml, run.json).\n\nFlags:")
 		fs.PrintDefaults()
