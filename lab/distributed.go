@@ -90,7 +90,15 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.Source, start, cfg.Labels); err != nil {
+	// What every worker must run alike: the plan's text and the values set
+	// from outside.
+	sets := make([]string, 0, len(cfg.Overrides))
+	for _, o := range cfg.Overrides {
+		sets = append(sets, o.Name+"="+o.Value)
+	}
+	slices.Sort(sets)
+	sig := string(p.Source) + "\n--set " + strings.Join(sets, "\n--set ")
+	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.Source, sig, start, cfg.Labels); err != nil {
 		rd.Close()
 		os.RemoveAll(rd.Path)
 		return nil, nil, err

@@ -85,11 +85,11 @@ func PartID(id string, index int) string { return fmt.Sprintf("%s-w%d", id, inde
 // Join registers worker index of a run of count workers: the run is
 // recorded as running (with its labels) by the first worker to join, and
 // the worker's part as a run of its own (id PartID) whose parent it is.
-// A run of that id made otherwise (another plan, another count of workers,
-// a run that is not distributed) and an index registered already are
-// errors.
-func (s *Store) Join(id string, index, count int, plan string, planSource []byte, start time.Time, labels map[string]string) (part string, err error) {
-	hash := PlanHash(planSource)
+// sig identifies what the worker runs (the plan's text and the values set
+// from outside): a run of that id made otherwise (another plan or values,
+// another count of workers) and an index registered already are errors.
+func (s *Store) Join(id string, index, count int, plan string, planSource []byte, sig string, start time.Time, labels map[string]string) (part string, err error) {
+	hash := PlanHash([]byte(sig))
 	now := time.Now().UnixMilli()
 	host, _ := os.Hostname()
 	part = PartID(id, index)

@@ -132,6 +132,10 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	for i := range n {
 		cmd := exec.Command(exe, append(slicesClone(args), "--segment", fmt.Sprintf("%d/%d", i, n))...)
 		cmd.Env = append(os.Environ(), localWorkersEnv+"="+id)
+		// A group of its own: a terminal's Ctrl-C reaches the workers
+		// once, passed on by this process, not twice (a second one quits
+		// a worker at once).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Stdout = io.Discard // each part's tables are in its directory; the run's follow
 		cmd.Stderr = &prefixed{w: std.err, mu: &mu, prefix: fmt.Sprintf("[worker %d] ", i)}
 		if err := cmd.Start(); err != nil {

@@ -436,3 +436,49 @@ func TestDistributedBadInput(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 }
+
+// Ctrl-C on perflab run --workers stops every worker once: each writes
+// what it measured, teardown runs once, and the run is merged as an
+// interrupted run (exit 130).
+func TestLocalWorkersInterrupted(t *testing.T) {
+	bin := perflabBin(t)
+	srv := newDistServer(t)
+	out := t.TempDir()
+	planPath := writePlan(t, `name: dist-int
+target: `+srv.URL+`
+interval: 250ms
+scenarios:
+  - {name: closed, vus: 3, duration: 60s, flow: [{name: get, url: "/i/get"}]}
+teardown:
+  - {name: logout, url: /logout}
+`)
+	c := exec.Command(bin, "run", planPath, "--workers", "3", "--out", out, "--quiet")
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for srv.count("/i/get") < 100 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Signal(os.Interrupt)
+	c.Wait()
+	if code := c.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "perflab: quit") {
+		t.Errorf("a worker quit at once, as on a second interrupt:\n%s", stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-dist-int"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	s := summaryAt(t, dirs[0])
+	if s.Status != metrics.StatusInterrupted || count(s, 0, "get") != int64(srv.count("/i/get")) {
+		t.Errorf("run %s, get %d, the server %d", s.Status, count(s, 0, "get"), srv.count("/i/get"))
+	}
+	if n := srv.count("/logout"); n != 1 {
+		t.Errorf("teardown ran %d times", n)
+	}
+}
