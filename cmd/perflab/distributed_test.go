@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -480,5 +481,59 @@ teardown:
 	}
 	if n := srv.count("/logout"); n != 1 {
 		t.Errorf("teardown ran %d times", n)
+	}
+}
+
+// A threshold marked abort that fails on one worker's share stops every
+// worker of the run: the run ends failed (exit 4), long before its
+// duration, its teardown run once.
+func TestDistributedAbortStopsEveryWorker(t *testing.T) {
+	bin := perflabBin(t)
+	var logouts, fails atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		switch {
+		case r.URL.Path == "/logout":
+			logouts.Add(1)
+		case r.URL.Query().Get("vu") == "1": // worker 0's only VU
+			fails.Add(1)
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	planPath := writePlan(t, `name: dist-abort
+target: `+srv.URL+`
+interval: 250ms
+scenarios:
+  - {name: closed, vus: 3, duration: 120s, flow: [{name: get, url: "/get?vu=${vu}"}]}
+teardown:
+  - {name: logout, url: /logout}
+thresholds: ["get: errors < 10% abort"]
+`)
+	start := time.Now()
+	c := exec.Command(bin, "run", planPath, "--workers", "3", "--out", out, "--quiet")
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	c.Run()
+	if code := c.ProcessState.ExitCode(); code != exitThresholds {
+		t.Fatalf("exit %d, want %d\n%s", code, exitThresholds, stderr.String())
+	}
+	if took := time.Since(start); took > 90*time.Second {
+		t.Errorf("the run took %v: the workers were not stopped", took)
+	}
+	if !strings.Contains(stderr.String(), `[worker 1] perflab: the run is stopped: worker 0: aborted: threshold "get: errors < 10% abort" failed`) {
+		t.Errorf("worker 1 was not stopped by worker 0:\n%s", stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-dist-abort"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	s := summaryAt(t, dirs[0])
+	if s.Status != metrics.StatusFailed || !strings.Contains(s.Error, "aborted") || logouts.Load() != 1 {
+		t.Errorf("run %s (%s), teardown %d times", s.Status, s.Error, logouts.Load())
+	}
+	if got := count(s, 0, "get"); got == 0 {
+		t.Error("no request counted")
 	}
 }
