@@ -266,3 +266,21 @@ func (s *Store) FailRun(id, why string) error {
 	_, err := s.db.Exec(s.q(`UPDATE runs SET status = 'failed', error = ?, end_ms = ? WHERE id = ? AND status = 'running'`), why, time.Now().UnixMilli(), id)
 	return err
 }
+
+// Live is how far a running distributed run has gone: its shared state,
+// its workers, and the requests (steps) its parts have stored so far, to
+// the last interval each wrote.
+func (s *Store) Live(id string) (*Distributed, []Worker, int64, error) {
+	d, err := s.Distributed(id)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ws, err := s.Workers(id)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var n int64
+	err = s.db.QueryRow(s.q(`SELECT COALESCE(SUM(h.count), 0) FROM histograms h JOIN runs r ON r.id = h.run_id
+		WHERE r.parent = ? AND h.ivl >= 0 AND h.kind = 'step'`), id).Scan(&n)
+	return d, ws, n, err
+}

@@ -296,6 +296,10 @@ teardown:
 	for srv.count("/k/get") < 100 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The run as it goes: its workers, its stage.
+	if code, listed, errs := runCLI(t, "runs", "--store", dsn); code != exitOK || !strings.Contains(listed, "running: 3/3 workers at stage 1, ") {
+		t.Errorf("runs while it goes: %d\n%s%s", code, listed, errs)
+	}
 	time.Sleep(time.Second)
 	cmds[1].Process.Signal(syscall.SIGKILL)
 	codes, errs := wait(cmds)
