@@ -379,6 +379,7 @@ func (c *coordinator) merge(p *plan.Plan, cfg Config) (*Result, error) {
 				break
 			}
 			info.Status = r.Summary.Status
+			r.Part = fmt.Sprintf("w%d", w.Index) // its monitors: generator#w2
 			parts = append(parts, r)
 		case w.Dead(c.host, now) || w.State == store.WorkerFailed:
 			info.Status, info.End = metrics.StatusKilled, w.Heartbeat

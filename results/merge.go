@@ -120,7 +120,7 @@ func Merge(parts []*Run) (*Run, error) {
 	for i, p := range parts {
 		sources = append(sources, p.Source)
 		for _, pt := range p.Points {
-			pt.Monitor = monitorOf(pt.Monitor, i, len(parts))
+			pt.Monitor = monitorOf(pt.Monitor, p, i, len(parts))
 			points = append(points, pt)
 		}
 	}
@@ -389,11 +389,14 @@ func tagStage(tag string) (int, bool) {
 	return i, err == nil
 }
 
-// monitorOf names the monitor of part i of n: its own name and the part's
-// number, when there are several.
-func monitorOf(name string, i, n int) string {
-	if n == 1 {
+// monitorOf names the monitor of part p, i of n: its own name and the
+// part's name (Run.Part) or number, when there are several.
+func monitorOf(name string, p *Run, i, n int) string {
+	switch {
+	case n == 1:
 		return name
+	case p.Part != "":
+		return name + "#" + p.Part
 	}
 	return name + "#" + strconv.Itoa(i+1)
 }
@@ -426,12 +429,12 @@ func mergeResources(parts []*Run) *monitor.Analysis {
 			}
 			m.Transactions += w.Transactions
 			for _, f := range w.Monitors {
-				f.Monitor = monitorOf(f.Monitor, i, len(parts))
+				f.Monitor = monitorOf(f.Monitor, p, i, len(parts))
 				m.Monitors = append(m.Monitors, f)
 			}
 		}
 		for _, q := range a.SlowQueries {
-			q.Monitor = monitorOf(q.Monitor, i, len(parts))
+			q.Monitor = monitorOf(q.Monitor, p, i, len(parts))
 			out.SlowQueries = append(out.SlowQueries, q)
 		}
 	}

@@ -30,6 +30,10 @@ type Run struct {
 	Totals *Totals
 	// Points are what the monitors sampled (resources.csv).
 	Points []monitor.Point
+	// Part, if set, names the run as a part of a merge (w2, a distributed
+	// run's worker 2): its monitors are named after it ("generator#w2").
+	// Unset, a part is named by its place among the parts (#3).
+	Part string
 }
 
 // IntervalsOf is an operation's interval histograms in a stage. A
