@@ -281,11 +281,16 @@ func (c *coordinator) Stage(ctx context.Context, index int) error {
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	if d := time.Until(at); d > 0 && !sleep(ctx, d) {
+	// A clock far from the deciding worker's must not hold the load back
+	// for long: at most maxStartWait.
+	if d := min(time.Until(at), maxStartWait); d > 0 && !sleep(ctx, d) {
 		return ctx.Err()
 	}
 	return nil
 }
+
+// maxStartWait bounds a worker's wait for the common start.
+const maxStartWait = 5 * time.Second
 
 // allPast reports whether every worker but this one is dead or past the
 // point ok says.
@@ -381,11 +386,12 @@ func (c *coordinator) merge(p *plan.Plan, cfg Config) (*Result, error) {
 			info.Status = r.Summary.Status
 			r.Part = fmt.Sprintf("w%d", w.Index) // its monitors: generator#w2
 			parts = append(parts, r)
-		case w.Dead(c.host, now) || w.State == store.WorkerFailed:
+		case w.State == store.WorkerFailed:
+			info.Status = metrics.StatusFailed
+			gone = append(gone, fmt.Sprintf("worker %d (%s, pid %d) could not record its part in the history: its share of the load is missing here; its run directory on %s has it (perflab import)",
+				w.Index, w.Host, w.PID, w.Host))
+		case w.Dead(c.host, now):
 			info.Status, info.End = metrics.StatusKilled, w.Heartbeat
-			if w.State == store.WorkerFailed {
-				info.Status = metrics.StatusFailed
-			}
 			gone = append(gone, fmt.Sprintf("worker %d (%s, pid %d) stopped at %s without recording its part: its share of the load is missing; what it measured until then is in part %s",
 				w.Index, w.Host, w.PID, info.End.Format("15:04:05"), w.Part))
 		}
