@@ -74,7 +74,7 @@ setup:
 scenarios:
   - name: closed
     vus: 5
-    total_iterations: 900
+    total_iterations: 1000
     flow: [{name: get, url: "/`+tag+`/get?token=${token}&it=${iteration}&vu=${vu}"}]
   - name: open
     rate: 300
@@ -212,7 +212,7 @@ func TestDistributedRunOnPostgres(t *testing.T) {
 		}
 		// Every shared iteration once, on the server and in the run.
 		srv.mu.Lock()
-		for it := range 900 {
+		for it := range 1000 {
 			n := 0
 			for uri, c := range srv.seen {
 				if strings.HasPrefix(uri, fmt.Sprintf("/%s/get?token=t0k3n&it=%d&", tc.tag, it)) {
@@ -225,8 +225,8 @@ func TestDistributedRunOnPostgres(t *testing.T) {
 		}
 		posts := srv.byPath["/"+tc.tag+"/post"]
 		srv.mu.Unlock()
-		if got := count(s, 0, "get"); got != 900 {
-			t.Errorf("%s: get counted %d, want the plan's 900", tc.id, got)
+		if got := count(s, 0, "get"); got != 1000 {
+			t.Errorf("%s: get counted %d, want the plan's 1000", tc.id, got)
 		}
 		var dropped int64
 		for _, op := range s.Stages[0].Operations {
@@ -387,8 +387,8 @@ func TestLocalWorkers(t *testing.T) {
 	if s.Status != metrics.StatusCompleted || len(s.Workers) != 3 || s.Labels["release"] != "L" {
 		t.Errorf("run %s, %d workers, labels %v", s.Status, len(s.Workers), s.Labels)
 	}
-	if got := count(s, 0, "get"); got != 900 || got != int64(srv.count("/l/get")) {
-		t.Errorf("get: the run counted %d, the server %d, the plan has 900", got, srv.count("/l/get"))
+	if got := count(s, 0, "get"); got != 1000 || got != int64(srv.count("/l/get")) {
+		t.Errorf("get: the run counted %d, the server %d, the plan has 1000", got, srv.count("/l/get"))
 	}
 	if got := count(s, 0, "post"); got != int64(srv.count("/l/post")) {
 		t.Errorf("post: the run counted %d, the server %d", got, srv.count("/l/post"))

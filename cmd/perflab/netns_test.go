@@ -186,7 +186,7 @@ func TestDistributedOnSeparateHosts(t *testing.T) {
 		t.Fatal("no worker wrote the run's directory")
 	}
 	sum := summaryAt(t, merged)
-	if sum.Status != metrics.StatusCompleted || count(sum, 0, "get") != 900 || int(count(sum, 0, "get")) != gets || int(count(sum, 0, "post")) != posts {
+	if sum.Status != metrics.StatusCompleted || count(sum, 0, "get") != 1000 || int(count(sum, 0, "get")) != gets || int(count(sum, 0, "post")) != posts {
 		t.Errorf("run %s: get %d (server %d), post %d (server %d)", sum.Status, count(sum, 0, "get"), gets, count(sum, 0, "post"), posts)
 	}
 	if logins != 1 || logouts != 1 {
