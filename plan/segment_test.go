@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,4 +79,24 @@ scenarios:
 	if errs, notes := p.CheckSegments(1); errs != nil || notes != nil {
 		t.Errorf("one worker: %q %q", errs, notes)
 	}
+}
+
+// ParseSegment accepts only INDEX/COUNT with 0 <= INDEX < COUNT, and a
+// segment it accepts prints back as it reads.
+func FuzzParseSegment(f *testing.F) {
+	for _, s := range []string{"0/1", "2/3", "3/3", "-1/2", "1/0", "a/b", "/", "", " 1/2 ", "9223372036854775807/2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		seg, err := ParseSegment(s)
+		if err != nil {
+			return
+		}
+		if seg.Index < 0 || seg.Index >= seg.Count || seg.Count < 1 {
+			t.Fatalf("%q: accepted %+v", s, seg)
+		}
+		if again, err := ParseSegment(fmt.Sprintf("%d/%d", seg.Index, seg.Count)); err != nil || again != seg {
+			t.Fatalf("%q: %+v does not read back: %+v %v", s, seg, again, err)
+		}
+	})
 }
