@@ -27,6 +27,12 @@ func FromStore(st *store.Store, id string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if unfinished && len(hs) == 0 {
+		// A distributed run still going: its workers' parts so far.
+		if hs, err = liveHistograms(st, id); err != nil {
+			return nil, err
+		}
+	}
 	var s Summary
 	if unfinished {
 		p, err := unfinishedSummary(st, id, hs)
@@ -65,6 +71,83 @@ func FromStore(st *store.Store, id string) (*Run, error) {
 		}
 	}
 	return rd, nil
+}
+
+// liveHistograms are the intervals a distributed run's workers have
+// stored so far, each interval's histograms merged across the workers (by
+// its place in the stage): what the run is while it goes.
+func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
+	parts, err := st.Runs(store.Filter{Parent: id})
+	if err != nil || len(parts) == 0 {
+		return nil, err
+	}
+	type key struct {
+		phase, ivl           int
+		scenario, name, kind string
+	}
+	type acc struct {
+		h               store.Histogram
+		lat, svc, delay *hdr.Histogram
+	}
+	var order []key
+	accs := map[key]*acc{}
+	add := func(dst **hdr.Histogram, enc string) error {
+		if enc == "" {
+			return nil
+		}
+		if *dst == nil {
+			*dst = metrics.NewHistogram()
+		}
+		return metrics.DecodeInto(*dst, []byte(enc))
+	}
+	for _, p := range parts {
+		hs, err := st.Histograms(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			if h.Interval < 0 {
+				continue
+			}
+			k := key{h.Phase, h.Interval, h.Scenario, h.Operation, h.Kind}
+			a := accs[k]
+			if a == nil {
+				a = &acc{h: h}
+				a.h.Count, a.h.Errors = 0, 0
+				accs[k] = a
+				order = append(order, k)
+			}
+			if h.Start.Before(a.h.Start) {
+				a.h.Start = h.Start
+			}
+			if h.End.After(a.h.End) {
+				a.h.End = h.End
+			}
+			a.h.Count += h.Count
+			a.h.Errors += h.Errors
+			for _, e := range []error{add(&a.lat, h.Encoded), add(&a.svc, h.ServiceTime), add(&a.delay, h.StartDelay)} {
+				if e != nil {
+					return nil, fmt.Errorf("run %s: %w", p.ID, e)
+				}
+			}
+		}
+	}
+	out := make([]store.Histogram, 0, len(order))
+	for _, k := range order {
+		a := accs[k]
+		enc := func(h *hdr.Histogram) string {
+			if h == nil {
+				return ""
+			}
+			return string(metrics.Encode(h))
+		}
+		a.h.Encoded, a.h.ServiceTime, a.h.StartDelay = enc(a.lat), enc(a.svc), enc(a.delay)
+		if a.h.Encoded == "" {
+			a.h.Encoded = enc(metrics.NewHistogram())
+		}
+		out = append(out, a.h)
+	}
+	return out, nil
 }
 
 // storedDuration is an open model's service time or start delay histogram

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -296,9 +297,22 @@ teardown:
 	for srv.count("/k/get") < 100 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The run as it goes: its workers, its stage.
-	if code, listed, errs := runCLI(t, "runs", "--store", dsn); code != exitOK || !strings.Contains(listed, "running: 3/3 workers at stage 1, ") {
-		t.Errorf("runs while it goes: %d\n%s%s", code, listed, errs)
+	// The run as it goes: its workers, its stage, its requests once an
+	// interval is stored.
+	live := regexp.MustCompile(`running: 3/3 workers at stage 1, [1-9][0-9]* requests`)
+	for {
+		code, listed, errs := runCLI(t, "runs", "--store", dsn)
+		if code == exitOK && live.MatchString(listed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runs while it goes: %d\n%s%s", code, listed, errs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// ... and the whole so far, from the workers' intervals.
+	if code, shown, errs := runCLI(t, "show", "--store", dsn, "run-k"); code != exitOK || !strings.Contains(shown, "run run-k of plan dist-kill: running") || strings.Contains(shown, "summary = 0 in") {
+		t.Errorf("show while it goes: %d\n%s%s", code, shown, errs)
 	}
 	time.Sleep(time.Second)
 	cmds[1].Process.Signal(syscall.SIGKILL)
