@@ -153,7 +153,7 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 	}
 	no, yes := false, true
 	uid := int64(65532) // the image's nonroot user
-	grace := int64(120)  // an interrupted worker writes its results, the last one merges
+	grace := int64(120) // an interrupted worker writes its results, the last one merges
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: meta,

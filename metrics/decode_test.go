@@ -16,7 +16,7 @@ func TestDecodeInto(t *testing.T) {
 		a, b := NewHistogram(), NewHistogram()
 		for i := 0; i < r.IntN(5000); i++ {
 			a.RecordValue(int64(r.ExpFloat64() * float64(int64(1)<<r.IntN(31)))) //nolint:errcheck // clamped below
-			b.RecordValue(max(1, r.Int64N(highestUs)))                              //nolint:errcheck
+			b.RecordValue(max(1, r.Int64N(highestUs)))                           //nolint:errcheck
 		}
 		want := NewHistogram()
 		want.Merge(a)

@@ -16,11 +16,11 @@ func TestParseSegment(t *testing.T) {
 		}
 	}
 	for in, msg := range map[string]string{
-		"3/3": "must be 0 to 2 for 3 workers",
-		"0/0": "at least 1",
+		"3/3":  "must be 0 to 2 for 3 workers",
+		"0/0":  "at least 1",
 		"-1/2": "must be 0 to 1",
-		"1":   "want INDEX/COUNT",
-		"a/b": "two integers",
+		"1":    "want INDEX/COUNT",
+		"a/b":  "two integers",
 	} {
 		if _, err := ParseSegment(in); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseSegment(%q) = %v, want an error saying %q", in, err, msg)
