@@ -1,6 +1,9 @@
 package judge
 
 import (
+	"slices"
+	"time"
+
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/results"
@@ -27,20 +30,27 @@ func Early(ts []*plan.Threshold, stage string, tk *metrics.Tick) *results.Thresh
 	if tk.Intervals < 1 {
 		return nil
 	}
+	if !slices.ContainsFunc(ts, func(t *plan.Threshold) bool { return t.Abort }) {
+		return nil
+	}
 	var ops []results.Operation
+	for i, op := range tk.Ops {
+		s := metrics.NewStats()
+		s.Merge(tk.Total[i])
+		s.Merge(tk.Cur[i])
+		ops = append(ops, results.Operation{Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction, Summary: s.Summarize(tk.Elapsed)})
+	}
+	return EarlyOps(ts, stage, ops, tk.Elapsed)
+}
+
+// EarlyOps is Early of a stage's operations so far, elapsed into it: such
+// as a distributed run's, merged from its workers' stored intervals.
+func EarlyOps(ts []*plan.Threshold, stage string, ops []results.Operation, elapsed time.Duration) *results.ThresholdResult {
 	for _, t := range ts {
 		if !t.Abort {
 			continue
 		}
-		if ops == nil {
-			for i, op := range tk.Ops {
-				s := metrics.NewStats()
-				s.Merge(tk.Total[i])
-				s.Merge(tk.Cur[i])
-				ops = append(ops, results.Operation{Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction, Summary: s.Summarize(tk.Elapsed)})
-			}
-		}
-		for _, r := range checkStage(t, stage, started(ops), tk.Elapsed.Seconds()) {
+		for _, r := range checkStage(t, stage, started(ops), elapsed.Seconds()) {
 			if !r.Pass && r.Note == "" {
 				return &r
 			}

@@ -11,7 +11,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/metrics"
@@ -74,6 +77,19 @@ type coordinator struct {
 	stopBeat func()
 	mu       sync.Mutex
 	aborted  string // why another worker aborted the run
+
+	// The thresholds marked abort, judged on the whole run by the
+	// running worker of the lowest index (judgeWhole), and the stage this
+	// worker is in.
+	aborts []*plan.Threshold
+	stage  atomic.Pointer[stageRef]
+	whole  *wholeStage // the beat's goroutine's own
+}
+
+// stageRef is the stage a worker is in.
+type stageRef struct {
+	index int
+	name  string
 }
 
 // joinRun registers this worker and makes its part's directory.
@@ -104,7 +120,13 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 		return nil, nil, err
 	}
 	host, _ := os.Hostname()
-	return &coordinator{st: st, w: w, part: part, host: host, stderr: cfg.Stderr}, rd, nil
+	c := &coordinator{st: st, w: w, part: part, host: host, stderr: cfg.Stderr}
+	for _, t := range p.Thresholds {
+		if t.Abort {
+			c.aborts = append(c.aborts, t)
+		}
+	}
+	return c, rd, nil
 }
 
 // start says this worker is alive every store.WorkerBeat, and stops its
@@ -125,6 +147,9 @@ func (c *coordinator) start(cancel context.CancelFunc) {
 			case <-t.C:
 			}
 			c.st.Beat(c.w.RunID, c.w.Segment.Index) // a missed beat is no loss: the next one may pass
+			if len(c.aborts) > 0 {
+				c.judgeWhole()
+			}
 			if d, err := c.st.Distributed(c.w.RunID); err == nil && d.Abort != "" {
 				c.mu.Lock()
 				first := c.aborted == ""
@@ -151,9 +176,135 @@ func (c *coordinator) abort(why string) {
 	c.mu.Lock()
 	c.aborted = why
 	c.mu.Unlock()
-	if err := c.st.Abort(c.w.RunID, fmt.Sprintf("worker %d: %s", c.w.Segment.Index, why)); err != nil {
+	if err := c.st.Abort(c.w.RunID, why); err != nil {
 		fmt.Fprintf(c.stderr, "perflab: store: %v: the other workers are not stopped\n", err)
 	}
+}
+
+// abortedBy is why a threshold stopped the run ("aborted: ..."), if one
+// did; every worker's part says it. Nil-safe: "" for a run of one
+// generator.
+func (c *coordinator) abortedBy() string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if strings.HasPrefix(c.aborted, "aborted: ") {
+		return c.aborted
+	}
+	return ""
+}
+
+// stageStarted notes the stage this worker's load is in.
+func (c *coordinator) stageStarted(ph *metrics.Phase) {
+	c.stage.Store(&stageRef{index: ph.Index, name: ph.Name})
+}
+
+// wholeStage is a stage of the whole run so far, merged from the
+// intervals its workers have stored: each operation's counts and
+// latencies, added as new intervals come.
+type wholeStage struct {
+	index      int
+	seen       map[string]int // per part, the last interval merged
+	ops        map[wholeKey]*wholeOp
+	order      []wholeKey
+	start, end time.Time
+}
+
+type wholeKey struct{ scenario, name, kind string }
+
+type wholeOp struct {
+	h           *hdr.Histogram
+	count, errs int64
+	start, end  time.Time
+}
+
+// judgeWhole judges the abort thresholds on the whole run's current stage
+// so far, if this worker is the one to (the running worker of the lowest
+// index), and stops every worker when one fails. The figures are those of
+// the stored intervals, merged: up to an interval behind the load.
+func (c *coordinator) judgeWhole() {
+	ref := c.stage.Load()
+	if ref == nil || c.abortedBy() != "" {
+		return
+	}
+	ws, err := c.workers()
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, w := range ws {
+		if w.State == store.WorkerRunning && !w.Dead(c.host, now) {
+			if w.Index != c.w.Segment.Index {
+				return // another judges
+			}
+			break
+		}
+	}
+	ws2 := c.whole
+	if ws2 == nil || ws2.index != ref.index {
+		ws2 = &wholeStage{index: ref.index, seen: map[string]int{}, ops: map[wholeKey]*wholeOp{}}
+		c.whole = ws2
+	}
+	for _, w := range ws {
+		after, ok := ws2.seen[w.Part]
+		if !ok {
+			after = -1
+		}
+		rows, err := c.st.StageIntervals(w.Part, ref.index, after)
+		if err != nil {
+			return
+		}
+		for _, h := range rows {
+			k := wholeKey{h.Scenario, h.Operation, h.Kind}
+			op := ws2.ops[k]
+			if op == nil {
+				op = &wholeOp{h: metrics.NewHistogram(), start: h.Start, end: h.End}
+				ws2.ops[k] = op
+				ws2.order = append(ws2.order, k)
+			}
+			if metrics.DecodeInto(op.h, []byte(h.Encoded)) != nil {
+				continue
+			}
+			op.count += h.Count
+			op.errs += h.Errors
+			op.start, op.end = minTime(op.start, h.Start), maxTime(op.end, h.End)
+			if ws2.start.IsZero() || h.Start.Before(ws2.start) {
+				ws2.start = h.Start
+			}
+			ws2.end = maxTime(ws2.end, h.End)
+			ws2.seen[w.Part] = max(ws2.seen[w.Part], h.Interval)
+		}
+	}
+	var ops []results.Operation
+	for _, k := range ws2.order {
+		op := ws2.ops[k]
+		ops = append(ops, results.Operation{Name: k.name, Kind: metrics.Kind(k.kind), Scenario: k.scenario,
+			Summary: metrics.SummarizeHistogram(op.h, op.count, op.errs, op.end.Sub(op.start))})
+	}
+	r := judge.EarlyOps(c.aborts, ref.name, ops, ws2.end.Sub(ws2.start))
+	if r == nil {
+		return
+	}
+	why := fmt.Sprintf("aborted: threshold %q failed on %s in %s, judged on the whole run so far", r.Threshold, r.Operation, r.Stage)
+	fmt.Fprintf(c.stderr, "perflab: %s: stopping every worker (the results and teardown still follow)\n", why)
+	c.abort(why)
+	c.cancel()
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // workers reads the workers, and which are dead.

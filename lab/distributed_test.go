@@ -46,6 +46,7 @@ scenarios:
   - {name: s, vus: 4, total_iterations: 200, flow: [{name: get, url: "/get?t=${token}"}]}
   - {name: o, rate: 200, duration: 500ms, vus: 3, max_vus: 9, flow: [{name: open, url: "/open?t=${token}"}]}
 teardown: [{name: logout, url: /logout}]
+thresholds: ["errors < 50% abort"]
 `
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)

@@ -212,7 +212,11 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	// Thresholds marked abort stop the run as soon as they fail.
 	var aborted atomic.Pointer[results.ThresholdResult]
-	if slices.ContainsFunc(p.Thresholds, func(t *plan.Threshold) bool { return t.Abort }) {
+	switch {
+	case coord != nil:
+		// A distributed run's are judged on the whole, merged from the
+		// workers' stored intervals, by one of the workers (judgeWhole).
+	case slices.ContainsFunc(p.Thresholds, func(t *plan.Threshold) bool { return t.Abort }):
 		show := opts.OnTick
 		opts.OnTick = func(ph *metrics.Phase, tk *metrics.Tick) {
 			if show != nil {
@@ -225,16 +229,18 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 				prog.Done()
 				fmt.Fprintf(stderr, "perflab: threshold %q failed on %s in %s after %s: stopping the run (its results and teardown still follow)\n",
 					r.Threshold, r.Operation, r.Stage, tk.Elapsed.Round(time.Millisecond))
-				if coord != nil { // judged on this worker's share: it stops them all
-					coord.abort(fmt.Sprintf("aborted: threshold %q failed on %s in %s (on this worker's share)", r.Threshold, r.Operation, r.Stage))
-				}
 				cancel()
 			}
 		}
 	}
 	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s)); results go to %s\n", p.Name, len(p.Stages()), dir)
 	sampler := startMonitors(ctx, p, cfg.Monitors, stderr, coord == nil || cfg.Worker.Segment.Index == 0)
-	opts.OnStage = func(*metrics.Phase, bool) { sampler.Mark() }
+	opts.OnStage = func(ph *metrics.Phase, end bool) {
+		sampler.Mark()
+		if coord != nil && !end {
+			coord.stageStarted(ph)
+		}
+	}
 	run, runErr := engine.Run(ctx, p, opts)
 	prog.Done()
 	// A monitor's last word (a database's statements) must not hold the
@@ -248,6 +254,9 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if r := aborted.Load(); r != nil {
 		run.Status = metrics.StatusFailed
 		run.Error = fmt.Sprintf("aborted: threshold %q failed on %s in %s", r.Threshold, r.Operation, r.Stage)
+	}
+	if why := coord.abortedBy(); why != "" { // a threshold failed on the whole run
+		run.Status, run.Error = metrics.StatusFailed, why
 	}
 	sum := results.Summarize(run, results.HostFacts())
 	sum.Labels = cfg.Labels

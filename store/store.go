@@ -618,8 +618,20 @@ func (h Histogram) Hist() (*hdr.Histogram, error) {
 // Histograms returns a run's histograms, still encoded, in stage, operation
 // and interval order.
 func (s *Store) Histograms(runID string) ([]Histogram, error) {
-	rows, err := s.db.Query(s.q(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay
-		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, ivl`), runID)
+	return s.histogramRows(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay
+		FROM histograms WHERE run_id = ? ORDER BY phase, scenario, operation, ivl`, runID)
+}
+
+// StageIntervals returns a run's histograms of stage phase's intervals
+// after interval after (-1: all of them), still encoded, in interval order:
+// what a run has stored since it was last asked.
+func (s *Store) StageIntervals(runID string, phase, after int) ([]Histogram, error) {
+	return s.histogramRows(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay
+		FROM histograms WHERE run_id = ? AND phase = ? AND ivl > ? ORDER BY ivl, scenario, operation`, runID, phase, after)
+}
+
+func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
+	rows, err := s.db.Query(s.q(query), args...)
 	if err != nil {
 		return nil, err
 	}

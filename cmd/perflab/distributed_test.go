@@ -502,9 +502,10 @@ teardown:
 	}
 }
 
-// A threshold marked abort that fails on one worker's share stops every
-// worker of the run: the run ends failed (exit 4), long before its
-// duration, its teardown run once.
+// A threshold marked abort is judged on the whole run as it goes: when it
+// fails, every worker stops, and the run ends failed (exit 4), long before
+// its duration, its teardown run once. One worker's share failing it
+// alone stops nothing (TestDistributedAbortJudgesTheWhole).
 func TestDistributedAbortStopsEveryWorker(t *testing.T) {
 	bin := perflabBin(t)
 	var logouts, fails atomic.Int64
@@ -540,8 +541,8 @@ thresholds: ["get: errors < 10% abort"]
 	if took := time.Since(start); took > 90*time.Second {
 		t.Errorf("the run took %v: the workers were not stopped", took)
 	}
-	if !strings.Contains(stderr.String(), `[worker 1] perflab: the run is stopped: worker 0: aborted: threshold "get: errors < 10% abort" failed`) {
-		t.Errorf("worker 1 was not stopped by worker 0:\n%s", stderr.String())
+	if !strings.Contains(stderr.String(), `[worker 1] perflab: the run is stopped: aborted: threshold "get: errors < 10% abort" failed on get in all, judged on the whole run so far`) {
+		t.Errorf("worker 1 was not stopped on the whole run's figures:\n%s", stderr.String())
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-dist-abort"))
 	if len(dirs) != 1 {
@@ -553,5 +554,48 @@ thresholds: ["get: errors < 10% abort"]
 	}
 	if got := count(s, 0, "get"); got == 0 {
 		t.Error("no request counted")
+	}
+}
+
+// One worker's share fails an abort threshold (all its requests fail)
+// that the whole run holds (a third of the requests fail): the run goes
+// on to its end, and passes.
+func TestDistributedAbortJudgesTheWhole(t *testing.T) {
+	bin := perflabBin(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		if r.URL.Query().Get("vu") == "1" { // worker 0's only VU
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	planPath := writePlan(t, `name: dist-whole
+target: `+srv.URL+`
+interval: 250ms
+scenarios:
+  - {name: closed, vus: 3, duration: 3s, flow: [{name: get, url: "/get?vu=${vu}"}]}
+thresholds: ["get: errors < 60% abort"]
+`)
+	c := exec.Command(bin, "run", planPath, "--workers", "3", "--out", out, "--quiet")
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	c.Run()
+	if code := c.ProcessState.ExitCode(); code != exitOK || strings.Contains(stderr.String(), "aborted") {
+		t.Fatalf("exit %d, want %d: the whole run holds the threshold\n%s", code, exitOK, stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-dist-whole"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	s := summaryAt(t, dirs[0])
+	var ratio float64
+	for _, op := range s.Stages[0].Operations {
+		if op.Name == "get" {
+			ratio = float64(op.Errors.Total) / float64(op.Count)
+		}
+	}
+	if s.Status != metrics.StatusCompleted || len(s.Thresholds) != 1 || !s.Thresholds[0].Pass || ratio < 0.2 || ratio > 0.5 {
+		t.Errorf("run %s, error ratio %.2f, thresholds %+v", s.Status, ratio, s.Thresholds)
 	}
 }
