@@ -147,10 +147,12 @@ func (c *coordinator) start(cancel context.CancelFunc) {
 			case <-t.C:
 			}
 			c.st.Beat(c.w.RunID, c.w.Segment.Index) // a missed beat is no loss: the next one may pass
-			if len(c.aborts) > 0 {
+			d, err := c.st.Distributed(c.w.RunID)
+			if err == nil && d.Abort == "" && len(c.aborts) > 0 {
 				c.judgeWhole()
+				continue
 			}
-			if d, err := c.st.Distributed(c.w.RunID); err == nil && d.Abort != "" {
+			if err == nil && d.Abort != "" {
 				c.mu.Lock()
 				first := c.aborted == ""
 				c.aborted = d.Abort
