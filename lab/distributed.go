@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -198,6 +199,13 @@ func (c *coordinator) abortedBy() string {
 	return ""
 }
 
+// stored says this worker has stored interval ivl of its stage: the whole
+// run's intervals up to the lowest any running worker has stored are
+// whole, and judged.
+func (c *coordinator) stored(ivl int) {
+	c.st.Stored(c.w.RunID, c.w.Segment.Index, ivl) // a lost one is no loss: the next says more
+}
+
 // stageStarted notes the stage this worker's load is in.
 func (c *coordinator) stageStarted(ph *metrics.Phase) {
 	c.stage.Store(&stageRef{index: ph.Index, name: ph.Name})
@@ -208,6 +216,7 @@ func (c *coordinator) stageStarted(ph *metrics.Phase) {
 // latencies, added as new intervals come.
 type wholeStage struct {
 	index      int
+	whole      int            // the last interval merged from every worker
 	seen       map[string]int // per part, the last interval merged
 	ops        map[wholeKey]*wholeOp
 	order      []wholeKey
@@ -246,15 +255,31 @@ func (c *coordinator) judgeWhole() {
 	}
 	ws2 := c.whole
 	if ws2 == nil || ws2.index != ref.index {
-		ws2 = &wholeStage{index: ref.index, seen: map[string]int{}, ops: map[wholeKey]*wholeOp{}}
+		ws2 = &wholeStage{index: ref.index, seen: map[string]int{}, ops: map[wholeKey]*wholeOp{}, whole: -1}
 		c.whole = ws2
+	}
+	// The intervals every worker has stored: those up to the lowest last
+	// interval of a worker still in the stage (one past it has all of
+	// them; one ended or dead has stored all it will).
+	whole := math.MaxInt
+	for _, w := range ws {
+		switch {
+		case w.State != store.WorkerRunning || w.Dead(c.host, now) || w.Stage > ref.index:
+		case w.Stage < ref.index:
+			whole = -1
+		default:
+			whole = min(whole, w.Interval)
+		}
+	}
+	if whole <= ws2.whole {
+		return // nothing new is whole
 	}
 	for _, w := range ws {
 		after, ok := ws2.seen[w.Part]
 		if !ok {
 			after = -1
 		}
-		rows, err := c.st.StageIntervals(w.Part, ref.index, after)
+		rows, err := c.st.StageIntervals(w.Part, ref.index, after, whole)
 		if err != nil {
 			return
 		}
@@ -276,9 +301,10 @@ func (c *coordinator) judgeWhole() {
 				ws2.start = h.Start
 			}
 			ws2.end = maxTime(ws2.end, h.End)
-			ws2.seen[w.Part] = max(ws2.seen[w.Part], h.Interval)
 		}
+		ws2.seen[w.Part] = whole
 	}
+	ws2.whole = whole
 	var ops []results.Operation
 	for _, k := range ws2.order {
 		op := ws2.ops[k]

@@ -191,7 +191,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		Sink: func(ph *metrics.Phase) metrics.Sink {
 			sinks := []metrics.Sink{rd.Sink(ph)}
 			if st != nil {
-				sinks = append(sinks, storeSink{st, runID, ph, &storeFailed, stderr})
+				sinks = append(sinks, storeSink{st, runID, ph, &storeFailed, stderr, coord})
 			}
 			return multiSink(sinks)
 		},
@@ -455,6 +455,9 @@ type storeSink struct {
 	ph     *metrics.Phase
 	failed *atomic.Bool
 	stderr io.Writer
+	// coord, for a worker of a distributed run, hears of each interval
+	// stored.
+	coord *coordinator
 }
 
 func (s storeSink) Interval(iv *metrics.Interval) error {
@@ -464,6 +467,10 @@ func (s storeSink) Interval(iv *metrics.Interval) error {
 	if err := s.st.Interval(s.runID, s.ph, iv); err != nil {
 		s.failed.Store(true)
 		fmt.Fprintf(s.stderr, "perflab: store: %v; the run goes on, recorded in its directory only\n", err)
+		return nil
+	}
+	if s.coord != nil {
+		s.coord.stored(iv.Index)
 	}
 	return nil
 }

@@ -42,7 +42,10 @@ type Worker struct {
 	Registered time.Time
 	Heartbeat  time.Time
 	Stage      int // the stage it is at, from 1 (0: not started)
-	State      string
+	// Interval is the last interval of Stage it has stored (-1: none):
+	// intervals up to it are whole in the history.
+	Interval int
+	State    string
 	Ended      time.Time
 }
 
@@ -163,7 +166,7 @@ func (s *Store) Distributed(id string) (*Distributed, error) {
 
 // Workers lists the workers of run id that have registered, by index.
 func (s *Store) Workers(id string) ([]Worker, error) {
-	rows, err := s.db.Query(s.q(`SELECT idx, part, host, pid, registered_ms, heartbeat_ms, stage, state, ended_ms FROM workers WHERE run_id = ? ORDER BY idx`), id)
+	rows, err := s.db.Query(s.q(`SELECT idx, part, host, pid, registered_ms, heartbeat_ms, stage, ivl, state, ended_ms FROM workers WHERE run_id = ? ORDER BY idx`), id)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +175,7 @@ func (s *Store) Workers(id string) ([]Worker, error) {
 	for rows.Next() {
 		var w Worker
 		var reg, beat, ended int64
-		if err := rows.Scan(&w.Index, &w.Part, &w.Host, &w.PID, &reg, &beat, &w.Stage, &w.State, &ended); err != nil {
+		if err := rows.Scan(&w.Index, &w.Part, &w.Host, &w.PID, &reg, &beat, &w.Stage, &w.Interval, &w.State, &ended); err != nil {
 			return nil, err
 		}
 		w.Registered, w.Heartbeat = time.UnixMilli(reg), time.UnixMilli(beat)
@@ -196,7 +199,14 @@ func (s *Store) Beat(id string, index int) error {
 
 // SetStage says that worker index of run id is at stage (from 1).
 func (s *Store) SetStage(id string, index, stage int) error {
-	_, err := s.db.Exec(s.q(`UPDATE workers SET stage = ?, heartbeat_ms = ? WHERE run_id = ? AND idx = ?`), stage, time.Now().UnixMilli(), id, index)
+	_, err := s.db.Exec(s.q(`UPDATE workers SET stage = ?, ivl = -1, heartbeat_ms = ? WHERE run_id = ? AND idx = ?`), stage, time.Now().UnixMilli(), id, index)
+	return err
+}
+
+// Stored says that worker index of run id has stored interval ivl of its
+// stage.
+func (s *Store) Stored(id string, index, ivl int) error {
+	_, err := s.db.Exec(s.q(`UPDATE workers SET ivl = ? WHERE run_id = ? AND idx = ? AND ivl < ?`), ivl, id, index, ivl)
 	return err
 }
 

@@ -169,6 +169,7 @@ var migrations = [][]string{
 			registered_ms BIGINT NOT NULL,
 			heartbeat_ms BIGINT NOT NULL,
 			stage BIGINT NOT NULL DEFAULT 0,
+			ivl BIGINT NOT NULL DEFAULT -1,
 			state TEXT NOT NULL DEFAULT 'running',
 			ended_ms BIGINT NOT NULL DEFAULT 0,
 			PRIMARY KEY (run_id, idx)
@@ -623,11 +624,11 @@ func (s *Store) Histograms(runID string) ([]Histogram, error) {
 }
 
 // StageIntervals returns a run's histograms of stage phase's intervals
-// after interval after (-1: all of them), still encoded, in interval order:
-// what a run has stored since it was last asked.
-func (s *Store) StageIntervals(runID string, phase, after int) ([]Histogram, error) {
+// after interval after (-1: from the first) up to upTo, still encoded, in
+// interval order: what a run has stored since it was last asked.
+func (s *Store) StageIntervals(runID string, phase, after, upTo int) ([]Histogram, error) {
 	return s.histogramRows(`SELECT phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay
-		FROM histograms WHERE run_id = ? AND phase = ? AND ivl > ? ORDER BY ivl, scenario, operation`, runID, phase, after)
+		FROM histograms WHERE run_id = ? AND phase = ? AND ivl > ? AND ivl <= ? ORDER BY ivl, scenario, operation`, runID, phase, after, upTo)
 }
 
 func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
