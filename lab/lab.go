@@ -59,6 +59,9 @@ type Config struct {
 	// Worker, if set, makes the run one worker of a distributed run
 	// (Worker); the history (Store) must be one all the workers share.
 	Worker *Worker
+	// Started, if set, is told the run's id once it has one, before the
+	// load starts (run --serve prints the run's page).
+	Started func(runID string)
 }
 
 func (c *Config) defaults() {
@@ -234,6 +237,9 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		}
 	}
 	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s)); results go to %s\n", p.Name, len(p.Stages()), dir)
+	if cfg.Started != nil {
+		cfg.Started(runID)
+	}
 	sampler := startMonitors(ctx, p, cfg.Monitors, stderr, coord == nil || cfg.Worker.Segment.Index == 0)
 	opts.OnStage = func(ph *metrics.Phase, end bool) {
 		sampler.Mark()

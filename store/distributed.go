@@ -294,3 +294,23 @@ func (s *Store) Live(id string) (*Distributed, []Worker, int64, error) {
 		WHERE r.parent = ? AND h.ivl >= 0 AND h.kind = 'step'`), id).Scan(&n)
 	return d, ws, n, err
 }
+
+// Progress is how far a run has gone: its status (killed when its process
+// is gone) and the end of the last interval it, or a worker's part of it,
+// has stored (zero before the first).
+func (s *Store) Progress(id string) (status string, last time.Time, err error) {
+	runs, err := s.Runs(Filter{ID: id})
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	if len(runs) == 0 {
+		return "", time.Time{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	var ms int64
+	err = s.db.QueryRow(s.q(`SELECT COALESCE(MAX(end_ms), 0) FROM histograms
+		WHERE run_id = ? OR run_id IN (SELECT id FROM runs WHERE parent = ?)`), id, id).Scan(&ms)
+	if ms > 0 {
+		last = time.UnixMilli(ms)
+	}
+	return runs[0].Status, last, err
+}

@@ -44,6 +44,7 @@ func init() {
 		{"show", "print a stored run: perflab show RUN_ID", cmdShow},
 		{"import", "record run directories in the history: perflab import RUN_DIR... [--label k=v]", cmdImport},
 		{"export", "write a stored run as a run directory: perflab export RUN_ID DIR", cmdExport},
+		{"serve", "a web UI over the run history, live while runs go: perflab serve [--store ...] [--listen 127.0.0.1:5665]", cmdServe},
 		{"merge", "merge the runs of several load generators into one, exactly: perflab merge RUN_DIR...", cmdMerge},
 		{"k8s", "the Kubernetes manifests of a distributed run on N pods: perflab k8s PLAN.yaml --workers N | kubectl apply -f -", cmdK8s},
 		{"history", "an operation across a plan's stored runs, and where it changed: perflab history PLAN", cmdHistory},

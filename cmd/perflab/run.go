@@ -17,6 +17,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/store"
 )
 
 // setFlags collects repeated --set name=value flags.
@@ -59,6 +60,10 @@ type runFlags struct {
 	worker      *lab.Worker
 	// args are the flags as given, for the workers --workers starts
 	args []string
+	// --serve: the web UI beside the run
+	serve       serveFlag
+	serveToken  string
+	servePublic bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -85,6 +90,9 @@ func cmdRun(std *stdio, args []string) int {
 	var f runFlags
 	f.register(fs)
 	f.registerDistributed(fs)
+	fs.Var(&f.serve, "serve", "serve the run's live page (the web UI of perflab serve) while it goes, on "+defaultServe+" or --serve=ADDR; its URL is printed")
+	fs.StringVar(&f.serveToken, "serve-token", "", "with --serve beyond loopback: ask every request for this token")
+	fs.BoolVar(&f.servePublic, "serve-insecure-public", false, "with --serve beyond loopback: no token")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, totals.jsonl, resources.csv, plan.yaml, run.json).\n\nFlags:")
 		fs.PrintDefaults()
@@ -222,8 +230,22 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 	if f.quiet {
 		progress = "none"
 	}
-	res, err := lab.Run(ctx, p, lab.Config{Out: f.out, Store: f.store, Labels: f.labels.Map(), Overrides: f.set,
-		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors.specs, Worker: f.worker})
+	cfg := lab.Config{Out: f.out, Store: f.store, Labels: f.labels.Map(), Overrides: f.set,
+		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors.specs, Worker: f.worker}
+	if f.serve.addr != "" {
+		storePath := f.store
+		if storePath == "" {
+			storePath = store.DefaultPath(f.out)
+		}
+		live, err := startLive(f.serve.addr, storePath, f.serveToken, f.servePublic, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: --serve: %v\n", err)
+			return exitUsage, ""
+		}
+		defer live.stop()
+		cfg.Started = func(id string) { fmt.Fprintf(stderr, "perflab: the run's live page: %s\n", live.URL(id)) }
+	}
+	res, err := lab.Run(ctx, p, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "perflab: %v\n", err)
 		if res != nil {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/perflab/perflab/store"
+	"github.com/perflab/perflab/web"
+)
+
+// defaultServe is where perflab serve and run --serve listen by default:
+// loopback only.
+const defaultServe = "127.0.0.1:5665"
+
+// cmdServe serves the web UI over a run history until interrupted.
+func cmdServe(std *stdio, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	path := storeFlag(fs)
+	listen := fs.String("listen", defaultServe, "address to listen on; anything but loopback needs --token or --insecure-public")
+	token := fs.String("token", "", "ask every request for this token (Authorization: Bearer, or ?token= once)")
+	public := fs.Bool("insecure-public", false, "listen beyond loopback without a token: anyone who reaches the address reads the history")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), `Usage: perflab serve [--store FILE|postgres://...] [--listen 127.0.0.1:5665] [--token TOKEN]
+
+Serves a read-only web UI over the run history: the runs (filtered by plan,
+labels and status), each run as its HTML report (updated live while it
+goes, also a run made by another machine writing to the same history),
+comparisons, a plan's history and a long run's drift. Every asset is
+embedded; it works offline. Ctrl-C stops it.
+
+Flags:`)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(std, fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return exitUsage
+	}
+	if err := checkListen(*listen, *token, *public); err != nil {
+		return fail(std, err)
+	}
+	st, err := openExisting(*path)
+	if err != nil {
+		return fail(std, err)
+	}
+	defer st.Close()
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fail(std, err)
+	}
+	srv := newWebServer(st, *token, std.err)
+	fmt.Fprintf(std.err, "perflab serve: %s (history %s; Ctrl-C stops)\n", web.URL(l.Addr().String(), "/", *token), redactDSN(*path))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		srv.Close() // live pages hold their event streams open: close them too
+	}()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fail(std, err)
+	}
+	return exitOK
+}
+
+// checkListen refuses to serve beyond loopback without a token, unless
+// asked to in so many words.
+func checkListen(addr, token string, public bool) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("--listen %q: want HOST:PORT, such as %s", addr, defaultServe)
+	}
+	if web.Loopback(addr) || token != "" || public {
+		return nil
+	}
+	return fmt.Errorf("--listen %s is reachable beyond this machine: give --token TOKEN (such as $(openssl rand -hex 16)), or --insecure-public to serve the history to anyone who reaches it", addr)
+}
+
+// newWebServer is the HTTP server of the web UI over st.
+func newWebServer(st *store.Store, token string, errs io.Writer) *http.Server {
+	app := web.New(web.Options{Store: st, Token: token, Version: version, Log: log.New(errs, "", 0)})
+	return &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+}
+
+// serveFlag is run's --serve [ADDR]: alone, the default address.
+type serveFlag struct{ addr string }
+
+func (s *serveFlag) String() string   { return s.addr }
+func (s *serveFlag) IsBoolFlag() bool { return true }
+func (s *serveFlag) Set(v string) error {
+	switch v {
+	case "true":
+		s.addr = defaultServe
+	case "false":
+		s.addr = ""
+	default:
+		s.addr = v
+	}
+	return nil
+}
+
+// liveServer serves the web UI beside a run (run --serve), from the
+// history the run writes to, until stopped.
+type liveServer struct {
+	srv   *http.Server
+	st    *store.Store
+	addr  string
+	token string
+}
+
+func startLive(addr, storePath, token string, public bool, errs io.Writer) (*liveServer, error) {
+	if err := checkListen(addr, token, public); err != nil {
+		return nil, err
+	}
+	if storePath == "off" {
+		return nil, errors.New("--serve shows the run from the history: --store off has none")
+	}
+	st, err := store.Open(storePath)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	srv := newWebServer(st, token, errs)
+	go srv.Serve(l)
+	return &liveServer{srv: srv, st: st, addr: l.Addr().String(), token: token}, nil
+}
+
+// URL is the page of run id.
+func (s *liveServer) URL(id string) string { return web.URL(s.addr, "/runs/"+id, s.token) }
+
+// stop lets the pages open hear the run's end, then stops.
+func (s *liveServer) stop() {
+	time.Sleep(1500 * time.Millisecond) // a poll of the events, for the "end"
+	s.srv.Close()
+	s.st.Close()
+}

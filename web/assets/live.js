@@ -1,0 +1,76 @@
+// perflab serve: a run page's live part. The charts of the whole run over
+// time (requests and errors per second, p95 of the requests) are drawn
+// with uPlot from /api/runs/ID/series; while the run goes, the server's
+// events (/runs/ID/events) say when new intervals are stored, and the
+// charts and the report's tables are brought up to date without a reload.
+"use strict";
+(function () {
+  const live = document.getElementById("live");
+  if (!live) return;
+  const id = live.dataset.run;
+  const base = "/runs/" + encodeURIComponent(id);
+  const charts = [];
+
+  function chart(el, title, series) {
+    const opts = {
+      title: title,
+      width: Math.max(320, el.clientWidth || 900),
+      height: 220,
+      scales: { x: { time: true } },
+      series: [{}].concat(series.map(function (s) { return { label: s[0], stroke: s[1], width: 1.5 }; })),
+      axes: [{}, { size: 60 }],
+    };
+    const empty = [[]].concat(series.map(function () { return []; }));
+    const u = new uPlot(opts, empty, el);
+    charts.push(u);
+    return u;
+  }
+
+  const rate = chart(document.getElementById("live-rate"), "requests/s and errors/s", [["requests/s", "#1f77b4"], ["errors/s", "#d62728"]]);
+  const p95 = chart(document.getElementById("live-p95"), "p95 of the requests (ms)", [["p95 ms", "#2ca02c"]]);
+
+  async function refresh() {
+    const r = await fetch("/api" + base + "/series", { credentials: "same-origin", cache: "no-store" });
+    if (!r.ok) throw new Error("series: " + r.status);
+    const s = await r.json();
+    rate.setData([s.t, s.rps, s.errors]);
+    p95.setData([s.t, s.p95]);
+    live.dataset.points = String(s.t.length);
+    live.dataset.status = s.status;
+    const st = document.getElementById("live-status");
+    if (st) st.textContent = s.status === "running" ? "running: " + s.t.length + " intervals so far" : s.status;
+  }
+
+  async function reloadReport() {
+    const r = await fetch(base, { credentials: "same-origin", cache: "no-store" });
+    if (!r.ok) return;
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    const fresh = doc.getElementById("report");
+    const old = document.getElementById("report");
+    if (fresh && old) old.replaceWith(document.adoptNode(fresh));
+  }
+
+  function failed(e) {
+    live.dataset.error = String(e);
+    const st = document.getElementById("live-status");
+    if (st) st.textContent = "live updates stopped: " + e;
+  }
+
+  refresh().catch(failed);
+  window.addEventListener("resize", function () {
+    charts.forEach(function (u) { u.setSize({ width: Math.max(320, u.root.parentElement.clientWidth || 900), height: 220 }); });
+  });
+  if (live.dataset.status !== "running") return;
+  const es = new EventSource(base + "/events");
+  es.addEventListener("interval", function () {
+    refresh().then(reloadReport).catch(failed);
+  });
+  es.addEventListener("end", function () {
+    es.close();
+    refresh().then(reloadReport).catch(failed);
+  });
+  es.addEventListener("gone", function () {
+    es.close();
+    failed("the run is no longer in the history");
+  });
+})();

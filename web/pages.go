@@ -1,0 +1,588 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"math"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perflab/perflab/judge"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
+	"github.com/perflab/perflab/store"
+)
+
+// runRow is a run in the runs list, with its headline figures.
+type runRow struct {
+	store.Run
+	Status   string // the live one for a distributed run going
+	Duration string
+	Requests int64
+	RPS      float64
+	ErrPct   float64
+	Failed   int // thresholds failed
+	Labels   string
+	Has      bool // has a summary
+}
+
+var statuses = []string{metrics.StatusRunning, metrics.StatusCompleted, metrics.StatusInterrupted, metrics.StatusDegraded, metrics.StatusFailed, metrics.StatusKilled}
+
+// runsPage lists the runs, newest first, filtered by plan, labels and
+// status.
+func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := filterOf(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	rows, err := s.rows(f, q.Get("status"))
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	plans, err := s.plans()
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	page(w, "runs", layout{Title: "Runs", Version: s.o.Version, Nav: "runs"}, struct {
+		Rows     []runRow
+		Plans    []string
+		Statuses []string
+		Plan     string
+		Label    string
+		Status   string
+	}{rows, plans, statuses, q.Get("plan"), q.Get("label"), q.Get("status")})
+}
+
+// filterOf reads the runs list's filters: plan, label (k=v, several by
+// comma or repeated), n.
+func filterOf(q map[string][]string) (store.Filter, error) {
+	f := store.Filter{Limit: 200}
+	if p := first(q["plan"]); p != "" {
+		f.Plan = p
+	}
+	for _, l := range q["label"] {
+		for _, kv := range strings.Split(l, ",") {
+			kv = strings.TrimSpace(kv)
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return f, fmt.Errorf("label %q: want name=value, such as release=Goldenrod", kv)
+			}
+			if f.Labels == nil {
+				f.Labels = map[string]string{}
+			}
+			f.Labels[k] = v
+		}
+	}
+	if n := first(q["n"]); n != "" {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 1 {
+			return f, fmt.Errorf("n %q: want a number of runs, at least 1", n)
+		}
+		f.Limit = v
+	}
+	return f, nil
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// rows reads the runs and their headline figures.
+func (s *Server) rows(f store.Filter, status string) ([]runRow, error) {
+	runs, err := s.o.Store.Runs(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []runRow
+	for _, run := range runs {
+		row := runRow{Run: run, Status: run.Status, Duration: "-"}
+		if status != "" && run.Status != status {
+			continue
+		}
+		if !run.End.IsZero() {
+			row.Duration = run.End.Sub(run.Start).Round(100 * time.Millisecond).String()
+		}
+		var ls []string
+		for k, v := range run.Labels {
+			ls = append(ls, k+"="+v)
+		}
+		sort.Strings(ls)
+		row.Labels = strings.Join(ls, " ")
+		if run.Status == metrics.StatusRunning {
+			row.Status = s.liveStatus(run.ID)
+		} else if b, err := s.o.Store.Summary(run.ID); err == nil {
+			var sum results.Summary
+			if json.Unmarshal(b, &sum) == nil {
+				row.Has = true
+				row.Requests, row.RPS = sum.Total.Requests, sum.Total.RPS
+				if sum.Total.Requests > 0 {
+					row.ErrPct = 100 * float64(sum.Total.Errors) / float64(sum.Total.Requests)
+				}
+				row.Failed = results.Failed(sum.Thresholds)
+			}
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// liveStatus says how far a distributed run going has gone.
+func (s *Server) liveStatus(id string) string {
+	d, ws, n, err := s.o.Store.Live(id)
+	if err != nil {
+		return metrics.StatusRunning
+	}
+	return fmt.Sprintf("running: %d/%d workers, %d requests", len(ws), d.Workers, n)
+}
+
+// plans are the plans of the history, for the filters and the history page.
+func (s *Server) plans() ([]string, error) {
+	runs, err := s.o.Store.Runs(store.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range runs {
+		if !slices.Contains(out, r.Plan) {
+			out = append(out, r.Plan)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// runPage shows a run as the HTML report does, with its live charts above;
+// a run going is brought up to date by live.js.
+func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rd, err := results.FromStore(s.o.Store, id)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	var before bytes.Buffer
+	if err := pages.ExecuteTemplate(&before, "runtop", struct {
+		L    layout
+		ID   string
+		S    *results.Summary
+		Live bool
+	}{layout{Version: s.o.Version, Nav: "runs"}, id, rd.Summary, rd.Summary.Status == metrics.StatusRunning}); err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	var b bytes.Buffer
+	err = report.WriteHTMLPage(&b, rd, report.PageParts{
+		Styles:  []string{"/static/app.css", "/static/uPlot.min.css"},
+		Scripts: []string{"/static/uPlot.iife.min.js", "/static/live.js"},
+		Before:  template.HTML(before.String()), // rendered by html/template above
+	})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, "drawing run "+id+": "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(b.Bytes())
+}
+
+// events tells a run page when its run has stored new intervals
+// ("interval"), and when it has ended ("end"), as server-sent events.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	status, last, err := s.o.Store.Progress(id)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		s.fail(w, r, http.StatusInternalServerError, "this server cannot stream events")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	send := func(event string, data any) bool {
+		b, _ := json.Marshal(data)
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}
+	type progress struct {
+		Status string `json:"status"`
+		Last   int64  `json:"last_ms"`
+	}
+	if !send("hello", progress{status, last.UnixMilli()}) {
+		return
+	}
+	t := time.NewTicker(s.o.Poll)
+	defer t.Stop()
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	for status == metrics.StatusRunning {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keep.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+			continue
+		case <-t.C:
+		}
+		st, l, err := s.o.Store.Progress(id)
+		if errors.Is(err, store.ErrNotFound) {
+			send("gone", progress{})
+			return
+		}
+		if err != nil {
+			continue // the next look may pass
+		}
+		if l.After(last) {
+			last = l
+			if !send("interval", progress{st, l.UnixMilli()}) {
+				return
+			}
+		}
+		status = st
+	}
+	send("end", progress{status, last.UnixMilli()})
+}
+
+// Series is a run's throughput, errors and p95 over time, each interval
+// of all its requests together: what a run page's live charts draw.
+type Series struct {
+	T      []float64 `json:"t"`      // the interval's start, Unix seconds
+	RPS    []float64 `json:"rps"`    // requests per second
+	Errors []float64 `json:"errors"` // failed requests per second
+	P95    []float64 `json:"p95"`    // ms, of the successful requests
+	Status string    `json:"status"`
+}
+
+// SeriesOf is a run's Series, from its interval histograms.
+func SeriesOf(rd *results.Run) (*Series, error) {
+	type acc struct {
+		start, end int64
+		count      int64
+		errs       int64
+		h          *hdr.Histogram
+	}
+	byStart := map[int64]*acc{}
+	for _, ph := range rd.Summary.Stages {
+		for _, op := range results.UniqueOps(ph.Operations) {
+			if op.Kind != metrics.KindStep {
+				continue
+			}
+			for _, iv := range rd.IntervalsOf(ph.Index, op) {
+				a := byStart[iv.StartMs]
+				if a == nil {
+					a = &acc{start: iv.StartMs, end: iv.EndMs, h: metrics.NewHistogram()}
+					byStart[iv.StartMs] = a
+				}
+				h, err := iv.Histogram()
+				if err != nil {
+					return nil, err
+				}
+				h.MergeInto(a.h)
+				a.count += iv.OpCount(h)
+				a.errs += max(iv.Errors, 0)
+				a.end = max(a.end, iv.EndMs)
+			}
+		}
+	}
+	starts := make([]int64, 0, len(byStart))
+	for t := range byStart {
+		starts = append(starts, t)
+	}
+	slices.Sort(starts)
+	out := &Series{T: []float64{}, RPS: []float64{}, Errors: []float64{}, P95: []float64{}, Status: rd.Summary.Status}
+	for _, t := range starts {
+		a := byStart[t]
+		secs := float64(a.end-a.start) / 1000
+		if secs <= 0 {
+			continue
+		}
+		p95 := math.NaN()
+		if a.h.TotalCount() > 0 {
+			p95 = float64(a.h.ValueAtQuantile(95)) / 1000
+		}
+		out.T = append(out.T, float64(t)/1000)
+		out.RPS = append(out.RPS, float64(a.count)/secs)
+		out.Errors = append(out.Errors, float64(a.errs)/secs)
+		out.P95 = append(out.P95, p95)
+	}
+	return out, nil
+}
+
+// apiSeries serves a run's Series as JSON (p95 null where an interval had
+// no successful request).
+func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
+	rd, err := results.FromStore(s.o.Store, r.PathValue("id"))
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	ser, err := SeriesOf(rd)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	p95 := make([]*float64, len(ser.P95))
+	for i, v := range ser.P95 {
+		if !math.IsNaN(v) {
+			p95[i] = &ser.P95[i]
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(struct {
+		*Series
+		P95 []*float64 `json:"p95"`
+	}{ser, p95})
+}
+
+// apiRuns lists the runs as JSON, with the runs list's filters.
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f, err := filterOf(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	rows, err := s.rows(f, q.Get("status"))
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	type row struct {
+		store.Run
+		Live     string  `json:"live_status,omitempty"`
+		Requests int64   `json:"requests"`
+		RPS      float64 `json:"rps"`
+		ErrPct   float64 `json:"error_pct"`
+	}
+	out := []row{}
+	for _, x := range rows {
+		rr := row{Run: x.Run, Requests: x.Requests, RPS: x.RPS, ErrPct: x.ErrPct}
+		if x.Status != x.Run.Status {
+			rr.Live = x.Status
+		}
+		out = append(out, rr)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// resolve reads the runs an argument names: run ids and label selectors
+// (release=A), comma-separated.
+func (s *Server) resolve(arg string) ([]*results.Run, error) {
+	var out []*results.Run
+	for _, item := range strings.Split(arg, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if strings.Contains(item, "=") {
+			runs, err := results.LabelledRuns(s.o.Store, item, "", "")
+			if err != nil {
+				return nil, err
+			}
+			if len(runs) == 0 {
+				return nil, fmt.Errorf("%w: no stored run has the label %s", store.ErrNotFound, item)
+			}
+			out = append(out, runs...)
+			continue
+		}
+		rd, err := results.FromStore(s.o.Store, item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rd)
+	}
+	return out, nil
+}
+
+// comparePage compares two runs (or two labels) as perflab compare does.
+func (s *Server) comparePage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	data := struct {
+		Base, Cand string
+		Pct        float64
+		C          *judge.RunComparison
+		Table      string
+		Resources  string
+	}{Base: q.Get("base"), Cand: q.Get("candidate"), Pct: 95}
+	if p := q.Get("percentile"); p != "" {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || v <= 0 || v >= 100 {
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("percentile %q: want a number between 0 and 100, such as 95", p))
+			return
+		}
+		data.Pct = v
+	}
+	if data.Base != "" || data.Cand != "" {
+		if data.Base == "" || data.Cand == "" {
+			s.fail(w, r, http.StatusBadRequest, "compare needs a base and a candidate: run ids or labels (release=A)")
+			return
+		}
+		base, err := s.resolve(data.Base)
+		if err != nil {
+			s.storeFailed(w, r, err)
+			return
+		}
+		cand, err := s.resolve(data.Cand)
+		if err != nil {
+			s.storeFailed(w, r, err)
+			return
+		}
+		c, err := judge.Compare(base, cand, data.Pct, 0.05, 0.05)
+		if err != nil {
+			s.fail(w, r, http.StatusUnprocessableEntity, err.Error())
+			return
+		}
+		data.C = c
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	page(w, "compare", layout{Title: "Compare", Version: s.o.Version, Nav: "compare"}, data)
+}
+
+// historyPage follows each operation of a plan across its completed runs,
+// with the runs where a level changed marked.
+func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	plans, err := s.plans()
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	type series struct {
+		H     judge.HistorySeries
+		Chart template.HTML
+	}
+	data := struct {
+		Plans  []string
+		Plan   string
+		Pct    float64
+		Series []series
+		Runs   int
+	}{Plans: plans, Plan: q.Get("plan"), Pct: 95}
+	if p := q.Get("percentile"); p != "" {
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil || !judge.HistoryPercentile(v) {
+			s.fail(w, r, http.StatusBadRequest, fmt.Sprintf("percentile %q: want one the summaries keep (50, 75, 90, 95, 99, 99.9)", p))
+			return
+		}
+		data.Pct = v
+	}
+	if data.Plan != "" {
+		sums, err := results.Completed(s.o.Store, store.Filter{Plan: data.Plan})
+		if err != nil {
+			s.storeFailed(w, r, err)
+			return
+		}
+		data.Runs = len(sums)
+		for _, h := range judge.History(sums, data.Pct, 3) {
+			data.Series = append(data.Series, series{H: h, Chart: template.HTML(historyChart(h, data.Pct).SVG())})
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	page(w, "history", layout{Title: "History", Version: s.o.Version, Nav: "history"}, data)
+}
+
+// historyChart draws a series over its runs, each change of level marked
+// at the run where it began.
+func historyChart(h judge.HistorySeries, pct float64) report.Chart {
+	var pts []report.XY
+	var ticks []report.XY
+	for i, p := range h.Points {
+		pts = append(pts, report.XY{X: float64(i + 1), Y: p.Value})
+		ticks = append(ticks, report.XY{X: float64(i + 1)})
+	}
+	c := report.Chart{Slug: "history", Title: fmt.Sprintf("%s %s: p%g over its runs", h.Stage, h.Operation, pct),
+		XLabel: "run (oldest first)", YLabel: "ms", Series: []report.Series{{Name: fmt.Sprintf("p%g", pct), Points: pts}}}
+	if len(ticks) <= 20 {
+		c.XTicks = ticks
+		c.XTickLabel = func(x float64) string { return strconv.Itoa(int(x)) }
+	}
+	for _, ch := range h.Changes {
+		for i, p := range h.Points {
+			if strings.Contains(ch, p.RunID) {
+				c.Marks = append(c.Marks, report.Mark{X: float64(i + 1), Label: "changed"})
+				break
+			}
+		}
+	}
+	return c
+}
+
+// driftPage shows a long run's windows and its drift verdict.
+func (s *Server) driftPage(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rd, err := results.FromStore(s.o.Store, id)
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return
+	}
+	var windows []judge.Window
+	for _, spec := range r.URL.Query()["window"] {
+		win, err := judge.ParseWindow(spec)
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		windows = append(windows, win)
+	}
+	drift := rd.Summary.Drift
+	if drift == nil {
+		drift = judge.Longevity(rd, judge.LongevityOptions{})
+	}
+	var text bytes.Buffer
+	if ows := judge.Windows(rd, windows); len(ows) > 0 {
+		report.WriteWindows(&text, ows)
+	}
+	if drift != nil {
+		text.WriteString("\n")
+		report.WriteDrift(&text, drift)
+	}
+	rd.Summary.Drift = drift
+	charts, err := report.RunCharts(rd)
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	var svgs []template.HTML
+	for _, c := range charts.Drift {
+		svgs = append(svgs, template.HTML(c.SVG())) // the renderer escapes its text
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	page(w, "drift", layout{Title: "Drift of " + id, Version: s.o.Version, Nav: "runs"}, struct {
+		ID     string
+		S      *results.Summary
+		Drift  *results.Drift
+		Text   string
+		Charts []template.HTML
+	}{id, rd.Summary, drift, text.String(), svgs})
+}

@@ -1,0 +1,211 @@
+// Package web is perflab serve: a read-only web application over the run
+// history. It lists the runs, shows each as the HTML report does (updated
+// live while the run goes, by server-sent events), compares runs, follows
+// a plan's history and a long run's drift. Every asset is embedded: it
+// works offline. It only reads the history: no request changes or
+// deletes anything.
+package web
+
+import (
+	"crypto/subtle"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/perflab/perflab/store"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Options configure the application.
+type Options struct {
+	// Store is the run history it shows.
+	Store *store.Store
+	// Token, if set, is asked of every request: an Authorization: Bearer
+	// header, or ?token= once (it then goes in a cookie).
+	Token string
+	// Poll is how often a live page's events look for new intervals
+	// (default 1 s).
+	Poll time.Duration
+	// Version is perflab's, shown in the pages.
+	Version string
+	// Log receives the errors a visitor is not shown (default: none).
+	Log *log.Logger
+}
+
+// Server is the application, an http.Handler.
+type Server struct {
+	o   Options
+	mux *http.ServeMux
+}
+
+// New makes the application.
+func New(o Options) *Server {
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	s := &Server{o: o, mux: http.NewServeMux()}
+	static, _ := fs.Sub(assets, "assets")
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /{$}", s.runsPage)
+	s.mux.HandleFunc("GET /runs/{id}", s.runPage)
+	s.mux.HandleFunc("GET /runs/{id}/events", s.events)
+	s.mux.HandleFunc("GET /runs/{id}/drift", s.driftPage)
+	s.mux.HandleFunc("GET /compare", s.comparePage)
+	s.mux.HandleFunc("GET /history", s.historyPage)
+	s.mux.HandleFunc("GET /api/runs", s.apiRuns)
+	s.mux.HandleFunc("GET /api/runs/{id}/series", s.apiSeries)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.fail(w, r, http.StatusMethodNotAllowed, "perflab serve is read-only: it answers GET only")
+			return
+		}
+		s.fail(w, r, http.StatusNotFound, "no such page: "+r.URL.Path)
+	})
+	return s
+}
+
+// csp lets the pages run only perflab's own scripts (no inline script,
+// nothing from elsewhere); the report's inline styles stay allowed.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; " +
+	"font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// ServeHTTP checks the token, sets the security headers, and never shows a
+// visitor a stack trace.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logf("perflab serve: %s %s: panic: %v", r.Method, r.URL.Path, v)
+			s.fail(w, r, http.StatusInternalServerError, "perflab could not make this page; the server's log says why")
+		}
+	}()
+	if s.o.Token != "" && !s.authorized(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.fail(w, r, http.StatusMethodNotAllowed, "perflab serve is read-only: it answers GET only")
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+const tokenCookie = "perflab_token"
+
+// authorized checks the request's token: a Bearer header, the cookie, or
+// ?token= (which sets the cookie and comes back without it in the URL).
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	ok := func(t string) bool { return subtle.ConstantTimeCompare([]byte(t), []byte(s.o.Token)) == 1 }
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && ok(strings.TrimPrefix(a, "Bearer ")) {
+		return true
+	}
+	if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {
+		return true
+	}
+	if t := r.URL.Query().Get("token"); t != "" && ok(t) {
+		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		q := r.URL.Query()
+		q.Del("token")
+		u := *r.URL
+		u.RawQuery = q.Encode()
+		http.Redirect(w, r, u.RequestURI(), http.StatusSeeOther)
+		return false
+	}
+	h := w.Header()
+	h.Set("WWW-Authenticate", `Bearer realm="perflab"`)
+	s.fail(w, r, http.StatusUnauthorized, "this perflab serve asks for its token: open the URL it printed (with ?token=...), or send Authorization: Bearer TOKEN")
+	return false
+}
+
+func (s *Server) logf(format string, a ...any) {
+	if s.o.Log != nil {
+		s.o.Log.Printf(format, a...)
+	}
+}
+
+// fail writes an error page (or JSON for the API) with its status.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "{\"error\": %q}\n", msg)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	page(w, "error", layout{Title: http.StatusText(status), Version: s.o.Version}, struct {
+		Status int
+		Text   string
+		Msg    string
+	}{status, http.StatusText(status), msg})
+}
+
+// storeFailed is the page of a history that cannot be read.
+func (s *Server) storeFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, store.ErrNotFound) {
+		s.fail(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	s.logf("perflab serve: %s: %v", r.URL.Path, err)
+	s.fail(w, r, http.StatusServiceUnavailable, "the run history cannot be read: "+err.Error())
+}
+
+// Loopback reports whether addr (host:port) listens on loopback only.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// URL is the address a browser opens for a listener's address, with the
+// token when there is one.
+func URL(addr, path, token string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	u := url.URL{Scheme: "http", Host: addr, Path: path}
+	if token != "" {
+		u.RawQuery = url.Values{"token": {token}}.Encode()
+	}
+	return u.String()
+}
+
+// layout is what every page's frame shows.
+type layout struct {
+	Title   string
+	Version string
+	Nav     string // the current section: runs, compare, history
+}
+
+// page renders a named page of pages.html in the layout.
+func page(w http.ResponseWriter, name string, l layout, data any) {
+	if err := pages.ExecuteTemplate(w, name, struct {
+		L layout
+		D any
+	}{l, data}); err != nil {
+		fmt.Fprintf(w, "<p>perflab: %s</p>", template.HTMLEscapeString(err.Error()))
+	}
+}
