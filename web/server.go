@@ -56,6 +56,11 @@ func New(o Options) *Server {
 	s := &Server{o: o, mux: http.NewServeMux()}
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		http.ServeFileFS(w, r, static, "favicon.svg")
+	})
 	s.mux.HandleFunc("GET /{$}", s.runsPage)
 	s.mux.HandleFunc("GET /runs/{id}", s.runPage)
 	s.mux.HandleFunc("GET /runs/{id}/events", s.events)

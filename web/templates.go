@@ -76,7 +76,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 <table id="verdicts"><tr><th class="l">Stage</th><th class="l">Operation</th><th>Base p{{.Percentile}}</th><th>Candidate p{{.Percentile}}</th><th>Change</th><th>Shift ms (95% CI)</th><th>p-value</th><th>n</th><th class="l">Verdict</th></tr>
 {{range .Ops}}<tr><td class="l">{{.Stage}}</td><td class="l">{{.Operation}}</td><td>{{ms .BasePct}}</td><td>{{ms .CandPct}}</td><td>{{pct1 .Change}}</td>
 <td>{{printf "%+.3g [%+.3g, %+.3g]" .Test.Shift (index .Test.ShiftCI 0) (index .Test.ShiftCI 1)}}</td><td>{{printf "%.3g" .Test.P}}</td><td>{{.Test.N1}}+{{.Test.N2}}</td>
-<td class="l">{{if eq (printf "%s" .Test.Verdict) "slower"}}<span class="fail">{{.Test.Verdict}}</span>{{else}}{{.Test.Verdict}}{{end}}</td></tr>
+<td class="l">{{if eq (printf "%s" .Test.Verdict) "worse"}}<span class="fail">{{.Test.Verdict}}</span>{{else if eq (printf "%s" .Test.Verdict) "better"}}<span class="ok">{{.Test.Verdict}}</span>{{else}}{{.Test.Verdict}}{{end}}</td></tr>
 {{end}}</table>
 <p class="meta">Verdicts: Mann-Whitney U over each interval's p{{.Percentile}}, alpha 0.05; a change is called only when it is unlikely to be chance and at least 5%. Shift: the Hodges-Lehmann estimate with its 95% confidence interval.</p>
 {{end}}

@@ -1,0 +1,196 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+// The web UI in a real headless Chromium: the runs list, a finished run,
+// a run going (its live charts gain points while the test watches), a
+// comparison, a plan's history and a run's drift; no console error, no
+// script error, no dialog (a step named <script>alert(1)</script> opens
+// none); the charts drew something. Screenshots go to artifacts/ (or
+// $PERFLAB_ARTIFACTS).
+func TestInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
+	}
+	s := seed(t)
+	started := make(chan string, 1)
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		runPlan(t, context.Background(), s.db, s.target.URL, "1", "8s", map[string]string{"release": "C"}, func(id string) { started <- id })
+	}()
+	going := <-started
+	defer func() { <-runDone }()
+	app := httptest.NewServer(New(Options{Store: s.st, Poll: 200 * time.Millisecond, Version: "test"}))
+	defer app.Close()
+
+	art := os.Getenv("PERFLAB_ARTIFACTS")
+	if art == "" {
+		art = filepath.Join("..", "artifacts")
+	}
+	os.MkdirAll(art, 0o755)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	var mu sync.Mutex
+	var problems []string
+	problem := func(format string, a ...any) {
+		mu.Lock()
+		problems = append(problems, fmt.Sprintf(format, a...))
+		mu.Unlock()
+	}
+	err = chromedp.Listen(bctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problem("script error: %s %v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value))
+				}
+				problem("console %s: %s", e.Type, strings.Join(args, " "))
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				problem("browser log: %s %s", e.Entry.Text, e.Entry.URL)
+			}
+		case *cdppage.EventJavascriptDialogOpening:
+			problem("a dialog opened: %q", e.Message)
+			go chromedp.Call(bctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := func(name string) {
+		t.Helper()
+		b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(art, "web-"+name+".png"), b, 0o644)
+		}
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+	}
+	open := func(path, visible string) {
+		t.Helper()
+		if err := chromedp.Do(bctx, chromedp.Navigate(app.URL+path), chromedp.WaitVisible(chromedp.CSS(visible))); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	evalInt := func(js string) int {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	evalString := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return v
+	}
+	// waitFor polls a JS condition.
+	waitFor := func(what, js string, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			ok, err := chromedp.Run(bctx, chromedp.Evaluate[bool](js))
+			if err != nil {
+				t.Fatalf("%s: %v", js, err)
+			}
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v (%s)", what, within, js)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// drew counts the canvases of #live that have pixels painted.
+	const drew = `Array.from(document.querySelectorAll('#live canvas')).filter(c => {
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
+		return false }).length`
+
+	// The runs list.
+	open("/", "#runs")
+	shot("runs")
+	if rows := evalInt(`document.querySelectorAll('#runs tr').length`); rows != 1+len(s.ids)+1 {
+		t.Errorf("the runs list has %d rows, want a header and %d runs", rows, len(s.ids)+1)
+	}
+
+	// A finished run: its live charts and the report's.
+	open("/runs/"+s.ids[0], "#report")
+	waitFor("the finished run's series", `+document.getElementById('live').dataset.points > 3`, 20*time.Second)
+	painted, lines := evalInt(drew), evalInt(`document.querySelectorAll('#report svg.chart polyline').length`)
+	if painted != 2 || lines < 4 {
+		t.Errorf("finished run: %d live charts drawn (want 2), %d report chart lines", painted, lines)
+	}
+	shot("run")
+
+	// The run going: its charts gain points as the test watches, then it
+	// ends and says so.
+	open("/runs/"+going, "#live")
+	waitFor("the run going's first points", `+document.getElementById('live').dataset.points > 0`, 20*time.Second)
+	first := evalInt(`+document.getElementById('live').dataset.points`)
+	waitFor("more points while the run goes", fmt.Sprintf(`+document.getElementById('live').dataset.points > %d`, first+2), 20*time.Second)
+	shot("run-going")
+	waitFor("the run's end", `document.getElementById('live').dataset.status === 'completed' && document.querySelector('#report .meta').textContent.includes('completed')`, 40*time.Second)
+	if painted = evalInt(drew); painted != 2 {
+		t.Errorf("the run that went: %d live charts drawn", painted)
+	}
+
+	// A comparison of two labels.
+	open("/compare?base="+url.QueryEscape("release=A")+"&candidate="+url.QueryEscape("release=B"), "#verdicts")
+	shot("compare")
+	if verdicts := evalString(`document.getElementById('verdicts').textContent`); !strings.Contains(verdicts, "worse") {
+		t.Errorf("compare: no operation worse:\n%s", verdicts)
+	}
+
+	// A plan's history, and a run's drift.
+	open("/history?plan="+url.QueryEscape("shop "+hostile), "svg.chart")
+	shot("history")
+	if charts := evalInt(`document.querySelectorAll('svg.chart polyline').length`); charts < 2 {
+		t.Errorf("history: %d chart lines", charts)
+	}
+	open("/runs/"+going+"/drift", "h1")
+	shot("drift")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+}

@@ -1,0 +1,268 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/store"
+)
+
+// hostile is in the plan's name, a step's name and a label: every page
+// must show it as text.
+const hostile = `<script>alert(1)</script>`
+
+// target is a service whose requests take ?d= milliseconds.
+func target(t testing.TB) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d := r.URL.Query().Get("d"); d != "" {
+			ms, _ := time.ParseDuration(d + "ms")
+			time.Sleep(ms)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// runPlan runs a plan of 2 VUs for length against url with a delay of d
+// ms, recorded in the history at db, and returns its id.
+func runPlan(t testing.TB, ctx context.Context, db, url, d, length string, labels map[string]string, started func(string)) string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	src := "name: shop " + hostile + "\ntarget: " + url + "\ninterval: 250ms\nscenarios:\n" +
+		"  - {name: buy, vus: 2, duration: " + length + ", flow: [{name: \"" + strings.ReplaceAll(hostile, `"`, `\"`) + " item\", url: \"/item?d=" + d + "\"}, {name: cart, url: \"/cart?d=" + d + "\"}]}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lab.Run(ctx, p, lab.Config{Out: filepath.Join(filepath.Dir(db), "runs"), Store: db, Labels: labels, Progress: "none", Started: started})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.RunID
+}
+
+// seeded is a history of four runs: two labelled release=A, two slower
+// ones labelled release=B (and the hostile label).
+type seeded struct {
+	db     string
+	st     *store.Store
+	ids    []string
+	target *httptest.Server
+}
+
+func seed(t testing.TB) *seeded {
+	t.Helper()
+	srv := target(t)
+	db := filepath.Join(t.TempDir(), "h.db")
+	s := &seeded{db: db, target: srv}
+	for _, r := range []struct{ rel, d string }{{"A", "1"}, {"A", "1"}, {"B", "6"}, {"B", "6"}} {
+		s.ids = append(s.ids, runPlan(t, context.Background(), db, srv.URL, r.d, "1500ms", map[string]string{"release": r.rel, "note": hostile}, nil))
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s.st = st
+	return s
+}
+
+func get(t testing.TB, h http.Handler, path string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	res := w.Result()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// Every page shows the history's figures, escapes what plans and labels
+// say, and sends the security headers.
+func TestPages(t *testing.T) {
+	s := seed(t)
+	app := New(Options{Store: s.st, Version: "test"})
+	for _, path := range []string{"/", "/runs/" + s.ids[0], "/runs/" + s.ids[0] + "/drift", "/compare?base=release%3DA&candidate=release%3DB",
+		"/history?plan=" + strings.ReplaceAll("shop "+hostile, " ", "+"), "/api/runs", "/api/runs/" + s.ids[0] + "/series"} {
+		res, body := get(t, app, path)
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d\n%s", path, res.StatusCode, body)
+			continue
+		}
+		if strings.Contains(body, hostile) {
+			t.Errorf("%s: the page holds %s unescaped", path, hostile)
+		}
+		if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		if !strings.HasPrefix(path, "/api/") && strings.Contains(body, "<script>") {
+			t.Errorf("%s: an inline script", path)
+		}
+	}
+	_, runs := get(t, app, "/")
+	for _, id := range s.ids {
+		if !strings.Contains(runs, "/runs/"+id) {
+			t.Errorf("the runs list lacks %s", id)
+		}
+	}
+	if !strings.Contains(runs, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the runs list does not show the hostile label as text")
+	}
+	_, cmp := get(t, app, "/compare?base=release%3DA&candidate=release%3DB")
+	if !strings.Contains(cmp, `id="verdicts"`) || !strings.Contains(cmp, `<span class="fail">worse</span>`) {
+		t.Errorf("compare: no verdict saying worse:\n%s", cmp)
+	}
+	_, hist := get(t, app, "/history?plan="+strings.ReplaceAll("shop "+hostile, " ", "+"))
+	if !strings.Contains(hist, "4 completed runs") || !strings.Contains(hist, "<svg") {
+		t.Errorf("history:\n%s", hist)
+	}
+	var ser Series
+	_, js := get(t, app, "/api/runs/"+s.ids[0]+"/series")
+	if err := json.Unmarshal([]byte(js), &ser); err != nil || len(ser.T) < 4 || ser.Status != "completed" {
+		t.Errorf("series: %v %s", err, js)
+	}
+	// The series' requests are the run's: each interval's rate times its length.
+	var total float64
+	for _, r := range ser.RPS {
+		total += r * 0.25
+	}
+	_, sumJSON := get(t, app, "/api/runs")
+	if !strings.Contains(sumJSON, `"requests"`) || total < 10 {
+		t.Errorf("runs API %s, series total %.0f", sumJSON, total)
+	}
+}
+
+// What is not there, or not allowed, gets a clear page and its status.
+func TestErrors(t *testing.T) {
+	s := seed(t)
+	app := New(Options{Store: s.st})
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		says         string
+	}{
+		{"GET", "/runs/no-such-run", 404, "no such run"},
+		{"GET", "/api/runs/no-such-run/series", 404, "no such run"},
+		{"GET", "/nowhere", 404, "no such page"},
+		{"POST", "/", 405, "read-only"},
+		{"DELETE", "/runs/" + s.ids[0], 405, "read-only"},
+		{"GET", "/compare?base=x", 400, "base and a candidate"},
+		{"GET", "/compare?base=release%3DZ&candidate=release%3DA", 404, "no stored run has the label release=Z"},
+		{"GET", "/?label=nolabel", 400, "want name=value"},
+		{"GET", "/history?plan=x&percentile=42", 400, "percentile"},
+	} {
+		w := httptest.NewRecorder()
+		app.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.says) || strings.Contains(w.Body.String(), "goroutine") {
+			t.Errorf("%s %s: %d, want %d saying %q:\n%s", tc.method, tc.path, w.Code, tc.status, tc.says, w.Body.String())
+		}
+	}
+	// A history that cannot be read: 503, said so.
+	s.st.Close()
+	w := httptest.NewRecorder()
+	app.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "the run history cannot be read") {
+		t.Errorf("closed store: %d\n%s", w.Code, w.Body.String())
+	}
+}
+
+// With a token, nothing is served without it; ?token= sets a cookie.
+func TestToken(t *testing.T) {
+	s := seed(t)
+	app := New(Options{Store: s.st, Token: "s3cret"})
+	if res, body := get(t, app, "/"); res.StatusCode != http.StatusUnauthorized || strings.Contains(body, s.ids[0]) {
+		t.Errorf("no token: %d", res.StatusCode)
+	}
+	if res, _ := get(t, app, "/static/live.js"); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token, an asset: %d", res.StatusCode)
+	}
+	if res, _ := get(t, app, "/", "Authorization", "Bearer wrong"); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %d", res.StatusCode)
+	}
+	if res, body := get(t, app, "/", "Authorization", "Bearer s3cret"); res.StatusCode != http.StatusOK || !strings.Contains(body, s.ids[0]) {
+		t.Errorf("the token: %d", res.StatusCode)
+	}
+	res, _ := get(t, app, "/runs/"+s.ids[0]+"?token=s3cret")
+	var cookie *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == tokenCookie {
+			cookie = c
+		}
+	}
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/runs/"+s.ids[0] || cookie == nil || !cookie.HttpOnly {
+		t.Fatalf("?token=: %d to %q, cookie %+v", res.StatusCode, res.Header.Get("Location"), cookie)
+	}
+	if res, _ := get(t, app, "/runs/"+s.ids[0], "Cookie", tokenCookie+"="+cookie.Value); res.StatusCode != http.StatusOK {
+		t.Errorf("the cookie: %d", res.StatusCode)
+	}
+}
+
+func TestLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:5665": true, "localhost:1": true, "[::1]:80": true, "0.0.0.0:5665": false, ":5665": false, "10.0.0.5:80": false} {
+		if got := Loopback(addr); got != want {
+			t.Errorf("Loopback(%q) = %v", addr, got)
+		}
+	}
+}
+
+// A run going: its events say when intervals are stored, then that it
+// ended; its series grows.
+func TestEventsOfARunGoing(t *testing.T) {
+	srv := target(t)
+	db := filepath.Join(t.TempDir(), "h.db")
+	started := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runPlan(t, context.Background(), db, srv.URL, "1", "3s", nil, func(id string) { started <- id })
+	}()
+	id := <-started
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	web := httptest.NewServer(New(Options{Store: st, Poll: 100 * time.Millisecond}))
+	defer web.Close()
+	res, err := http.Get(web.URL + "/runs/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	var intervals atomic.Int64
+	b := make([]byte, 64<<10)
+	var all strings.Builder
+	for !strings.Contains(all.String(), "event: end") {
+		n, err := res.Body.Read(b)
+		all.Write(b[:n])
+		if err != nil {
+			break
+		}
+	}
+	intervals.Store(int64(strings.Count(all.String(), "event: interval")))
+	<-done
+	if intervals.Load() < 3 || !strings.Contains(all.String(), `event: end`+"\n"+`data: {"status":"completed"`) {
+		t.Errorf("%d interval events:\n%s", intervals.Load(), all.String())
+	}
+}
