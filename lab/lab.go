@@ -62,6 +62,10 @@ type Config struct {
 	// Started, if set, is told the run's id once it has one, before the
 	// load starts (run --serve prints the run's page).
 	Started func(runID string)
+	// Observe, if set, sees the engine's progress ticks (about one a
+	// second per stage), whatever the progress display: the Prometheus
+	// exporter's figures. It must not keep the tick.
+	Observe func(ph *metrics.Phase, tk *metrics.Tick)
 }
 
 func (c *Config) defaults() {
@@ -212,6 +216,15 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	}
 	if mode != "none" {
 		opts.OnTick = prog.Tick
+	}
+	if observe := cfg.Observe; observe != nil {
+		show := opts.OnTick
+		opts.OnTick = func(ph *metrics.Phase, tk *metrics.Tick) {
+			if show != nil {
+				show(ph, tk)
+			}
+			observe(ph, tk)
+		}
 	}
 	// Thresholds marked abort stop the run as soon as they fail.
 	var aborted atomic.Pointer[results.ThresholdResult]

@@ -14,6 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/perflab/perflab/exporter"
 	"github.com/perflab/perflab/store"
 	"github.com/perflab/perflab/web"
 )
@@ -147,4 +151,39 @@ func (s *liveServer) stop() {
 	time.Sleep(1500 * time.Millisecond) // a poll of the events, for the "end"
 	s.srv.Close()
 	s.st.Close()
+}
+
+// metricsServer serves a run's live figures for Prometheus
+// (run --metrics-listen).
+type metricsServer struct {
+	exp  *exporter.Exporter
+	srv  *http.Server
+	addr string
+}
+
+func startMetrics(addr, planName string, labels map[string]string) (*metricsServer, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("%q: want HOST:PORT, such as 127.0.0.1:9464", addr)
+	}
+	exp := exporter.New(planName, labels)
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(exp); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(l)
+	return &metricsServer{exp: exp, srv: srv, addr: l.Addr().String()}, nil
+}
+
+// stop goes on serving the run's last figures for linger (for a last
+// scrape), then stops.
+func (m *metricsServer) stop(linger time.Duration) {
+	time.Sleep(linger)
+	m.srv.Close()
 }
