@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+// freePort is a port of 127.0.0.1 free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// promQuery asks Prometheus' HTTP API for an instant vector's values, by
+// one label's value.
+func promQuery(t *testing.T, base, q, by string) map[string]float64 {
+	t.Helper()
+	res, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Status string
+		Data   struct {
+			Result []struct {
+				Metric map[string]string
+				Value  [2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("%s: %v %+v", q, err, body)
+	}
+	out := map[string]float64{}
+	for _, r := range body.Data.Result {
+		v, _ := strconv.ParseFloat(r.Value[1].(string), 64)
+		out[r.Metric[by]] = v
+	}
+	return out
+}
+
+// A real Prometheus scrapes perflab run --metrics-listen while the run
+// goes; its counts at the end are the run's summary.json's, exactly.
+func TestPrometheusScrapesTheRun(t *testing.T) {
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		testenv.Missing(t, "prometheus is not installed (apt-get install prometheus; .ci/run does)")
+	}
+	bin := perflabBin(t)
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		if r.URL.Path == "/b" && n.Add(1)%10 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	metricsPort, promPort := freePort(t), freePort(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(`global: {scrape_interval: 500ms, evaluation_interval: 10s}
+scrape_configs:
+  - job_name: perflab
+    static_configs: [{targets: ["127.0.0.1:`+metricsPort+`"]}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address=127.0.0.1:"+promPort, "--web.enable-remote-write-receiver", "--log.level=warn")
+	var plog strings.Builder
+	p.Stderr = &plog
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Process.Kill()
+	base := "http://127.0.0.1:" + promPort
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if res, err := http.Get(base + "/-/ready"); err == nil && res.StatusCode == 200 {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus did not start:\n%s", plog.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	plan := writePlan(t, "name: scraped\ntarget: "+srv.URL+"\ninterval: 500ms\nscenarios: [{name: shop, vus: 3, duration: 3s, flow: [{name: a, url: /a}, {name: b, url: /b}]}]\n")
+	out := t.TempDir()
+	code, _, errs := runCLIBin(t, bin, "run", plan, "--out", out, "--quiet", "--label", "release=P1",
+		"--metrics-listen", "127.0.0.1:"+metricsPort, "--metrics-linger", "3s")
+	if code != exitOK {
+		t.Fatalf("run: %d\n%s", code, errs)
+	}
+	s := readSummary(t, out)
+	sel := fmt.Sprintf(`{run_id=%q,label_release="P1",stage="all"}`, s.RunID)
+	requests := promQuery(t, base, "max_over_time(perflab_requests_total"+sel+"[5m])", "operation")
+	errors := promQuery(t, base, "max_over_time(perflab_errors_total"+sel+"[5m])", "error")
+	latency := promQuery(t, base, "max_over_time(perflab_latency_seconds_count"+sel+"[5m])", "operation")
+	for _, op := range []string{"a", "b", "shop"} {
+		if got, want := requests[op], float64(count(s, 0, op)); got != want || want == 0 {
+			t.Errorf("%s: Prometheus has %v requests, summary.json %v", op, got, want)
+		}
+	}
+	var failed, okB int64
+	for _, op := range s.Stages[0].Operations {
+		if op.Name == "b" {
+			failed, okB = op.Errors.Total, op.Count-op.Errors.Total
+		}
+	}
+	if got := errors["http_5xx"]; got != float64(failed) || failed == 0 {
+		t.Errorf("errors: Prometheus %v, summary.json %d failed (%v)", got, failed, errors)
+	}
+	if got := latency["b"]; got != float64(okB) {
+		t.Errorf("b's latency histogram counts %v, summary.json %d successful", got, okB)
+	}
+}
+
+// runCLIBin runs the perflab binary and returns its exit code and output.
+func runCLIBin(t *testing.T, bin string, args ...string) (int, string, string) {
+	t.Helper()
+	c := exec.Command(bin, args...)
+	var stdout, stderr strings.Builder
+	c.Stdout, c.Stderr = &stdout, &stderr
+	c.Run()
+	return c.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
