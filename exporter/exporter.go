@@ -136,7 +136,7 @@ func histogramOf(sum float64, hs ...*hdr.Histogram) histo {
 			if bar.Count == 0 {
 				continue
 			}
-			s := float64(bar.To) / 1e6 // the highest value of its HDR bucket
+			s := float64(bar.To) / 1e6           // the highest value of its HDR bucket
 			i := sort.SearchFloat64s(Buckets, s) // the first bound >= s
 			if i < len(Buckets) {
 				out.buckets[i] += uint64(bar.Count)

@@ -292,7 +292,11 @@ func TestExampleCirculation(t *testing.T) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-longevity"))
 	code, drift, errs := runCLI(t, "drift", dirs[0], "--window", "first:3s", "--window", "last:3s")
-	if code != exitOK || !regexp.MustCompile(`p95 of check-out rose \d+% from [\d.]+ ms to [\d.]+ ms; the change began after`).MatchString(drift) {
+	// The simulated checkout slows down: the check-out transaction or its
+	// checkout step is found degraded (on a busy machine the transaction's
+	// own series can be too noisy to call, its step's not).
+	if code != exitOK || !strings.Contains(drift, "drift over time: degraded") ||
+		!regexp.MustCompile(`(p95|mean) of (check-out|POST checkout-by-barcode) rose \d+% from [\d.]+ ms to [\d.]+ ms; the change began after`).MatchString(drift) {
 		t.Errorf("drift: %d %s\n%s", code, errs, drift)
 	}
 }

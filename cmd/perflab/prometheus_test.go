@@ -60,7 +60,8 @@ func promQuery(t *testing.T, base, q, by string) map[string]float64 {
 }
 
 // A real Prometheus scrapes perflab run --metrics-listen while the run
-// goes; its counts at the end are the run's summary.json's, exactly.
+// goes, and receives its remote writes (--prometheus-remote-write); by
+// either way, its counts at the end are the run's summary.json's, exactly.
 func TestPrometheusScrapesTheRun(t *testing.T) {
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -108,31 +109,34 @@ scrape_configs:
 	plan := writePlan(t, "name: scraped\ntarget: "+srv.URL+"\ninterval: 500ms\nscenarios: [{name: shop, vus: 3, duration: 3s, flow: [{name: a, url: /a}, {name: b, url: /b}]}]\n")
 	out := t.TempDir()
 	code, _, errs := runCLIBin(t, bin, "run", plan, "--out", out, "--quiet", "--label", "release=P1",
-		"--metrics-listen", "127.0.0.1:"+metricsPort, "--metrics-linger", "3s")
+		"--metrics-listen", "127.0.0.1:"+metricsPort, "--metrics-linger", "3s", "--prometheus-remote-write", base+"/api/v1/write")
 	if code != exitOK {
 		t.Fatalf("run: %d\n%s", code, errs)
 	}
 	s := readSummary(t, out)
-	sel := fmt.Sprintf(`{run_id=%q,label_release="P1",stage="all"}`, s.RunID)
-	requests := promQuery(t, base, "max_over_time(perflab_requests_total"+sel+"[5m])", "operation")
-	errors := promQuery(t, base, "max_over_time(perflab_errors_total"+sel+"[5m])", "error")
-	latency := promQuery(t, base, "max_over_time(perflab_latency_seconds_count"+sel+"[5m])", "operation")
-	for _, op := range []string{"a", "b", "shop"} {
-		if got, want := requests[op], float64(count(s, 0, op)); got != want || want == 0 {
-			t.Errorf("%s: Prometheus has %v requests, summary.json %v", op, got, want)
-		}
-	}
 	var failed, okB int64
 	for _, op := range s.Stages[0].Operations {
 		if op.Name == "b" {
 			failed, okB = op.Errors.Total, op.Count-op.Errors.Total
 		}
 	}
-	if got := errors["http_5xx"]; got != float64(failed) || failed == 0 {
-		t.Errorf("errors: Prometheus %v, summary.json %d failed (%v)", got, failed, errors)
-	}
-	if got := latency["b"]; got != float64(okB) {
-		t.Errorf("b's latency histogram counts %v, summary.json %d successful", got, okB)
+	// Scraped series have the job's label; remote-written ones none.
+	for _, job := range []string{"perflab", ""} {
+		sel := fmt.Sprintf(`{run_id=%q,label_release="P1",stage="all",job=%q}`, s.RunID, job)
+		requests := promQuery(t, base, "max_over_time(perflab_requests_total"+sel+"[5m])", "operation")
+		errors := promQuery(t, base, "max_over_time(perflab_errors_total"+sel+"[5m])", "error")
+		latency := promQuery(t, base, "max_over_time(perflab_latency_seconds_count"+sel+"[5m])", "operation")
+		for _, op := range []string{"a", "b", "shop"} {
+			if got, want := requests[op], float64(count(s, 0, op)); got != want || want == 0 {
+				t.Errorf("job %q: %s: Prometheus has %v requests, summary.json %v", job, op, got, want)
+			}
+		}
+		if got := errors["http_5xx"]; got != float64(failed) || failed == 0 {
+			t.Errorf("job %q: errors: Prometheus %v, summary.json %d failed (%v)", job, got, failed, errors)
+		}
+		if got := latency["b"]; got != float64(okB) {
+			t.Errorf("job %q: b's latency histogram counts %v, summary.json %d successful", job, got, okB)
+		}
 	}
 }
 

@@ -67,6 +67,7 @@ type runFlags struct {
 	// --metrics-listen: Prometheus' /metrics
 	metricsListen string
 	metricsLinger time.Duration
+	remoteWrite   string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -95,6 +96,7 @@ func cmdRun(std *stdio, args []string) int {
 	f.registerDistributed(fs)
 	fs.Var(&f.serve, "serve", "serve the run's live page (the web UI of perflab serve) while it goes, on "+defaultServe+" or --serve=ADDR; its URL is printed")
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "expose the run's live figures for Prometheus at http://ADDR/metrics (loopback, such as 127.0.0.1:9464)")
+	fs.StringVar(&f.remoteWrite, "prometheus-remote-write", "", "push the run's live figures every 5 s, and at its end, to this Prometheus remote-write URL (such as http://127.0.0.1:9090/api/v1/write)")
 	fs.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-listen: go on serving the run's final figures this long after it ends, for a last scrape")
 	fs.StringVar(&f.serveToken, "serve-token", "", "with --serve beyond loopback: ask every request for this token")
 	fs.BoolVar(&f.servePublic, "serve-insecure-public", false, "with --serve beyond loopback: no token")
@@ -250,17 +252,19 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		defer live.stop()
 		cfg.Started = func(id string) { fmt.Fprintf(stderr, "perflab: the run's live page: %s\n", live.URL(id)) }
 	}
-	if f.metricsListen != "" {
-		m, err := startMetrics(f.metricsListen, p.Name, cfg.Labels)
+	if f.metricsListen != "" || f.remoteWrite != "" {
+		m, err := startMetrics(f.metricsListen, f.remoteWrite, p.Name, cfg.Labels, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "perflab: --metrics-listen: %v\n", err)
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
 			return exitUsage, ""
 		}
 		defer m.stop(f.metricsLinger)
 		started := cfg.Started
 		cfg.Started = func(id string) {
 			m.exp.SetRun(id)
-			fmt.Fprintf(stderr, "perflab: Prometheus metrics at http://%s/metrics\n", m.addr)
+			if m.addr != "" {
+				fmt.Fprintf(stderr, "perflab: Prometheus metrics at http://%s/metrics\n", m.addr)
+			}
 			if started != nil {
 				started(id)
 			}

@@ -9,8 +9,10 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -153,37 +155,70 @@ func (s *liveServer) stop() {
 	s.st.Close()
 }
 
-// metricsServer serves a run's live figures for Prometheus
-// (run --metrics-listen).
+// metricsServer gives a run's live figures to Prometheus: served at
+// /metrics (run --metrics-listen), pushed by remote write
+// (--prometheus-remote-write), or both.
 type metricsServer struct {
-	exp  *exporter.Exporter
-	srv  *http.Server
-	addr string
+	exp    *exporter.Exporter
+	srv    *http.Server
+	addr   string
+	pusher *exporter.Pusher
+	errs   io.Writer
 }
 
-func startMetrics(addr, planName string, labels map[string]string) (*metricsServer, error) {
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, fmt.Errorf("%q: want HOST:PORT, such as 127.0.0.1:9464", addr)
-	}
+func startMetrics(addr, remoteURL, planName string, labels map[string]string, errs io.Writer) (*metricsServer, error) {
 	exp := exporter.New(planName, labels)
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(exp); err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
+	m := &metricsServer{exp: exp, errs: errs}
+	if remoteURL != "" {
+		u, err := url.Parse(remoteURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--prometheus-remote-write %q: want an http(s) URL, such as http://127.0.0.1:9090/api/v1/write", remoteURL)
+		}
+		var once sync.Once
+		p, err := exporter.NewPusher(remoteURL, reg, 5*time.Second, func(err error) {
+			once.Do(func() { fmt.Fprintf(errs, "perflab: %v (the run goes on; its results are in its directory)\n", err) })
+		})
+		if err != nil {
+			return nil, err
+		}
+		m.pusher = p
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	go srv.Serve(l)
-	return &metricsServer{exp: exp, srv: srv, addr: l.Addr().String()}, nil
+	if addr != "" {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("--metrics-listen %q: want HOST:PORT, such as 127.0.0.1:9464", addr)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+		m.addr = l.Addr().String()
+		go m.srv.Serve(l)
+	}
+	if m.pusher != nil {
+		m.pusher.Start()
+	}
+	return m, nil
 }
 
-// stop goes on serving the run's last figures for linger (for a last
-// scrape), then stops.
+// stop pushes the run's final figures, goes on serving them for linger
+// (for a last scrape), then stops.
 func (m *metricsServer) stop(linger time.Duration) {
-	time.Sleep(linger)
-	m.srv.Close()
+	if m.pusher != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		if err := m.pusher.Stop(ctx); err != nil {
+			fmt.Fprintf(m.errs, "perflab: the run's final figures were not pushed: %v\n", err)
+		}
+		cancel()
+	}
+	if m.srv != nil {
+		time.Sleep(linger)
+		m.srv.Close()
+	}
 }
