@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -68,4 +69,87 @@ func TestServeRefusesPublicWithoutToken(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, "give --token TOKEN") {
 		t.Errorf("%d %s", code, errs)
 	}
+}
+
+// perflab serve follows, live, a run that another process writes to the
+// same PostgreSQL history: the run is listed as running, its page's
+// events say when intervals are stored and when it ends.
+func TestServeFollowsARunOfAnotherProcess(t *testing.T) {
+	bin := perflabBin(t)
+	dsn := pgSchema(t, "serve_test")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	serve := exec.Command(bin, "serve", "--store", dsn, "--listen", "127.0.0.1:0")
+	serr, err := serve.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer serve.Process.Kill()
+	sc := bufio.NewScanner(serr)
+	base := ""
+	for sc.Scan() {
+		if m := regexp.MustCompile(`perflab serve: (http://127\.0\.0\.1:\d+)/`).FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, serr)
+	if base == "" {
+		t.Fatal("serve printed no URL")
+	}
+	plan := writePlan(t, "name: followed\ntarget: "+srv.URL+"\ninterval: 300ms\nscenarios: [{vus: 2, duration: 3s, flow: [{name: a, url: /a}]}]\n")
+	run := exec.Command(bin, "run", plan, "--out", t.TempDir(), "--quiet", "--store", dsn)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Process.Kill()
+	// The run, listed as running.
+	var id string
+	deadline := time.Now().Add(30 * time.Second)
+	for id == "" {
+		res, err := http.Get(base + "/api/runs")
+		if err == nil {
+			var runs []struct{ ID, Status string }
+			json.NewDecoder(res.Body).Decode(&runs)
+			res.Body.Close()
+			for _, r := range runs {
+				if r.Status == "running" {
+					id = r.ID
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run was never listed as running")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res, err := http.Get(base + "/runs/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body) // to the end event, when the server closes the stream
+	if n := strings.Count(string(b), "event: interval"); n < 3 || !strings.Contains(string(b), "event: end\ndata: {\"status\":\"completed\"") {
+		t.Errorf("%d interval events:\n%s", n, b)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := httpGet(t, base+"/runs/"+id); !strings.Contains(page, "completed") || !strings.Contains(page, `id="report"`) {
+		t.Errorf("the page of the run that ended:\n%.300s", page)
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
 }
