@@ -8,10 +8,12 @@ import (
 	"html/template"
 	"math"
 	"net/http"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/perflab/perflab/judge"
@@ -174,6 +176,11 @@ func (s *Server) plans() ([]string, error) {
 // a run going is brought up to date by live.js.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if b, ok := s.cache.get("page " + id); ok {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(b)
+		return
+	}
 	rd, err := results.FromStore(s.o.Store, id)
 	if err != nil {
 		s.storeFailed(w, r, err)
@@ -199,8 +206,16 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, "drawing run "+id+": "+err.Error())
 		return
 	}
+	if final(rd.Summary.Status) {
+		s.cache.add("page "+id, b.Bytes())
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// final reports whether a run with this status will not change.
+func final(status string) bool {
+	return status != metrics.StatusRunning && status != metrics.StatusKilled
 }
 
 // events tells a run page when its run has stored new intervals
@@ -301,36 +316,65 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 		starts = append(starts, t)
 	}
 	slices.Sort(starts)
+	// The time steps in chunks, a chunk per core, each with its own
+	// accumulator.
+	type point struct {
+		ok                bool
+		t, rps, errs, p95 float64
+	}
+	points := make([]point, len(starts))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(starts)/64))
+	var wg sync.WaitGroup
+	errc := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acc := metrics.NewHistogram()
+			for i := w; i < len(starts); i += workers {
+				t := starts[i]
+				acc.Reset()
+				var count, errs, end int64
+				for _, iv := range byStart[t] {
+					before := acc.TotalCount()
+					if err := metrics.DecodeInto(acc, []byte(iv.Encoded())); err != nil {
+						errc <- err
+						return
+					}
+					n := iv.Count
+					if n < 0 { // unknown: the successful ones
+						n = acc.TotalCount() - before
+					}
+					count += n
+					errs += max(iv.Errors, 0)
+					end = max(end, iv.EndMs)
+				}
+				secs := float64(end-t) / 1000
+				if secs <= 0 {
+					continue
+				}
+				p95 := math.NaN()
+				if acc.TotalCount() > 0 {
+					p95 = float64(acc.ValueAtQuantile(95)) / 1000
+				}
+				points[i] = point{true, float64(t) / 1000, float64(count) / secs, float64(errs) / secs, p95}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	if err := <-errc; err != nil {
+		return nil, err
+	}
 	out := &Series{T: []float64{}, RPS: []float64{}, Errors: []float64{}, P95: []float64{}, Status: rd.Summary.Status}
-	acc := metrics.NewHistogram()
-	for _, t := range starts {
-		acc.Reset()
-		var count, errs, end int64
-		for _, iv := range byStart[t] {
-			before := acc.TotalCount()
-			if err := metrics.DecodeInto(acc, []byte(iv.Encoded())); err != nil {
-				return nil, err
-			}
-			n := iv.Count
-			if n < 0 { // unknown: the successful ones
-				n = acc.TotalCount() - before
-			}
-			count += n
-			errs += max(iv.Errors, 0)
-			end = max(end, iv.EndMs)
-		}
-		secs := float64(end-t) / 1000
-		if secs <= 0 {
+	for _, p := range points {
+		if !p.ok {
 			continue
 		}
-		p95 := math.NaN()
-		if acc.TotalCount() > 0 {
-			p95 = float64(acc.ValueAtQuantile(95)) / 1000
-		}
-		out.T = append(out.T, float64(t)/1000)
-		out.RPS = append(out.RPS, float64(count)/secs)
-		out.Errors = append(out.Errors, float64(errs)/secs)
-		out.P95 = append(out.P95, p95)
+		out.T = append(out.T, p.t)
+		out.RPS = append(out.RPS, p.rps)
+		out.Errors = append(out.Errors, p.errs)
+		out.P95 = append(out.P95, p.p95)
 	}
 	return out, nil
 }
@@ -338,7 +382,13 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 // apiSeries serves a run's Series as JSON (p95 null where an interval had
 // no successful request).
 func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
-	rd, err := results.FromStore(s.o.Store, r.PathValue("id"))
+	id := r.PathValue("id")
+	if b, ok := s.cache.get("series " + id); ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b)
+		return
+	}
+	rd, err := results.FromStore(s.o.Store, id)
 	if err != nil {
 		s.storeFailed(w, r, err)
 		return
@@ -354,12 +404,20 @@ func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
 			p95[i] = &ser.P95[i]
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(struct {
+	b, err := json.Marshal(struct {
 		*Series
 		P95 []*float64 `json:"p95"`
 	}{ser, p95})
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if final(ser.Status) {
+		s.cache.add("series "+id, b)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b)
 }
 
 // apiRuns lists the runs as JSON, with the runs list's filters.

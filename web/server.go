@@ -44,8 +44,9 @@ type Options struct {
 
 // Server is the application, an http.Handler.
 type Server struct {
-	o   Options
-	mux *http.ServeMux
+	o     Options
+	mux   *http.ServeMux
+	cache *cache // finished runs' pages and series
 }
 
 // New makes the application.
@@ -53,7 +54,7 @@ func New(o Options) *Server {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
-	s := &Server{o: o, mux: http.NewServeMux()}
+	s := &Server{o: o, mux: http.NewServeMux(), cache: newCache(128 << 20)}
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {

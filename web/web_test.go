@@ -266,3 +266,23 @@ func TestEventsOfARunGoing(t *testing.T) {
 		t.Errorf("%d interval events:\n%s", intervals.Load(), all.String())
 	}
 }
+
+func TestCache(t *testing.T) {
+	c := newCache(10)
+	c.add("a", []byte("1234"))
+	c.add("b", []byte("1234"))
+	c.get("a") // b is now the least recently used
+	c.add("c", []byte("1234"))
+	if _, ok := c.get("b"); ok {
+		t.Error("b was kept over its bound")
+	}
+	for _, k := range []string{"a", "c"} {
+		if _, ok := c.get(k); !ok {
+			t.Errorf("%s was dropped", k)
+		}
+	}
+	c.add("big", make([]byte, 11))
+	if _, ok := c.get("big"); ok || c.size != 8 {
+		t.Errorf("an item over the bound: kept %v, size %d", ok, c.size)
+	}
+}
