@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -284,5 +286,45 @@ func TestCache(t *testing.T) {
 	c.add("big", make([]byte, 11))
 	if _, ok := c.get("big"); ok || c.size != 8 {
 		t.Errorf("an item over the bound: kept %v, size %d", ok, c.size)
+	}
+}
+
+// A slow query's text, as a database monitor reports it, is shown as text.
+func TestSlowQueryIsEscaped(t *testing.T) {
+	s := seed(t)
+	dir := filepath.Join(t.TempDir(), "q")
+	if _, err := results.Export(s.st, s.ids[0], dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum results.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	sum.RunID += "-q"
+	sum.Resources = &monitor.Analysis{Windows: []monitor.WindowFigures{}, SlowQueries: []monitor.SlowQuery{
+		{Monitor: "db", Database: "shop", Query: "SELECT '" + hostile + "' FROM items", Calls: 3, MeanMS: 150, TotalMS: 450}}}
+	moved := filepath.Join(filepath.Dir(dir), sum.RunID)
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(moved, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sum.WriteJSON(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	id, err := results.Import(s.st, moved, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, page := get(t, New(Options{Store: s.st}), "/runs/"+id)
+	if res.StatusCode != http.StatusOK || strings.Contains(page, hostile) || !strings.Contains(page, "SELECT &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; FROM items") {
+		t.Errorf("%d: the slow query is not shown escaped:\n%s", res.StatusCode, page)
 	}
 }
