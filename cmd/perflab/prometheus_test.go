@@ -106,6 +106,27 @@ scrape_configs:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Prometheus applies its targets some seconds after it starts: the run
+	// starts once the target has been scraped (and found down) once.
+	for {
+		res, err := http.Get(base + "/api/v1/targets")
+		if err == nil {
+			var tg struct {
+				Data struct {
+					ActiveTargets []struct{ LastScrape time.Time }
+				}
+			}
+			json.NewDecoder(res.Body).Decode(&tg)
+			res.Body.Close()
+			if len(tg.Data.ActiveTargets) > 0 && !tg.Data.ActiveTargets[0].LastScrape.IsZero() && tg.Data.ActiveTargets[0].LastScrape.Year() > 2000 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus never scraped its target:\n%s", plog.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	plan := writePlan(t, "name: scraped\ntarget: "+srv.URL+"\ninterval: 500ms\nscenarios: [{name: shop, vus: 3, duration: 3s, flow: [{name: a, url: /a}, {name: b, url: /b}]}]\n")
 	out := t.TempDir()
 	code, _, errs := runCLIBin(t, bin, "run", plan, "--out", out, "--quiet", "--label", "release=P1",
@@ -138,6 +159,52 @@ scrape_configs:
 			t.Errorf("job %q: b's latency histogram counts %v, summary.json %d successful", job, got, okB)
 		}
 	}
+	// The Grafana dashboard's queries, as Grafana would send them for this
+	// run during its load: each is valid PromQL and finds the run's data
+	// (but for what a closed model without transactions has none of).
+	b, err := os.ReadFile(filepath.Join("..", "..", "grafana", "perflab-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	at := strconv.FormatFloat(float64(s.End.Add(-time.Second).UnixMilli())/1000, 'f', 3, 64)
+	vars := strings.NewReplacer("$run_id", s.RunID, "$stage", ".*", "$__rate_interval", "2s", "$__range", "1m")
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			n := promQueryAt(t, base, vars.Replace(tg.Expr), at)
+			empty := strings.Contains(p.Title, "Transactions") || strings.Contains(p.Title, "Start delay")
+			if n == 0 && !empty {
+				t.Errorf("dashboard panel %q: no data for the run (%s)", p.Title, tg.Expr)
+			}
+		}
+	}
+}
+
+// promQueryAt runs an instant query at a time and returns how many series
+// it gives; an invalid query fails the test.
+func promQueryAt(t *testing.T, base, q, at string) int {
+	t.Helper()
+	res, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q) + "&time=" + at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Status, Error string
+		Data          struct{ Result []json.RawMessage }
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil || body.Status != "success" {
+		t.Fatalf("%s: %v %s", q, err, body.Error)
+	}
+	return len(body.Data.Result)
 }
 
 // runCLIBin runs the perflab binary and returns its exit code and output.
