@@ -46,7 +46,7 @@ type Worker struct {
 	// intervals up to it are whole in the history.
 	Interval int
 	State    string
-	Ended      time.Time
+	Ended    time.Time
 }
 
 // Dead reports whether a worker that has not finished lost its process:
