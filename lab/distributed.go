@@ -134,38 +134,30 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 // load (cancel) when another worker aborts the run.
 func (c *coordinator) start(cancel context.CancelFunc) {
 	c.cancel = cancel
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(store.WorkerBeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			c.st.Beat(c.w.RunID, c.w.Segment.Index) // a missed beat is no loss: the next one may pass
-			d, err := c.st.Distributed(c.w.RunID)
-			if err == nil && d.Abort == "" && len(c.aborts) > 0 {
-				c.judgeWhole()
-				continue
-			}
-			if err == nil && d.Abort != "" {
-				c.mu.Lock()
-				first := c.aborted == ""
-				c.aborted = d.Abort
-				c.mu.Unlock()
-				if first {
-					fmt.Fprintf(c.stderr, "perflab: the run is stopped: %s (its results and teardown still follow)\n", d.Abort)
-					cancel()
-				}
-			}
+	c.stopBeat = every(store.WorkerBeat, c.beat)
+}
+
+// beat says this worker is alive, hears of an abort (and stops the load),
+// and judges the abort thresholds on the whole run if none has aborted it.
+func (c *coordinator) beat() {
+	c.st.Beat(c.w.RunID, c.w.Segment.Index) // a missed beat is no loss: the next one may pass
+	d, err := c.st.Distributed(c.w.RunID)
+	switch {
+	case err != nil:
+	case d.Abort == "":
+		if len(c.aborts) > 0 {
+			c.judgeWhole()
 		}
-	}()
-	c.stopBeat = func() { close(done); wg.Wait() }
+	default:
+		c.mu.Lock()
+		first := c.aborted == ""
+		c.aborted = d.Abort
+		c.mu.Unlock()
+		if first {
+			fmt.Fprintf(c.stderr, "perflab: the run is stopped: %s (its results and teardown still follow)\n", d.Abort)
+			c.cancel()
+		}
+	}
 }
 
 func (c *coordinator) stop() {

@@ -443,19 +443,27 @@ func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels
 // heartbeat says every store.HeartbeatEvery that the run is alive, until
 // stopped: a run whose heartbeat stops is shown as killed.
 func heartbeat(st *store.Store, id string) (stop func()) {
+	return every(store.HeartbeatEvery, func() {
+		st.Heartbeat(id) // a missed beat is no loss: the next one may pass
+	})
+}
+
+// every calls f every d on a goroutine of its own, until stopped (stop
+// returns once f has returned).
+func every(d time.Duration, f func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(store.HeartbeatEvery)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				st.Heartbeat(id) // a missed beat is no loss: the next one may pass
+				f()
 			}
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -387,4 +388,28 @@ func Completed(st *store.Store, f store.Filter) ([]*Summary, error) {
 		}
 	}
 	return out, nil
+}
+
+// LiveStatus says how far a running run has gone: for a distributed run,
+// "running: 3/3 workers at stage 1, 12345 requests" (its workers alive,
+// the furthest stage, the requests its parts have stored); "running" for a
+// run of one generator.
+func LiveStatus(st *store.Store, id string) string {
+	d, ws, n, err := st.Live(id)
+	if err != nil {
+		return metrics.StatusRunning
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	alive, stage := 0, 0
+	for _, w := range ws {
+		if !w.Dead(host, now) {
+			alive++
+		}
+		stage = max(stage, w.Stage)
+	}
+	if len(ws) < d.Workers {
+		return fmt.Sprintf("running: %d/%d workers joined", len(ws), d.Workers)
+	}
+	return fmt.Sprintf("running: %d/%d workers at stage %d, %d requests", alive, d.Workers, stage, n)
 }

@@ -196,7 +196,7 @@ func Open(path string) (*Store, error) {
 		s := &Store{db: db, postgres: true}
 		if err := s.migrate(); err != nil {
 			db.Close()
-			return nil, fmt.Errorf("store %s: %w", redact(path), err)
+			return nil, fmt.Errorf("store %s: %w", Redact(path), err)
 		}
 		return s, nil
 	}
@@ -650,8 +650,8 @@ func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
 	return out, rows.Err()
 }
 
-// redact hides a URL's password in messages.
-func redact(dsn string) string {
+// Redact hides a URL's password, for messages: postgres://user:***@host/db.
+func Redact(dsn string) string {
 	if i := strings.Index(dsn, "://"); i >= 0 {
 		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
 			cred := dsn[i+3 : i+3+at]

@@ -130,7 +130,7 @@ func (s *Server) rows(f store.Filter, status string) ([]runRow, error) {
 		sort.Strings(ls)
 		row.Labels = strings.Join(ls, " ")
 		if run.Status == metrics.StatusRunning {
-			row.Status = s.liveStatus(run.ID)
+			row.Status = results.LiveStatus(s.o.Store, run.ID)
 		} else if b, err := s.o.Store.Summary(run.ID); err == nil {
 			var sum results.Summary
 			if json.Unmarshal(b, &sum) == nil {
@@ -145,15 +145,6 @@ func (s *Server) rows(f store.Filter, status string) ([]runRow, error) {
 		out = append(out, row)
 	}
 	return out, nil
-}
-
-// liveStatus says how far a distributed run going has gone.
-func (s *Server) liveStatus(id string) string {
-	d, ws, n, err := s.o.Store.Live(id)
-	if err != nil {
-		return metrics.StatusRunning
-	}
-	return fmt.Sprintf("running: %d/%d workers, %d requests", len(ws), d.Workers, n)
 }
 
 // plans are the plans of the history, for the filters and the history page.
@@ -176,9 +167,7 @@ func (s *Server) plans() ([]string, error) {
 // a run going is brought up to date by live.js.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if b, ok := s.cache.get("page " + id); ok {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(b)
+	if s.fromCache(w, "page "+id, "text/html; charset=utf-8") {
 		return
 	}
 	rd, err := results.FromStore(s.o.Store, id)
@@ -211,6 +200,16 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(b.Bytes())
+}
+
+// fromCache answers from the cache of finished runs, if it has key.
+func (s *Server) fromCache(w http.ResponseWriter, key, contentType string) bool {
+	b, ok := s.cache.get(key)
+	if ok {
+		w.Header().Set("Content-Type", contentType)
+		w.Write(b)
+	}
+	return ok
 }
 
 // final reports whether a run with this status will not change.
@@ -383,9 +382,7 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 // no successful request).
 func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if b, ok := s.cache.get("series " + id); ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
+	if s.fromCache(w, "series "+id, "application/json") {
 		return
 	}
 	rd, err := results.FromStore(s.o.Store, id)

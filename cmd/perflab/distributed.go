@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,11 +127,11 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	for _, m := range f.monitors.raw {
 		args = append(args, "--monitor", m)
 	}
-	fmt.Fprintf(std.err, "perflab: run %s on %d workers (history %s)\n", id, n, redactDSN(storePath))
+	fmt.Fprintf(std.err, "perflab: run %s on %d workers (history %s)\n", id, n, store.Redact(storePath))
 	var mu sync.Mutex // the workers' lines, one at a time
 	cmds := make([]*exec.Cmd, n)
 	for i := range n {
-		cmd := exec.Command(exe, append(slicesClone(args), "--segment", fmt.Sprintf("%d/%d", i, n))...)
+		cmd := exec.Command(exe, append(slices.Clone(args), "--segment", fmt.Sprintf("%d/%d", i, n))...)
 		cmd.Env = append(os.Environ(), localWorkersEnv+"="+id)
 		// A group of its own: a terminal's Ctrl-C reaches the workers
 		// once, passed on by this process, not twice (a second one quits
@@ -266,23 +267,4 @@ func (p *prefixed) flush() []string {
 	s := p.prefix + p.buf.String() + "\n"
 	p.buf.Reset()
 	return []string{s}
-}
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
-
-// redactDSN hides a PostgreSQL URL's password.
-func redactDSN(dsn string) string {
-	if !store.IsPostgres(dsn) {
-		return dsn
-	}
-	at := strings.LastIndex(dsn, "@")
-	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 {
-		return dsn
-	}
-	user := dsn[scheme+3 : at]
-	if u, _, ok := strings.Cut(user, ":"); ok {
-		return dsn[:scheme+3] + u + ":***" + dsn[at:]
-	}
-	return dsn
 }

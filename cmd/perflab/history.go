@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/report"
@@ -64,35 +63,12 @@ func cmdRuns(std *stdio, args []string) int {
 		}
 		status := r.Status
 		if status == metrics.StatusRunning {
-			status = liveStatus(st, r.ID)
+			status = results.LiveStatus(st, r.ID)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Plan, status, r.Start.Format("2006-01-02 15:04:05"), dur, strings.Join(sortStrings(ls), " "))
 	}
 	tw.Flush()
 	return exitOK
-}
-
-// liveStatus says how far a running distributed run has gone: "running:
-// 3/3 workers at stage 1, 12345 requests"; a run of one generator is
-// "running".
-func liveStatus(st *store.Store, id string) string {
-	d, ws, n, err := st.Live(id)
-	if err != nil {
-		return metrics.StatusRunning
-	}
-	host, _ := os.Hostname()
-	now := time.Now()
-	alive, stage := 0, 0
-	for _, w := range ws {
-		if !w.Dead(host, now) {
-			alive++
-		}
-		stage = max(stage, w.Stage)
-	}
-	if len(ws) < d.Workers {
-		return fmt.Sprintf("running: %d/%d workers joined", len(ws), d.Workers)
-	}
-	return fmt.Sprintf("running: %d/%d workers at stage %d, %d requests", alive, d.Workers, stage, n)
 }
 
 func cmdShow(std *stdio, args []string) int {

@@ -67,7 +67,7 @@ Flags:`)
 		return fail(std, err)
 	}
 	srv := newWebServer(st, *token, std.err)
-	fmt.Fprintf(std.err, "perflab serve: %s (history %s; Ctrl-C stops)\n", web.URL(l.Addr().String(), "/", *token), redactDSN(*path))
+	fmt.Fprintf(std.err, "perflab serve: %s (history %s; Ctrl-C stops)\n", web.URL(l.Addr().String(), "/", *token), store.Redact(*path))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
