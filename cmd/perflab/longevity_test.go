@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,9 +86,12 @@ routes:
 		t.Errorf("rise: %s", rise.Sentence)
 	}
 	step := runtest.DriftSeries(t, d, "p95 of step")
-	// The route stepped 2.5 s after the simulator started, before the run.
+	// The route stepped 2.5 s after the simulator started, before the run,
+	// by 10 ms: the level rises by about that much over what the generator
+	// measured before (2 ms and more on a slow or busy machine, 4 ms under
+	// -race).
 	want := started.Add(2500 * time.Millisecond).Sub(readSummary(t, out).Stages[0].Start).Seconds()
-	if c := step.Change; step.Verdict != results.DriftDegraded || c == nil || !step.Significant || math.Abs(c.AtS-want) > 0.45 || c.After < 4*c.Before {
+	if c := step.Change; step.Verdict != results.DriftDegraded || c == nil || !step.Significant || math.Abs(c.AtS-want) > 0.45 || c.After-c.Before < 7 {
 		t.Errorf("step (want a change at %.1f s): %s (%+v; variance correction %.2f)\n%v", want, step.Sentence, c, step.Trend.Correction, step.Points)
 	}
 	if flat := runtest.DriftSeries(t, d, "p95 of flat"); flat.Verdict == results.DriftDegraded || flat.Verdict == results.DriftImproved {
@@ -145,14 +149,16 @@ const (
 
 // grow is the test binary as that process: it keeps its resident memory
 // growRate a second above where it started, by the clock (a late wake-up
-// catches up), for at most 20 s.
+// catches up), for at most 20 s. It counts its resident memory as the
+// kernel does (what a megabyte costs differs: under -race, the race
+// detector's shadow memory doubles it).
 func grow() {
 	start := time.Now()
+	base := residentBytes()
 	var held [][]byte
 	for time.Since(start) < 20*time.Second {
-		want := int(time.Since(start).Seconds() * growRate)
-		have := len(held) << 20
-		for ; have < want; have += 1 << 20 {
+		want := int64(time.Since(start).Seconds() * growRate)
+		for residentBytes()-base < want {
 			b := make([]byte, 1<<20)
 			for i := 0; i < len(b); i += 4096 {
 				b[i] = 1 // resident: every page touched
@@ -161,6 +167,20 @@ func grow() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// residentBytes is this process's resident memory (/proc/self/statm).
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // A process whose memory grows at a known rate: its memory series
