@@ -253,7 +253,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	defer t.Stop()
 	keep := time.NewTicker(15 * time.Second)
 	defer keep.Stop()
-	for status == metrics.StatusRunning {
+	// A run seen killed may only have looked so for a moment (its process
+	// busy finishing, on a loaded machine): the stream ends on a killed
+	// run once it has said nothing new for killedGrace.
+	heard := time.Now()
+	for status == metrics.StatusRunning || status == metrics.StatusKilled && time.Since(heard) < killedGrace {
 		select {
 		case <-r.Context().Done():
 			return
@@ -273,6 +277,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			continue // the next look may pass
 		}
+		if l.After(last) || st != status {
+			heard = time.Now()
+		}
 		if l.After(last) {
 			last = l
 			if !send("interval", progress{st, l.UnixMilli()}) {
@@ -283,6 +290,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	send("end", progress{status, last.UnixMilli()})
 }
+
+// killedGrace is how long a run seen killed is watched for a word more.
+const killedGrace = 10 * time.Second
 
 // Series is a run's throughput, errors and p95 over time, each interval
 // of all its requests together: what a run page's live charts draw.
