@@ -104,8 +104,10 @@ func RunCharts(rd *results.Run) (*Charts, error) {
 
 // stageCharts draws one stage's charts over time.
 func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
-	// Each operation's intervals are decoded on their own goroutine:
-	// a long run has thousands per operation.
+	// Each operation's intervals on their own goroutine: a long run has
+	// thousands per operation. Their percentiles are read as stored
+	// beside them; the curve is the stage's exact totals where the run
+	// has them, else its intervals merged (a run still going).
 	type opSeries struct {
 		name                            string
 		p50, p95, p99, rps, errs, curve []XY
@@ -115,6 +117,7 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 	var jobs []*opSeries
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	totals := stageTotals(rd, ph.Index)
 	for _, op := range results.UniqueOps(ph.Operations) {
 		if op.Kind == metrics.KindScenario {
 			continue
@@ -125,33 +128,42 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 		}
 		j := &opSeries{name: op.Name}
 		jobs = append(jobs, j)
+		total := totals[metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			start := ph.Start.UnixMilli()
-			merged := metrics.NewHistogram()
+			var merged *hdr.Histogram
+			if total == nil {
+				merged = metrics.NewHistogram()
+			}
 			for _, iv := range ivs {
-				h, err := iv.Histogram()
+				q, err := iv.Quantiles()
+				if err == nil && merged != nil {
+					err = metrics.DecodeInto(merged, []byte(iv.Encoded()))
+				}
 				if err != nil {
 					j.err = err
 					return
 				}
 				x := float64(iv.StartMs-start) / 1000
 				if secs := float64(iv.EndMs-iv.StartMs) / 1000; secs > 0 {
-					j.rps = append(j.rps, XY{x, float64(h.TotalCount()) / secs})
+					j.rps = append(j.rps, XY{x, float64(q.N) / secs})
 					j.errs = append(j.errs, XY{x, float64(max(iv.Errors, 0)) / secs})
 					j.anyErr = j.anyErr || iv.Errors > 0
 				}
-				if h.TotalCount() > 0 {
-					j.p50 = append(j.p50, XY{x, float64(h.ValueAtPercentile(50)) / 1e3})
-					j.p95 = append(j.p95, XY{x, float64(h.ValueAtPercentile(95)) / 1e3})
-					j.p99 = append(j.p99, XY{x, float64(h.ValueAtPercentile(99)) / 1e3})
+				if q.N > 0 {
+					j.p50 = append(j.p50, XY{x, float64(q.P50) / 1e3})
+					j.p95 = append(j.p95, XY{x, float64(q.P95) / 1e3})
+					j.p99 = append(j.p99, XY{x, float64(q.P99) / 1e3})
 				}
-				h.MergeInto(merged)
 			}
-			j.curve = percentileCurve(merged)
+			if merged != nil {
+				total = merged
+			}
+			j.curve = percentileCurve(total)
 		}()
 	}
 	wg.Wait()
@@ -200,12 +212,12 @@ func startDelaySeries(rd *results.Run, ph results.PhaseSummary) ([]Series, error
 		}
 		var pts []XY
 		for _, iv := range rd.Intervals[results.StageTag(ph.Index, op.Scenario, op.Name, op.Kind)+results.StartDelayTag] {
-			h, err := iv.Histogram()
+			q, err := iv.Quantiles()
 			if err != nil {
 				return nil, err
 			}
-			if h.TotalCount() > 0 {
-				pts = append(pts, XY{float64(iv.StartMs-ph.Start.UnixMilli()) / 1000, float64(h.ValueAtPercentile(99)) / 1e3})
+			if q.N > 0 {
+				pts = append(pts, XY{float64(iv.StartMs-ph.Start.UnixMilli()) / 1000, float64(q.P99) / 1e3})
 			}
 		}
 		if len(pts) > 0 {
@@ -247,6 +259,25 @@ func errorsChart(errs []Series) Chart {
 }
 
 // percentileCurve is the HDR percentile plot: latency against 1/(1-p).
+// stageTotals are each operation's latency histogram over a whole stage,
+// from the run's exact totals; none when the run has none (one still
+// going).
+func stageTotals(rd *results.Run, stage int) map[metrics.Key]*hdr.Histogram {
+	out := map[metrics.Key]*hdr.Histogram{}
+	if rd.Totals == nil {
+		return out
+	}
+	for _, ph := range rd.Totals.Stages {
+		if ph.Index == stage {
+			keys, merged := metrics.MergeByKey(ph.Ops, ph.Totals)
+			for i, op := range keys {
+				out[metrics.KeyOf(op)] = merged[i].Hist
+			}
+		}
+	}
+	return out
+}
+
 func percentileCurve(h *hdr.Histogram) []XY {
 	if h == nil || h.TotalCount() == 0 {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -157,12 +158,16 @@ func (c Chart) SVG() string {
 	// Lines and legend.
 	for i, s := range c.Series {
 		color := palette[i%len(palette)]
-		var pts []string
+		var px []XY
 		for _, p := range s.Points {
 			if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) || c.LogX && p.X <= 0 {
 				continue
 			}
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", sx(p.X), sy(p.Y)))
+			px = append(px, XY{sx(p.X), sy(p.Y)})
+		}
+		var pts []string
+		for _, p := range m4(px) {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", p.X, p.Y))
 		}
 		dash := ""
 		if s.Dashed {
@@ -225,4 +230,39 @@ func trim(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// m4 thins a line's points, in pixels and in x order, to those that draw
+// it at that resolution: of each pixel column's run of points its first,
+// its lowest, its highest and its last (the M4 aggregation of Jugel et
+// al., VLDB 2014). A day of 10 s intervals is 8,640 points across some
+// 560 pixels; the line drawn from what is kept is the same line.
+func m4(px []XY) []XY {
+	if len(px) <= 4 {
+		return px
+	}
+	out := make([]XY, 0, min(len(px), 2048))
+	for i := 0; i < len(px); {
+		col := math.Floor(px[i].X)
+		j, lo, hi := i, i, i
+		for j < len(px) && math.Floor(px[j].X) == col {
+			if px[j].Y < px[lo].Y {
+				lo = j
+			}
+			if px[j].Y > px[hi].Y {
+				hi = j
+			}
+			j++
+		}
+		last := j - 1
+		keep := []int{i, lo, hi, last}
+		slices.Sort(keep)
+		for k, idx := range keep {
+			if k == 0 || idx != keep[k-1] {
+				out = append(out, px[idx])
+			}
+		}
+		i = j
+	}
+	return out
 }

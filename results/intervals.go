@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -27,11 +28,34 @@ type IntervalData struct {
 	// Count is -1 when unknown (a run directory without intervals.csv).
 	Count, Errors int64
 	enc           string // HdrHistogram V2 compressed, base64
+	// q are the histogram's quantiles where they were stored beside it
+	// (the history, intervals.csv); nil: decode it.
+	q *metrics.Quantiles
 }
 
 // NewIntervalData wraps an encoded histogram with its counts.
 func NewIntervalData(startMs, endMs, count, errors int64, encoded string) *IntervalData {
 	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, enc: encoded}
+}
+
+// NewIntervalQuantiles is NewIntervalData with the histogram's
+// quantiles, as they were stored beside it (nil: not known).
+func NewIntervalQuantiles(startMs, endMs, count, errors int64, encoded string, q *metrics.Quantiles) *IntervalData {
+	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, enc: encoded, q: q}
+}
+
+// Quantiles are the interval's main percentiles and count of successful
+// operations: as stored beside its histogram, or taken from it. Charts
+// over a long run read these rather than decode every interval.
+func (d *IntervalData) Quantiles() (metrics.Quantiles, error) {
+	if d.q != nil {
+		return *d.q, nil
+	}
+	h, err := d.Histogram()
+	if err != nil {
+		return metrics.Quantiles{}, err
+	}
+	return metrics.QuantilesOf(h), nil
 }
 
 // Encoded is the interval's histogram as the log holds it: HdrHistogram
@@ -113,24 +137,16 @@ const IntervalsCSV = "intervals.csv"
 
 var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
 
-// percentiler is what an interval row needs of a histogram, dense or packed.
-type percentiler interface {
-	ValueAtPercentile(float64) int64
-	Max() int64
-	TotalCount() int64
-}
-
 // IntervalRow is one line of intervals.csv.
-func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h percentiler) []string {
+func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h metrics.Percentiler) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), scenario, operation, string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
 		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", ""}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
 	}
-	if h.TotalCount() > 0 {
-		row[10], row[11], row[12], row[13] = f(float64(h.ValueAtPercentile(50))/1e3), f(float64(h.ValueAtPercentile(95))/1e3),
-			f(float64(h.ValueAtPercentile(99))/1e3), f(float64(h.Max())/1e3)
+	if q := metrics.QuantilesOf(h); q.N > 0 {
+		row[10], row[11], row[12], row[13] = f(float64(q.P50)/1e3), f(float64(q.P95)/1e3), f(float64(q.P99)/1e3), f(float64(q.Max)/1e3)
 	}
 	return row
 }
@@ -154,7 +170,7 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 	}
 	for _, r := range rows {
 		if d := byKey[key{StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
-			d.Count, d.Errors = r.Count, r.Errors
+			d.Count, d.Errors, d.q = r.Count, r.Errors, r.Quantiles
 		}
 	}
 	return nil
@@ -196,9 +212,30 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
 		}
 		out = append(out, store.Histogram{Phase: stage, Scenario: r[1], Operation: r[2], Kind: string(kind), Interval: ivl,
-			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs})
+			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols)})
 	}
 	return out, nil
+}
+
+// csvQuantiles are the percentiles of a row of intervals.csv (cols from
+// its interval column: ..., rps, p50_ms, p95_ms, p99_ms, max_ms), nil
+// where the row has none to read; n is its count of successes.
+func csvQuantiles(n int64, cols []string) *metrics.Quantiles {
+	if len(cols) < 10 {
+		return nil
+	}
+	if n == 0 {
+		return &metrics.Quantiles{}
+	}
+	var us [4]int64
+	for i, c := range cols[6:10] {
+		ms, err := strconv.ParseFloat(c, 64)
+		if err != nil {
+			return nil
+		}
+		us[i] = int64(math.Round(ms * 1e3))
+	}
+	return &metrics.Quantiles{N: n, P50: us[0], P95: us[1], P99: us[2], Max: us[3]}
 }
 
 // readCSV reads a CSV file of a run directory whole: none when the run did
@@ -223,7 +260,7 @@ func readCSV(path string) ([][]string, error) {
 
 // OpCount is an interval's count of operations, failed ones included, or
 // of successful ones when the counts are unknown.
-func (d *IntervalData) OpCount(h percentiler) int64 {
+func (d *IntervalData) OpCount(h metrics.Percentiler) int64 {
 	if d.Count >= 0 {
 		return d.Count
 	}

@@ -66,7 +66,7 @@ func FromStore(st *store.Store, id string) (*Run, error) {
 			continue
 		}
 		tag := StageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
-		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded))
+		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalQuantiles(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded, h.Quantiles))
 		for _, d := range storedDurations(h) {
 			rd.Intervals[tag+d.suffix] = append(rd.Intervals[tag+d.suffix], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), -1, -1, d.enc))
 		}
@@ -142,10 +142,11 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			}
 			return string(metrics.Encode(h))
 		}
-		a.h.Encoded, a.h.ServiceTime, a.h.StartDelay = enc(a.lat), enc(a.svc), enc(a.delay)
-		if a.h.Encoded == "" {
-			a.h.Encoded = enc(metrics.NewHistogram())
+		if a.lat == nil {
+			a.lat = metrics.NewHistogram()
 		}
+		q := metrics.QuantilesOf(a.lat)
+		a.h.Encoded, a.h.ServiceTime, a.h.StartDelay, a.h.Quantiles = enc(a.lat), enc(a.svc), enc(a.delay), &q
 		out = append(out, a.h)
 	}
 	return out, nil

@@ -109,11 +109,12 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 					return nil, nil, nil, nil, err
 				}
 				h.MergeInto(total)
+				q := metrics.QuantilesOf(h)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc,
-					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs]})
+					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Quantiles: &q})
 			}
-			enc := metrics.Encode(total)
+			enc, q := metrics.Encode(total), metrics.QuantilesOf(total)
 			var totalEnc [2]string
 			for j, suffix := range []string{ServiceTimeTag, StartDelayTag} {
 				if h := durTotals[suffix]; h != nil {
@@ -128,7 +129,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Hist: string(enc),
-				ServiceTime: totalEnc[0], StartDelay: totalEnc[1]})
+				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Quantiles: &q})
 		}
 	}
 	return rd, summary, totals, hs, nil

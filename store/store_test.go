@@ -96,6 +96,11 @@ func roundTrip(t *testing.T, path string) {
 			t.Errorf("interval %d: stored histogram differs", i)
 		}
 	}
+	for _, h := range hs { // stored beside each histogram: its quantiles
+		if q := metrics.QuantilesOf(decoded(h)); h.Quantiles == nil || *h.Quantiles != q || q.N != h.Count-h.Errors {
+			t.Errorf("interval %d: quantiles %+v, the histogram's %+v", h.Interval, h.Quantiles, q)
+		}
+	}
 	runs, err := st.Runs(Filter{Labels: map[string]string{"release": "Honeysuckle"}})
 	if err != nil || len(runs) != 1 || runs[0].ID != "r2" || runs[0].Labels["env"] != "lab" || runs[0].Status != "running" {
 		t.Errorf("label filter: %+v, %v", runs, err)

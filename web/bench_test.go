@@ -19,23 +19,7 @@ import (
 // (the report's tables and charts) and its live charts' series. The
 // issue's bound is 2 s.
 func BenchmarkRunPage24h(b *testing.B) {
-	rd := runtest.LongRun(b, 20)
-	s := rd.Summary
-	s.Status, s.Plan.Name, s.Start, s.End = metrics.StatusCompleted, "longevity", s.Stages[0].Start, s.Stages[0].End
-	s.Duration = s.End.Sub(s.Start).Seconds()
-	s.Interval = 10
-	dir := filepath.Join(b.TempDir(), "long")
-	if err := results.WriteDir(rd, dir); err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.Open(filepath.Join(b.TempDir(), "h.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	if _, err := results.Import(st, dir, nil); err != nil {
-		b.Fatal(err)
-	}
+	st := longHistory(b)
 	warm := New(Options{Store: st})
 	for _, path := range []string{"/runs/long", "/api/runs/long/series", "cached /runs/long", "cached /api/runs/long/series"} {
 		b.Run(path, func(b *testing.B) {
@@ -63,4 +47,27 @@ func BenchmarkRunPage24h(b *testing.B) {
 			b.ReportMetric(took.Seconds()/float64(b.N), "s/page")
 		})
 	}
+}
+
+// longHistory is a SQLite history holding runtest.LongRun as run "long",
+// completed.
+func longHistory(b *testing.B) *store.Store {
+	rd := runtest.LongRun(b, 20)
+	s := rd.Summary
+	s.Status, s.Plan.Name, s.Start, s.End = metrics.StatusCompleted, "longevity", s.Stages[0].Start, s.Stages[0].End
+	s.Duration = s.End.Sub(s.Start).Seconds()
+	s.Interval = 10
+	dir := filepath.Join(b.TempDir(), "long")
+	if err := results.WriteDir(rd, dir); err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(b.TempDir(), "h.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	if _, err := results.Import(st, dir, nil); err != nil {
+		b.Fatal(err)
+	}
+	return st
 }

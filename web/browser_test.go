@@ -50,14 +50,7 @@ func TestInChromium(t *testing.T) {
 	}
 	os.MkdirAll(art, 0o755)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	bctx := browser(t, chromium, 2*time.Minute)
 	var mu sync.Mutex
 	var problems []string
 	problem := func(format string, a ...any) {
@@ -193,4 +186,60 @@ func TestInChromium(t *testing.T) {
 	for _, p := range problems {
 		t.Error(p)
 	}
+}
+
+// BenchmarkRunPage24hInChromium opens the page of a 24-hour run (as
+// BenchmarkRunPage24h does) in headless Chromium, each time from a server
+// that has cached nothing: from the navigation until the report is shown
+// (s/loaded), and until the live charts hold the day's 8,640 points
+// (s/drawn).
+func BenchmarkRunPage24hInChromium(b *testing.B) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		b.Skip("chromium is not installed (apt-get install chromium)")
+	}
+	st := longHistory(b)
+	bctx := browser(b, chromium, 5*time.Minute)
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var loaded, drawn time.Duration
+	for i := 0; i < b.N; i++ {
+		app := httptest.NewServer(New(Options{Store: st}))
+		t0 := time.Now()
+		if err := chromedp.Do(bctx, chromedp.Navigate(app.URL+"/runs/long"), chromedp.WaitVisible(chromedp.CSS("#report"))); err != nil {
+			b.Fatal(err)
+		}
+		loaded += time.Since(t0)
+		for {
+			n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`+document.getElementById('live').dataset.points || 0`))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n == 8640 {
+				break
+			}
+			if time.Since(t0) > time.Minute {
+				b.Fatalf("%d points after a minute", n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		drawn += time.Since(t0)
+		app.Close()
+	}
+	b.ReportMetric(loaded.Seconds()/float64(b.N), "s/loaded")
+	b.ReportMetric(drawn.Seconds()/float64(b.N), "s/drawn")
+}
+
+// browser is a headless Chromium's tab, closed at the test's end or after
+// limit.
+func browser(tb testing.TB, chromium string, limit time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(tb.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	tb.Cleanup(func() { bcancel(); acancel(); cancel() })
+	return bctx
 }

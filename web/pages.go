@@ -388,6 +388,49 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 	return out, nil
 }
 
+// series is a run's Series: from the traffic the history keeps of each
+// interval, or, for a run it has none of (a distributed run still going,
+// a run stored before), from the run's interval histograms.
+func (s *Server) series(id string) (*Series, error) {
+	status, _, err := s.o.Store.Progress(id)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := s.o.Store.TrafficOf(id)
+	if err != nil {
+		return nil, err
+	}
+	if len(tr) > 0 {
+		return SeriesOfTraffic(tr, status), nil
+	}
+	rd, err := results.FromStore(s.o.Store, id)
+	if err != nil {
+		return nil, err
+	}
+	return SeriesOf(rd)
+}
+
+// SeriesOfTraffic is the Series of a run's traffic, as SeriesOf draws it
+// from the intervals' histograms.
+func SeriesOfTraffic(tr []store.Traffic, status string) *Series {
+	out := &Series{T: []float64{}, RPS: []float64{}, Errors: []float64{}, P95: []float64{}, Status: status}
+	for _, t := range tr {
+		secs := float64(t.EndMs-t.StartMs) / 1000
+		if secs <= 0 {
+			continue
+		}
+		p95 := math.NaN()
+		if t.Quantiles.N > 0 {
+			p95 = float64(t.Quantiles.P95) / 1000
+		}
+		out.T = append(out.T, float64(t.StartMs)/1000)
+		out.RPS = append(out.RPS, float64(t.Count)/secs)
+		out.Errors = append(out.Errors, float64(t.Errors)/secs)
+		out.P95 = append(out.P95, p95)
+	}
+	return out
+}
+
 // apiSeries serves a run's Series as JSON (p95 null where an interval had
 // no successful request).
 func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
@@ -395,14 +438,9 @@ func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
 	if s.fromCache(w, "series "+id, "application/json") {
 		return
 	}
-	rd, err := results.FromStore(s.o.Store, id)
+	ser, err := s.series(id)
 	if err != nil {
 		s.storeFailed(w, r, err)
-		return
-	}
-	ser, err := SeriesOf(rd)
-	if err != nil {
-		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
 	p95 := make([]*float64, len(ser.P95))

@@ -4,16 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/results"
@@ -326,5 +329,58 @@ func TestSlowQueryIsEscaped(t *testing.T) {
 	res, page := get(t, New(Options{Store: s.st}), "/runs/"+id)
 	if res.StatusCode != http.StatusOK || strings.Contains(page, hostile) || !strings.Contains(page, "SELECT &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39; FROM items") {
 		t.Errorf("%d: the slow query is not shown escaped:\n%s", res.StatusCode, page)
+	}
+}
+
+// The live charts' series read from the traffic the history keeps of each
+// interval is the one drawn from the intervals' histograms, for a run
+// stored as it went and for the same run imported from its directory;
+// its requests are the run's.
+func TestSeriesFromTraffic(t *testing.T) {
+	s := seed(t)
+	dir := filepath.Join(t.TempDir(), "exported")
+	if _, err := results.Export(s.st, s.ids[2], dir); err != nil {
+		t.Fatal(err)
+	}
+	imported, err := store.Open(filepath.Join(t.TempDir(), "imported.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Close()
+	if _, err := results.Import(imported, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range map[string]*store.Store{"stored live": s.st, "imported": imported} {
+		tr, err := st.TrafficOf(s.ids[2])
+		if err != nil || len(tr) < 4 {
+			t.Fatalf("%s: %d intervals of traffic, %v", name, len(tr), err)
+		}
+		rd, err := results.FromStore(st, s.ids[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := SeriesOf(rd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := SeriesOfTraffic(tr, rd.Summary.Status)
+		same := func(a, b []float64) bool {
+			return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
+		}
+		if !same(got.T, want.T) || !same(got.RPS, want.RPS) || !same(got.Errors, want.Errors) || !same(got.P95, want.P95) || got.Status != want.Status {
+			t.Errorf("%s: series of the traffic\n%+v\nof the histograms\n%+v", name, got, want)
+		}
+		var requests, steps int64
+		for _, x := range tr {
+			requests += x.Count
+		}
+		for _, op := range rd.Summary.Stages[0].Operations {
+			if op.Kind == metrics.KindStep {
+				steps += op.Count
+			}
+		}
+		if requests != steps || requests == 0 {
+			t.Errorf("%s: %d requests in the traffic, the summary's steps %d", name, requests, steps)
+		}
 	}
 }

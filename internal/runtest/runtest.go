@@ -101,7 +101,8 @@ func OpenRun() *metrics.Run {
 
 // LongRun is a 24-hour run at 10 s intervals with ops operations, whose
 // latency more than doubles after its first two hours: the shape of the
-// check-in/check-out report's longevity test.
+// check-in/check-out report's longevity test. It has its exact totals, as
+// a run that finished has.
 func LongRun(b *testing.B, ops int) *results.Run {
 	b.Helper()
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
@@ -110,10 +111,14 @@ func LongRun(b *testing.B, ops int) *results.Run {
 	rd := &results.Run{Summary: &results.Summary{Format: results.Format, RunID: "long", Stages: []results.PhaseSummary{ph}}, Intervals: map[string][]*results.IntervalData{}}
 	r := rand.New(rand.NewPCG(1, 2))
 	h := metrics.NewHistogram()
+	totals := &metrics.Phase{Index: 1, Name: ph.Name, Start: ph.Start, End: ph.End}
+	rd.Totals = &results.Totals{Stages: []*metrics.Phase{totals}}
 	for o := 0; o < ops; o++ {
 		name := fmt.Sprintf("API %02d", o)
 		rd.Summary.Stages[0].Operations = append(rd.Summary.Stages[0].Operations, results.Operation{Name: name, Kind: metrics.KindStep, Scenario: "circ"})
 		tag := results.Tag("s1", metrics.Op{Scenario: "circ", Name: name})
+		total := metrics.NewStats()
+		totals.Ops, totals.Totals = append(totals.Ops, metrics.Op{Scenario: "circ", Name: name, Kind: metrics.KindStep}), append(totals.Totals, total)
 		for i := 0; i < intervals; i++ {
 			h.Reset()
 			level := 2000.0
@@ -121,7 +126,9 @@ func LongRun(b *testing.B, ops int) *results.Run {
 				level = 4600
 			}
 			for k := 0; k < 200; k++ { // 20 users x 10 s at ~1 request/s
-				h.RecordValue(int64(level * (0.5 + r.Float64())))
+				us := int64(level * (0.5 + r.Float64()))
+				h.RecordValue(us)
+				total.Add(time.Duration(us)*time.Microsecond, time.Duration(us)*time.Microsecond, metrics.OK, 0)
 			}
 			enc, _ := h.Encode(hdr.V2CompressedEncodingCookieBase)
 			start := t0.Add(time.Duration(i) * 10 * time.Second).UnixMilli()

@@ -41,8 +41,17 @@
     if (st) st.textContent = s.status === "running" ? "running: " + s.t.length + " intervals so far" : s.status;
   }
 
-  async function reloadReport() {
+  // The report is drawn anew by the server each time: for a long run that
+  // takes a while, so while the run goes it is reloaded at most every 5 s
+  // and at most a twentieth of the time (the charts above follow every
+  // interval); at the end, always.
+  let reloaded = 0, cost = 0;
+  async function reloadReport(always) {
+    const t0 = Date.now();
+    if (always !== true && t0 - reloaded < Math.max(5000, 20 * cost)) return;
+    reloaded = t0;
     const r = await fetch(base, { credentials: "same-origin", cache: "no-store" });
+    cost = Date.now() - t0;
     if (!r.ok) return;
     const doc = new DOMParser().parseFromString(await r.text(), "text/html");
     const fresh = doc.getElementById("report");
@@ -67,7 +76,7 @@
   });
   es.addEventListener("end", function () {
     es.close();
-    refresh().then(reloadReport).catch(failed);
+    refresh().then(function () { return reloadReport(true); }).catch(failed);
   });
   es.addEventListener("gone", function () {
     es.close();
