@@ -176,19 +176,17 @@ func (c *coordinator) abort(why string) {
 	}
 }
 
-// abortedBy is why a threshold stopped the run ("aborted: ..."), if one
-// did; every worker's part says it. Nil-safe: "" for a run of one
-// generator.
+// abortedBy is why the run stopped itself, if it did: a threshold failed
+// on the whole ("aborted: ..."), or a worker did not join. Every worker's
+// part says it, and fails: the run was not stopped by its user. Nil-safe:
+// "" for a run of one generator.
 func (c *coordinator) abortedBy() string {
 	if c == nil {
 		return ""
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if strings.HasPrefix(c.aborted, "aborted: ") {
-		return c.aborted
-	}
-	return ""
+	return c.aborted
 }
 
 // stored says this worker has stored interval ivl of its stage: the whole
@@ -357,6 +355,11 @@ func (c *coordinator) waitJoined(ctx context.Context) error {
 				missing(ws, c.w.Segment.Count), c.w.RunID, c.w.JoinTimeout, c.w.RunID)
 		}
 		if !sleep(ctx, pollEvery) {
+			// Stopped by another worker giving up (beat heard it), or by
+			// the user.
+			if d, err := c.st.Distributed(c.w.RunID); err == nil && d.Abort != "" {
+				return errors.New(d.Abort)
+			}
 			return ctx.Err()
 		}
 	}

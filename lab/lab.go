@@ -274,7 +274,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		run.Status = metrics.StatusFailed
 		run.Error = fmt.Sprintf("aborted: threshold %q failed on %s in %s", r.Threshold, r.Operation, r.Stage)
 	}
-	if why := coord.abortedBy(); why != "" { // a threshold failed on the whole run
+	if why := coord.abortedBy(); why != "" { // the run stopped itself: a threshold failed on the whole, a worker did not join
 		run.Status, run.Error = metrics.StatusFailed, why
 	}
 	sum := results.Summarize(run, results.HostFacts())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/perflab/perflab"
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/examples/pdp"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
 
@@ -297,7 +299,18 @@ func TestExampleCirculation(t *testing.T) {
 	// own series can be too noisy to call, its step's not).
 	if code != exitOK || !strings.Contains(drift, "drift over time: degraded") ||
 		!regexp.MustCompile(`(p95|mean) of (check-out|POST checkout-by-barcode) rose \d+% from [\d.]+ ms to [\d.]+ ms; the change began after`).MatchString(drift) {
-		t.Errorf("drift: %d %s\n%s", code, errs, drift)
+		// What the run did interval by interval: a busy machine once gave
+		// a run whose throughput the drift saw fall to 0 after 8 s.
+		rd, err := results.ReadDir(dirs[0])
+		var per []string
+		if err == nil {
+			ph := rd.Summary.Stages[0]
+			per = append(per, fmt.Sprintf("stage %s..%s", ph.Start.Format("15:04:05.000"), ph.End.Format("15:04:05.000")))
+			for _, iv := range rd.IntervalsOf(1, results.Operation{Scenario: "circulation", Name: "POST checkout-by-barcode", Kind: metrics.KindStep}) {
+				per = append(per, fmt.Sprintf("+%d..+%d ms: %d", iv.StartMs-ph.Start.UnixMilli(), iv.EndMs-ph.Start.UnixMilli(), iv.Count))
+			}
+		}
+		t.Errorf("drift: %d %s\n%s\ncheck-outs by interval (%v): %s", code, errs, drift, err, strings.Join(per, ", "))
 	}
 }
 
