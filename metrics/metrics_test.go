@@ -397,3 +397,24 @@ func TestPackIsExact(t *testing.T) {
 		}
 	}
 }
+
+// AddN of n operations is n calls of Add: the same counts, moments,
+// histogram and clamping.
+func TestAddNIsAddRepeated(t *testing.T) {
+	one, many := NewStats(), NewStats()
+	for _, c := range []struct {
+		lat time.Duration
+		ek  ErrKind
+		n   int64
+	}{{3 * time.Millisecond, OK, 5}, {0, OK, 2}, {250 * time.Microsecond, OK, 1}, {2 * time.Hour, OK, 3},
+		{time.Second, Timeout, 4}, {40 * time.Millisecond, HTTP5xx, 2}, {0, NotSent, 3}, {time.Millisecond, OK, 0}} {
+		for range c.n {
+			one.Add(c.lat, c.lat, c.ek, 100)
+		}
+		many.AddN(c.lat, c.ek, 100*c.n, c.n)
+	}
+	if one.Count != many.Count || one.Errors != many.Errors || one.OK != many.OK || one.Failed != many.Failed ||
+		one.Bytes != many.Bytes || one.Clamped != many.Clamped || !one.Hist.Equals(many.Hist) || many.Count != 20 {
+		t.Errorf("Add: %+v %+v\nAddN: %+v %+v", one.OK, one.Failed, many.OK, many.Failed)
+	}
+}

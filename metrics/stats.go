@@ -145,6 +145,41 @@ func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	}
 }
 
+// AddN records n operations of one latency and outcome in a closed model:
+// as n calls of Add, for results that come counted by value (another
+// tool's, at millisecond resolution).
+func (s *Stats) AddN(lat time.Duration, ek ErrKind, bytes int64, n int64) {
+	if n <= 0 {
+		return
+	}
+	s.Count += n
+	s.Bytes += bytes
+	ns := max(int64(lat), 0)
+	m := &s.OK
+	switch {
+	case ek == NotSent:
+		s.Errors[ek] += n
+		return
+	case ek != OK:
+		s.Errors[ek] += n
+		m = &s.Failed
+	}
+	if m.N == 0 || ns < m.Min {
+		m.Min = ns
+	}
+	m.Max = max(m.Max, ns)
+	m.N += n
+	m.Sum += n * ns
+	if ek != OK {
+		return
+	}
+	us := (max(ns, lowestUs*1000-500) + 500) / 1000
+	if us > highestUs {
+		us, s.Clamped = highestUs, s.Clamped+n
+	}
+	_ = s.Hist.RecordValues(us, n) // cannot fail: us is within range
+}
+
 // AddServer records the time the server reported for a successful
 // operation whose service time was svc.
 func (s *Stats) AddServer(srv, svc time.Duration) {

@@ -68,6 +68,20 @@ type Summary struct {
 	// Workers are a distributed run's load generators, each with its
 	// part (a run of its own in the history) and how it ended.
 	Workers []WorkerInfo `json:"workers,omitempty"`
+	// Origin says where a run made by another tool and imported came
+	// from, and what of it was not carried over.
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin is the source of an imported run: another tool's results.
+type Origin struct {
+	Tool string `json:"tool"` // jmeter, k6
+	File string `json:"file"`
+	// Samples is how many of the file's samples became the run's
+	// operations.
+	Samples int64 `json:"samples"`
+	// NotCarried says what the file had that the run does not.
+	NotCarried []string `json:"not_carried,omitempty"`
 }
 
 // WorkerInfo is a worker of a distributed run.

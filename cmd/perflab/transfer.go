@@ -3,7 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"time"
 
+	"github.com/perflab/perflab/ingest"
+	"github.com/perflab/perflab/jtl"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/results"
@@ -15,8 +19,16 @@ func cmdImport(std *stdio, args []string) int {
 	path := fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file or a postgres:// URL")
 	var labels setFlags
 	fs.Var(&labels, "label", "label the imported run, as release=Goldenrod (repeatable)")
+	from := fs.String("from", "", "the files are another tool's results: jmeter (a JTL file, CSV or XML)")
+	out := fs.String("out", "runs", "with --from: directory under which each imported run gets its own")
+	name := fs.String("name", "", "with --from: the run's plan name (default: the file's name)")
+	interval := fs.Duration("interval", 10*time.Second, "with --from: the length of the run's intervals")
+	lag := fs.Duration("lag", 30*time.Second, "with --from: how far out of time order the file's samples may be")
+	endStamps := fs.Bool("end-stamps", false, "with --from jmeter: the file's time stamps are the samples' ends (sampleresult.timestamp.start=false)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n\nRecords run directories (from another machine, or from before the history) in the history.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n       perflab import --from jmeter RESULTS.jtl... [--label k=v]...\n\n"+
+			"Records run directories (from another machine, or from before the history) in the history;\n"+
+			"with --from, another tool's results, each file as a run of its own.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -26,20 +38,53 @@ func cmdImport(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	switch *from {
+	case "", "jmeter":
+	default:
+		fmt.Fprintf(std.err, "perflab: --from %s: perflab imports jmeter results\n", *from)
+		return exitUsage
+	}
 	st, err := store.Open(*path)
 	if err != nil {
 		return fail(std, err)
 	}
 	defer st.Close()
-	for _, dir := range fs.Args() {
+	for _, arg := range fs.Args() {
+		dir := arg
+		if *from != "" {
+			o := ingest.Options{Out: *out, Name: *name, Interval: *interval, Lag: *lag}
+			var sum *results.Summary
+			if dir, sum, err = importJMeter(arg, o, jtl.Options{EndStamps: *endStamps}); err != nil {
+				fmt.Fprintf(std.err, "perflab: %v\n", err)
+				return exitUsage
+			}
+			fmt.Fprintf(std.out, "read %d samples of %s into %s\n", sum.Origin.Samples, arg, dir)
+		}
 		id, err := results.Import(st, dir, labels.Map())
 		if err != nil {
 			fmt.Fprintf(std.err, "perflab: %s: %v\n", dir, err)
 			return exitUsage
 		}
-		fmt.Fprintf(std.out, "imported %s as run %s\n", dir, id)
+		fmt.Fprintf(std.out, "imported %s as run %s\n", arg, id)
 	}
 	return exitOK
+}
+
+// importJMeter reads a JMeter result file into a run directory.
+func importJMeter(file string, o ingest.Options, jo jtl.Options) (string, *results.Summary, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	r, err := jtl.NewReader(f, file, jo)
+	if err != nil {
+		return "", nil, err
+	}
+	return ingest.Run(ingest.JMeter(r), "jmeter", file, o, []string{
+		"each sample's Latency (time to first byte), Connect and IdleTime, its sent bytes and the active thread counts",
+		"which Transaction Controller a step ran under: a result file does not say",
+	})
 }
 
 func cmdExport(std *stdio, args []string) int {
