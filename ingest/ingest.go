@@ -31,8 +31,10 @@ type Options struct {
 	// Interval is the length of the run's intervals (10 s if zero).
 	Interval time.Duration
 	// Lag is how far out of time order samples may come (JMeter writes a
-	// sample when it ends, several threads at once): an interval is
-	// written once samples this much later have been read. 30 s if zero.
+	// sample when it ends, several threads at once; a file of several
+	// injectors may be further apart): an interval is written once
+	// samples this much later have been read. 5 minutes if zero. Open
+	// intervals hold counts by value, so a long lag costs little memory.
 	Lag time.Duration
 }
 
@@ -61,7 +63,7 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 		o.Interval = 10 * time.Second
 	}
 	if o.Lag <= 0 {
-		o.Lag = 30 * time.Second
+		o.Lag = 5 * time.Minute
 	}
 	if o.Name == "" {
 		o.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
@@ -323,7 +325,7 @@ func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
 func (b *builder) notes() []string {
 	var out []string
 	if b.late > 0 {
-		out = append(out, fmt.Sprintf("%d samples started more than %v before a sample read earlier: each is counted in the first interval not yet written, after its own", b.late, b.o.Lag))
+		out = append(out, fmt.Sprintf("%d samples started more than %v before a sample read earlier: each is counted in the first interval not yet written, after its own (a longer --lag keeps intervals open longer)", b.late, b.o.Lag))
 	}
 	return out
 }

@@ -20,6 +20,7 @@ type xmlReader struct {
 	d       *xml.Decoder
 	pending []Sample
 	started bool
+	depth   int // of the element being read
 }
 
 func newXML(r io.Reader, name string, o Options) *xmlReader {
@@ -45,7 +46,6 @@ func (x *xmlReader) Next() (Sample, error) {
 		return s, nil
 	}
 	var stack []*open
-	depth := 0
 	for {
 		line, _ := x.d.InputPos()
 		tok, err := x.d.Token()
@@ -54,20 +54,23 @@ func (x *xmlReader) Next() (Sample, error) {
 				if !x.started {
 					return Sample{}, &Error{x.name, line, errors.New("no <testResults> element: not a JMeter result file")}
 				}
-				if len(stack) > 0 || depth > 0 {
+				if len(stack) > 0 || x.depth > 0 {
 					return Sample{}, &Error{x.name, line, errors.New("the file ends inside an element: it is cut short")}
 				}
 				return Sample{}, io.EOF
 			}
 			var se *xml.SyntaxError
 			if errors.As(err, &se) {
+				if se.Msg == "unexpected EOF" {
+					return Sample{}, &Error{x.name, se.Line, errors.New("the file ends inside an element: it is cut short")}
+				}
 				return Sample{}, &Error{x.name, se.Line, errors.New(se.Msg)}
 			}
 			return Sample{}, &Error{x.name, line, err}
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			depth++
+			x.depth++
 			if !x.started {
 				if t.Name.Local != "testResults" {
 					return Sample{}, &Error{x.name, line, fmt.Errorf("<%s> where a JMeter result file has <testResults>", t.Name.Local)}
@@ -79,10 +82,10 @@ func (x *xmlReader) Next() (Sample, error) {
 			if name == "httpSample" || name == "sample" {
 				// Inside an HTTP sample: a sub-result, part of it.
 				if len(stack) > 0 && stack[len(stack)-1].http {
-					stack = append(stack, &open{http: true, depth: depth, err: errSkip})
+					stack = append(stack, &open{http: true, depth: x.depth, err: errSkip})
 					continue
 				}
-				o := &open{http: name == "httpSample", depth: depth}
+				o := &open{http: name == "httpSample", depth: x.depth}
 				o.s, o.err = x.attrs(t.Attr, line)
 				stack = append(stack, o)
 				continue
@@ -95,8 +98,8 @@ func (x *xmlReader) Next() (Sample, error) {
 				stack[len(stack)-1].text.Write(t)
 			}
 		case xml.EndElement:
-			depth--
-			if depth < 0 {
+			x.depth--
+			if x.depth < 0 {
 				return Sample{}, &Error{x.name, line, fmt.Errorf("</%s> closes nothing", t.Name.Local)}
 			}
 			if len(stack) == 0 {
@@ -114,7 +117,7 @@ func (x *xmlReader) Next() (Sample, error) {
 				}
 				o.inFail, o.failMsg = false, ""
 			}
-			if o.depth != depth+1 {
+			if o.depth != x.depth+1 {
 				continue
 			}
 			stack = stack[:len(stack)-1]

@@ -380,6 +380,7 @@ table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 {{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
+{{end}}{{with .S.Origin.Sentence}}<p class="meta">{{.}}</p>
 {{end}}{{with .S.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>Drift over time:</strong> {{.Verdict}}</p>
 {{end}}<p><code>{{.S.Total.Line}}</code></p>
 {{with .S.Thresholds}}<h2>Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th>Actual</th><th>Result</th></tr>

@@ -35,6 +35,9 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	if l := s.LabelList(); l != "" {
 		fmt.Fprintf(w, "Labels: %s.\n\n", mdEscape(l))
 	}
+	if o := s.Origin.Sentence(); o != "" {
+		fmt.Fprintf(w, "%s\n\n", mdEscape(o))
+	}
 	if s.Error != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEscape(s.Error))
 	}

@@ -73,6 +73,20 @@ type Summary struct {
 	Origin *Origin `json:"origin,omitempty"`
 }
 
+// Sentence says where an imported run came from: "Imported from jmeter
+// results: FILE (N samples); not carried over: ...". "" for a run of
+// perflab's own (o nil).
+func (o *Origin) Sentence() string {
+	if o == nil {
+		return ""
+	}
+	s := fmt.Sprintf("Imported from %s results: %s (%d samples)", o.Tool, o.File, o.Samples)
+	if len(o.NotCarried) > 0 {
+		s += "; not carried over: " + strings.Join(o.NotCarried, "; ")
+	}
+	return s + "."
+}
+
 // Origin is the source of an imported run: another tool's results.
 type Origin struct {
 	Tool string `json:"tool"` // jmeter, k6

@@ -106,6 +106,9 @@ func cmdShow(std *stdio, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.Status, s.Start.Format("2006-01-02 15:04:05"))
+	if o := s.Origin.Sentence(); o != "" {
+		fmt.Fprintln(std.out, o)
+	}
 	switch {
 	case s.Error != "" && s.Status == "running": // rebuilt from the history: a notice, not a failure
 		fmt.Fprintf(std.out, "note: %s\n", s.Error)

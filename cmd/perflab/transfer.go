@@ -23,7 +23,7 @@ func cmdImport(std *stdio, args []string) int {
 	out := fs.String("out", "runs", "with --from: directory under which each imported run gets its own")
 	name := fs.String("name", "", "with --from: the run's plan name (default: the file's name)")
 	interval := fs.Duration("interval", 10*time.Second, "with --from: the length of the run's intervals")
-	lag := fs.Duration("lag", 30*time.Second, "with --from: how far out of time order the file's samples may be")
+	lag := fs.Duration("lag", 5*time.Minute, "with --from: how far out of time order the file's samples may be")
 	endStamps := fs.Bool("end-stamps", false, "with --from jmeter: the file's time stamps are the samples' ends (sampleresult.timestamp.start=false)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n       perflab import --from jmeter RESULTS.jtl... [--label k=v]...\n\n"+

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeJTL writes a JMeter CSV result file: 2 threads of group users
+// calling "GET item" for 60 s, its latency around base ms.
+func writeJTL(t *testing.T, path string, base int, seed uint64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	var b strings.Builder
+	b.WriteString("timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n")
+	start := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC).Add(time.Duration(seed) * time.Hour).UnixMilli()
+	for th := 1; th <= 2; th++ {
+		for at := start; at < start+60_000; {
+			ms := base + r.IntN(base/2)
+			fmt.Fprintf(&b, "%d,%d,GET item,200,OK,users 1-%d,text,true,,113,122,2,2,http://127.0.0.1/item,%d,0,1\n", at, ms, th, ms)
+			at += int64(ms) + 10
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// JMeter results imported as two releases compare like perflab's own runs;
+// a file that cannot be read leaves no run behind.
+func TestImportJMeterAndCompare(t *testing.T) {
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "h.db"), filepath.Join(dir, "runs")
+	a, b := filepath.Join(dir, "a.jtl"), filepath.Join(dir, "b.jtl")
+	writeJTL(t, a, 20, 1)
+	writeJTL(t, b, 40, 2)
+	for _, f := range []struct{ file, release string }{{a, "A"}, {b, "B"}} {
+		code, stdout, errs := runCLI(t, "import", "--from", "jmeter", f.file, "--store", db, "--out", out, "--label", "release="+f.release, "--interval", "5s")
+		if code != exitOK || !strings.Contains(stdout, "imported "+f.file+" as run ") {
+			t.Fatalf("import %s: %d\n%s%s", f.file, code, stdout, errs)
+		}
+	}
+	code, cmp, errs := runCLI(t, "compare", "--store", db, "release=A", "release=B")
+	if code != exitOK || !strings.Contains(cmp, "GET item") || !strings.Contains(cmp, "slower") {
+		t.Errorf("compare: %d %s\n%s", code, errs, cmp)
+	}
+	code, listed, _ := runCLI(t, "runs", "--store", db)
+	if code != exitOK || strings.Count(listed, "completed") != 2 {
+		t.Errorf("runs:\n%s", listed)
+	}
+	// A file cut short: an error naming its line, and nothing recorded.
+	bad := filepath.Join(dir, "bad.jtl")
+	src, _ := os.ReadFile(a)
+	os.WriteFile(bad, append(src, []byte("1795664773600,3x,GET item,200,OK,users 1-1,text,true,,113,122,2,2,u,1,0,1\n")...), 0o644)
+	code, _, errs = runCLI(t, "import", "--from", "jmeter", bad, "--store", db, "--out", out)
+	if code == exitOK || !strings.Contains(errs, fmt.Sprintf("bad.jtl:%d: elapsed \"3x\"", strings.Count(string(src), "\n")+1)) {
+		t.Errorf("a bad file: %d %s", code, errs)
+	}
+	if code, listed, _ := runCLI(t, "runs", "--store", db); code != exitOK || strings.Count(listed, "completed") != 2 {
+		t.Errorf("after the bad file:\n%s", listed)
+	}
+	if runs, _ := os.ReadDir(out); len(runs) != 2 { // the two runs' directories, no more
+		names := []string{}
+		for _, r := range runs {
+			names = append(names, r.Name())
+		}
+		t.Errorf("under %s: %v", out, names)
+	}
+}
