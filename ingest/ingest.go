@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -148,27 +149,43 @@ type cell struct {
 	bytes  int64
 }
 
+// scenario is what a scenario's samples say of it: its threads (its VUs)
+// and its span.
+type scenario struct {
+	threads     map[string]struct{}
+	first, last time.Time
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
 // builder places samples in intervals and writes each interval once no
 // sample can come for it any more.
 type builder struct {
-	o      Options
-	t0     time.Time
-	ph     *metrics.Phase
-	ops    map[metrics.Key]int
-	open   map[int64][]*cell // by interval index, by operation
-	done   int64             // intervals below this one are written
-	newest time.Time
-	write  func(*metrics.Interval) error
-	// scenarios' threads and spans
-	threads map[string]map[string]bool
-	spans   map[string][2]time.Time
-	samples int64
-	late    int64
+	o         Options
+	t0        time.Time
+	ph        *metrics.Phase
+	ops       map[metrics.Key]int
+	open      map[int64][]*cell // by interval index, by operation
+	done      int64             // intervals below this one are written
+	newest    time.Time
+	write     func(*metrics.Interval) error
+	scenarios map[string]*scenario
+	samples   int64
+	late      int64
 	// minStart and maxEnd are the earliest start and the latest end read;
 	// the first interval written starts at minStart, the last ends at
 	// maxEnd, as a run's first and last intervals do.
 	minStart, maxEnd time.Time
 	written          int
+	// spare are the statistics writeInterval fills, one per operation;
+	// vals its scratch.
+	spare []*metrics.Stats
+	vals  []value
 }
 
 func newBuilder(first time.Time, o Options) *builder {
@@ -177,7 +194,7 @@ func newBuilder(first time.Time, o Options) *builder {
 	back := (o.Lag + o.Interval - 1) / o.Interval
 	t0 := first.Add(-back * o.Interval)
 	return &builder{o: o, t0: t0, ph: &metrics.Phase{Index: 1, Name: "all", Spans: map[string]time.Duration{}},
-		ops: map[metrics.Key]int{}, open: map[int64][]*cell{}, threads: map[string]map[string]bool{}, spans: map[string][2]time.Time{},
+		ops: map[metrics.Key]int{}, open: map[int64][]*cell{}, scenarios: map[string]*scenario{},
 		newest: first, minStart: first, maxEnd: first}
 }
 
@@ -196,42 +213,37 @@ func (b *builder) add(s Sample) error {
 		b.late++
 	}
 	cells := b.open[ivl]
-	for len(cells) <= i {
-		cells = append(cells, nil)
+	if len(cells) <= i {
+		cells = append(cells, make([]*cell, i+1-len(cells))...)
+		b.open[ivl] = cells
 	}
 	c := cells[i]
 	if c == nil {
 		c = &cell{counts: map[value]int64{}}
 		cells[i] = c
 	}
-	b.open[ivl] = cells
 	c.counts[value{int64(s.Elapsed), s.Err}]++
 	c.bytes += s.Bytes
 	b.samples++
-	if s.Thread != "" {
-		if b.threads[s.Scenario] == nil {
-			b.threads[s.Scenario] = map[string]bool{}
-		}
-		b.threads[s.Scenario][s.Thread] = true
-	}
 	end := s.Start.Add(s.Elapsed)
-	if s.Start.Before(b.minStart) {
-		b.minStart = s.Start
+	sc := b.scenarios[s.Scenario]
+	if sc == nil {
+		sc = &scenario{threads: map[string]struct{}{}, first: s.Start, last: end}
+		b.scenarios[s.Scenario] = sc
 	}
-	if end.After(b.maxEnd) {
-		b.maxEnd = end
+	if _, ok := sc.threads[s.Thread]; !ok && s.Thread != "" {
+		sc.threads[s.Thread] = struct{}{}
 	}
-	sp, ok := b.spans[s.Scenario]
-	if !ok {
-		sp = [2]time.Time{s.Start, end}
+	if s.Start.Before(sc.first) {
+		sc.first = s.Start
+		b.minStart = minTime(b.minStart, s.Start)
 	}
-	if s.Start.Before(sp[0]) {
-		sp[0] = s.Start
+	if end.After(sc.last) {
+		sc.last = end
+		if end.After(b.maxEnd) {
+			b.maxEnd = end
+		}
 	}
-	if end.After(sp[1]) {
-		sp[1] = end
-	}
-	b.spans[s.Scenario] = sp
 	if s.Start.After(b.newest) {
 		b.newest = s.Start
 		// Write what no sample can come for any more.
@@ -275,25 +287,31 @@ func (b *builder) writeInterval(k int64) error {
 	}
 	iv := &metrics.Interval{Index: b.written, Start: start, End: end, Ops: make([]*metrics.Stats, len(cells))}
 	b.written++
+	// The interval's statistics are made in histograms kept from one
+	// interval to the next; the totals get the same counts by value.
+	for len(b.spare) < len(cells) {
+		b.spare = append(b.spare, metrics.NewStats())
+	}
 	for i, c := range cells {
 		if c == nil {
 			continue
 		}
-		st := metrics.NewStats()
-		vals := make([]value, 0, len(c.counts))
+		st := b.spare[i]
+		st.Reset()
+		b.vals = b.vals[:0]
 		for v := range c.counts {
-			vals = append(vals, v)
+			b.vals = append(b.vals, v)
 		}
-		slices.SortFunc(vals, func(a, b value) int { return cmp.Or(cmp.Compare(a.ek, b.ek), cmp.Compare(a.ns, b.ns)) })
-		for j, v := range vals {
+		slices.SortFunc(b.vals, func(a, b value) int { return cmp.Or(cmp.Compare(a.ek, b.ek), cmp.Compare(a.ns, b.ns)) })
+		for j, v := range b.vals {
 			bytes := int64(0)
 			if j == 0 {
 				bytes = c.bytes
 			}
 			st.AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
+			b.ph.Totals[i].AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
 		}
 		iv.Ops[i] = st
-		b.ph.Totals[i].Merge(st)
 	}
 	if b.write != nil {
 		return b.write(iv)
@@ -307,14 +325,10 @@ func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
 		return nil, err
 	}
 	start, end := b.minStart, b.maxEnd
-	var scen []string
-	for s, sp := range b.spans {
-		scen = append(scen, s)
-		b.ph.Spans[s] = sp[1].Sub(sp[0])
-	}
-	slices.Sort(scen)
-	for _, s := range scen {
-		b.ph.Load = append(b.ph.Load, metrics.Load{Scenario: s, VUs: len(b.threads[s])})
+	for _, name := range slices.Sorted(maps.Keys(b.scenarios)) {
+		sc := b.scenarios[name]
+		b.ph.Spans[name] = sc.last.Sub(sc.first)
+		b.ph.Load = append(b.ph.Load, metrics.Load{Scenario: name, VUs: len(sc.threads)})
 	}
 	b.ph.Start, b.ph.End = start, end
 	return &metrics.Run{ID: id, PlanName: name, PlanSource: []byte(source), Interval: b.o.Interval,

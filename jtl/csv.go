@@ -19,7 +19,7 @@ var defaultColumns = []string{"timeStamp", "elapsed", "label", "responseCode", "
 type csvReader struct {
 	name string
 	o    Options
-	r    *csv.Reader
+	r    *records
 	// col is each field's column, -1 where the file has none.
 	col    struct{ ts, elapsed, label, code, msg, thread, success, failure, bytes int }
 	first  []string // the first record, when it was a sample
@@ -28,11 +28,8 @@ type csvReader struct {
 }
 
 func newCSV(r io.Reader, name string, o Options) (*csvReader, error) {
-	c := &csvReader{name: name, o: o, r: csv.NewReader(r), strs: map[string]string{}}
-	c.r.ReuseRecord = true
-	c.r.FieldsPerRecord = -1
-	c.r.LazyQuotes = true
-	rec, err := c.r.Read()
+	c := &csvReader{name: name, o: o, r: newRecords(r), strs: map[string]string{}}
+	rec, err := c.r.read()
 	if err != nil {
 		return nil, c.fail(err)
 	}
@@ -113,13 +110,13 @@ func (c *csvReader) Next() (Sample, error) {
 		c.first = nil
 	} else {
 		var err error
-		if rec, err = c.r.Read(); err != nil {
+		if rec, err = c.r.read(); err != nil {
 			if errors.Is(err, io.EOF) {
 				return Sample{}, io.EOF
 			}
 			return Sample{}, c.fail(err)
 		}
-		line, _ = c.r.FieldPos(0)
+		line = c.r.line
 	}
 	get := func(i int) string {
 		if i < 0 || i >= len(rec) {

@@ -140,3 +140,20 @@ func TestXML(t *testing.T) {
 		t.Errorf("the sample with sub-results: %+v", item)
 	}
 }
+
+// A quoted field may hold commas, quotes and line breaks; the lines after
+// it keep their numbers.
+func TestQuotedFields(t *testing.T) {
+	src := header + `1795664773311,28,GET item,500,"Server says ""no"", twice",users 1-3,,false,"line one
+line two",113,122,4,4,http://x/item,25,0,17
+1795664773312,29,GET item,200,OK,users 1-3,,true,,113,122,4,4,http://x/item,25,0,17
+1795664773313,2x,GET item,200,OK,users 1-3,,true,,113,122,4,4,http://x/item,25,0,17
+`
+	got, err := readAll(t, src, Options{})
+	if len(got) != 2 || got[0].Message != `Server says "no", twice` || got[0].Failure != "line one\nline two" || got[1].Line != 4 {
+		t.Errorf("%+v", got)
+	}
+	if err == nil || !strings.Contains(err.Error(), "results.jtl:5: elapsed \"2x\"") {
+		t.Errorf("error %v, want it on line 5", err)
+	}
+}

@@ -19,6 +19,37 @@ import (
 // an arrival due meanwhile started milliseconds late. Encode reuses its
 // compressors and buffers.
 func Encode(h *hdr.Histogram) []byte {
+	enc, _ := encode(h)
+	return enc
+}
+
+// Digest is what an interval's end writes of a histogram of perflab's
+// geometry: its encoding (Encode's) and its Quantiles, its maximum taken
+// from the counts the encoding reads rather than from the library's Max,
+// which walks every bucket.
+func Digest(h *hdr.Histogram) ([]byte, Quantiles) {
+	enc, last := encode(h)
+	n := h.TotalCount()
+	if n == 0 {
+		return enc, Quantiles{}
+	}
+	ps := h.ValueAtPercentilesSlice([]float64{50, 95, 99})
+	return enc, Quantiles{N: n, P50: ps[0], P95: ps[1], P99: ps[2], Max: highestAt(geometry(), int64(last))}
+}
+
+// highestAt is the highest value counted at index i of the counts, of a
+// geometry g (what the library's Max gives for a histogram whose last
+// count is at i).
+func highestAt(g geom, i int64) int64 {
+	bucket := (i >> g.halfMagnitude) - 1
+	if bucket < 0 {
+		bucket = 0
+	}
+	return valueAt(g, i) + (int64(1) << (uint(bucket) + g.unitMagnitude)) - 1
+}
+
+// encode is Encode, and the index of the last non-zero count (-1: none).
+func encode(h *hdr.Histogram) ([]byte, int) {
 	e := encoders.Get().(*encoder)
 	defer encoders.Put(e)
 	snap := h.Export()
@@ -72,7 +103,7 @@ func Encode(h *hdr.Histogram) []byte {
 	binary.BigEndian.PutUint32(out[4:], uint32(len(out)-8))
 	enc := make([]byte, base64.StdEncoding.EncodedLen(len(out)))
 	base64.StdEncoding.Encode(enc, out)
-	return enc
+	return enc, last
 }
 
 type encoder struct {

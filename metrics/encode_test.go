@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -60,4 +61,22 @@ func BenchmarkEncode(b *testing.B) {
 			h.Encode(hdr.V2CompressedEncodingCookieBase) //nolint:errcheck
 		}
 	})
+}
+
+// Digest's encoding is Encode's, and its quantiles QuantilesOf's, the
+// maximum the library's own, across the range of values.
+func TestDigest(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for round := range 200 {
+		h := NewHistogram()
+		n := r.IntN(300)
+		scale := []int64{1, 3, 100, 2048, 70_000, 5_000_000, highestUs}[round%7]
+		for range n {
+			h.RecordValue(1 + r.Int64N(scale))
+		}
+		enc, q := Digest(h)
+		if string(enc) != string(Encode(h)) || q != QuantilesOf(h) || q.Max != h.Max() && n > 0 {
+			t.Fatalf("round %d (%d values up to %d): %+v, want %+v (max %d)", round, n, scale, q, QuantilesOf(h), h.Max())
+		}
+	}
 }

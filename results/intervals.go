@@ -139,13 +139,18 @@ var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interv
 
 // IntervalRow is one line of intervals.csv.
 func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h metrics.Percentiler) []string {
+	return QuantilesRow(stage, scenario, operation, kind, ivl, startMs, endMs, count, errors, metrics.QuantilesOf(h))
+}
+
+// QuantilesRow is IntervalRow of a histogram's quantiles.
+func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q metrics.Quantiles) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), scenario, operation, string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
 		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", ""}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
 	}
-	if q := metrics.QuantilesOf(h); q.N > 0 {
+	if q.N > 0 {
 		row[10], row[11], row[12], row[13] = f(float64(q.P50)/1e3), f(float64(q.P95)/1e3), f(float64(q.P99)/1e3), f(float64(q.Max)/1e3)
 	}
 	return row

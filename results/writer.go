@@ -162,7 +162,8 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 			// An interval with failures only gets an empty histogram, so
 			// that its counts have a place in the log too.
 			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
-			if err := rd.logHistogram(st.Hist, tag, iv); err != nil {
+			enc, q := metrics.Digest(st.Hist)
+			if err := logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc); err != nil {
 				return err
 			}
 			for _, d := range openDurations(st) {
@@ -170,9 +171,8 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 					return err
 				}
 			}
-			h := st.Hist
 			op := ops[i]
-			if err := rd.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), h)); err != nil {
+			if err := rd.csv.Write(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q)); err != nil {
 				return err
 			}
 		}

@@ -468,9 +468,10 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		if st.DelayAll.N > 0 {
 			delay = metrics.Encode(st.Delay)
 		}
-		op, q := keys[i], metrics.QuantilesOf(st.Hist)
+		op := keys[i]
+		enc, q := metrics.Digest(st.Hist)
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
-			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(metrics.Encode(st.Hist)), string(svc), string(delay),
+			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
 			q.P50, q.P95, q.P99, q.Max); err != nil {
 			return err
 		}
