@@ -182,10 +182,10 @@ type builder struct {
 	// maxEnd, as a run's first and last intervals do.
 	minStart, maxEnd time.Time
 	written          int
-	// spare are the statistics writeInterval fills, one per operation;
-	// vals its scratch.
-	spare []*metrics.Stats
-	vals  []value
+	// totals are each operation's counts by value over the run; outs is
+	// writeInterval's scratch.
+	totals []*cell
+	outs   []metrics.Outcome
 }
 
 func newBuilder(first time.Time, o Options) *builder {
@@ -287,31 +287,23 @@ func (b *builder) writeInterval(k int64) error {
 	}
 	iv := &metrics.Interval{Index: b.written, Start: start, End: end, Ops: make([]*metrics.Stats, len(cells))}
 	b.written++
-	// The interval's statistics are made in histograms kept from one
-	// interval to the next; the totals get the same counts by value.
-	for len(b.spare) < len(cells) {
-		b.spare = append(b.spare, metrics.NewStats())
+	// The interval's statistics are made from its counts by value, its
+	// histograms only as the digests written; the totals keep counts by
+	// value too, made into histograms at the end.
+	for len(b.totals) < len(cells) {
+		b.totals = append(b.totals, &cell{counts: map[value]int64{}})
 	}
 	for i, c := range cells {
 		if c == nil {
 			continue
 		}
-		st := b.spare[i]
-		st.Reset()
-		b.vals = b.vals[:0]
-		for v := range c.counts {
-			b.vals = append(b.vals, v)
+		b.outs = b.outs[:0]
+		for v, n := range c.counts {
+			b.outs = append(b.outs, metrics.Outcome{Latency: time.Duration(v.ns), Kind: v.ek, N: n})
+			b.totals[i].counts[v] += n
 		}
-		slices.SortFunc(b.vals, func(a, b value) int { return cmp.Or(cmp.Compare(a.ek, b.ek), cmp.Compare(a.ns, b.ns)) })
-		for j, v := range b.vals {
-			bytes := int64(0)
-			if j == 0 {
-				bytes = c.bytes
-			}
-			st.AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
-			b.ph.Totals[i].AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
-		}
-		iv.Ops[i] = st
+		b.totals[i].bytes += c.bytes
+		iv.Ops[i] = metrics.FromCounts(b.outs, c.bytes)
 	}
 	if b.write != nil {
 		return b.write(iv)
@@ -323,6 +315,16 @@ func (b *builder) writeInterval(k int64) error {
 func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
 	if err := b.flush(int64(1) << 62); err != nil {
 		return nil, err
+	}
+	for i, c := range b.totals {
+		vals := slices.SortedFunc(maps.Keys(c.counts), func(a, b value) int { return cmp.Or(cmp.Compare(a.ek, b.ek), cmp.Compare(a.ns, b.ns)) })
+		for j, v := range vals {
+			bytes := int64(0)
+			if j == 0 {
+				bytes = c.bytes
+			}
+			b.ph.Totals[i].AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
+		}
 	}
 	start, end := b.minStart, b.maxEnd
 	for _, name := range slices.Sorted(maps.Keys(b.scenarios)) {

@@ -80,14 +80,18 @@ func encode(h *hdr.Histogram) ([]byte, int) {
 	if last < 0 {
 		e.payload = append(e.payload, 0)
 	}
+	return e.frame(snap.SignificantFigures, snap.LowestTrackableValue, snap.HighestTrackableValue, snap.IntegerToDoubleConversionRatio), last
+}
+
+// frame is the encoding of e.payload: the header, compressed, base64.
+func (e *encoder) frame(sigFigures, lowest, highest int64, ratio float64) []byte {
 	var head [40]byte
 	binary.BigEndian.PutUint32(head[0:], uint32(hdr.V2EncodingCookieBase|0x10))
 	binary.BigEndian.PutUint32(head[4:], uint32(len(e.payload)))
 	binary.BigEndian.PutUint32(head[8:], 0) // normalizing index offset
-	binary.BigEndian.PutUint32(head[12:], uint32(snap.SignificantFigures))
-	binary.BigEndian.PutUint64(head[16:], uint64(snap.LowestTrackableValue))
-	binary.BigEndian.PutUint64(head[24:], uint64(snap.HighestTrackableValue))
-	ratio := snap.IntegerToDoubleConversionRatio
+	binary.BigEndian.PutUint32(head[12:], uint32(sigFigures))
+	binary.BigEndian.PutUint64(head[16:], uint64(lowest))
+	binary.BigEndian.PutUint64(head[24:], uint64(highest))
 	if ratio == 0 { // unset: the library writes 1
 		ratio = 1
 	}
@@ -103,7 +107,7 @@ func encode(h *hdr.Histogram) ([]byte, int) {
 	binary.BigEndian.PutUint32(out[4:], uint32(len(out)-8))
 	enc := make([]byte, base64.StdEncoding.EncodedLen(len(out)))
 	base64.StdEncoding.Encode(enc, out)
-	return enc, last
+	return enc
 }
 
 type encoder struct {

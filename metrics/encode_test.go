@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -77,6 +78,35 @@ func TestDigest(t *testing.T) {
 		enc, q := Digest(h)
 		if string(enc) != string(Encode(h)) || q != QuantilesOf(h) || q.Max != h.Max() && n > 0 {
 			t.Fatalf("round %d (%d values up to %d): %+v, want %+v (max %d)", round, n, scale, q, QuantilesOf(h), h.Max())
+		}
+	}
+}
+
+// DigestCounts, made from counts by value, is Digest of the histogram
+// that holds them; FromCounts is AddN of each outcome, its digest the
+// histogram's.
+func TestDigestCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for round := range 300 {
+		scale := []int64{1, 3, 100, 2048, 70_000, 5_000_000, 2 * highestUs}[round%7]
+		var outs []Outcome
+		dense := NewStats()
+		for range r.IntN(400) {
+			o := Outcome{Latency: time.Duration(r.Int64N(scale*1000) + int64(r.IntN(2))*500), N: 1 + r.Int64N(5)}
+			if r.IntN(10) == 0 {
+				o.Kind = []ErrKind{Timeout, HTTP5xx, NotSent}[r.IntN(3)]
+			}
+			outs = append(outs, o)
+			dense.AddN(o.Latency, o.Kind, 7, o.N)
+		}
+		got := FromCounts(outs, 7*int64(len(outs)))
+		enc, q := got.Digest()
+		wantEnc, wantQ := Digest(dense.Hist)
+		if string(enc) != string(wantEnc) || q != wantQ {
+			t.Fatalf("round %d: digest %+v, want %+v", round, q, wantQ)
+		}
+		if got.Count != dense.Count || got.Errors != dense.Errors || got.OK != dense.OK || got.Failed != dense.Failed || got.Bytes != dense.Bytes || got.Clamped != dense.Clamped {
+			t.Fatalf("round %d: %+v\nwant %+v", round, got, dense)
 		}
 	}
 }

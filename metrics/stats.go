@@ -57,6 +57,9 @@ type Stats struct {
 	Overhead Moments
 	// packed holds the histograms encoded once Pack has let them go.
 	packed *packedHists
+	// digest is the histogram's encoding and quantiles, for statistics
+	// made without it (FromCounts).
+	digest *digest
 }
 
 // packedHists is a Stats' histograms in the HdrHistogram V2 compressed

@@ -162,7 +162,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 			// An interval with failures only gets an empty histogram, so
 			// that its counts have a place in the log too.
 			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
-			enc, q := metrics.Digest(st.Hist)
+			enc, q := st.Digest()
 			if err := logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc); err != nil {
 				return err
 			}

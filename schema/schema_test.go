@@ -929,6 +929,12 @@ func TestSummaryValidates(t *testing.T) {
 	if err := sch.Validate(summaryDoc(t, &withDrift)); err != nil {
 		t.Errorf("a summary with a drift verdict does not match summary.schema.json: %v", err)
 	}
+	// An imported run's origin.
+	imported := *sum
+	imported.Origin = &results.Origin{Tool: "jmeter", File: "results.jtl", Samples: 5, NotCarried: []string{"each sample's Latency"}}
+	if err := sch.Validate(summaryDoc(t, &imported)); err != nil {
+		t.Errorf("an imported run's summary does not match summary.schema.json: %v", err)
+	}
 
 	// Changes the schema must notice.
 	for name, change := range map[string]func(m map[string]any){

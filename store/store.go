@@ -469,7 +469,7 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 			delay = metrics.Encode(st.Delay)
 		}
 		op := keys[i]
-		enc, q := metrics.Digest(st.Hist)
+		enc, q := st.Digest()
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
 			q.P50, q.P95, q.P99, q.Max); err != nil {
