@@ -76,7 +76,6 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 	if err != nil {
 		return "", nil, err
 	}
-	b := newBuilder(first.Start, o)
 	id := first.Start.Format("20060102-150405.000") + "-" + strings.Trim(unsafe.ReplaceAllString(o.Name, "-"), "-")
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return "", nil, err
@@ -96,7 +95,7 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 		return "", nil, err
 	}
 	defer w.Close()
-	b.write = func(iv *metrics.Interval) error { return w.Sink(b.ph).Interval(iv) }
+	b := newBuilder(o, w.Sink)
 	for s, err := first, error(nil); ; s, err = src.Next() {
 		if errors.Is(err, io.EOF) {
 			break
@@ -142,8 +141,9 @@ type value struct {
 	ek metrics.ErrKind
 }
 
-// cell is an operation's samples in an interval, counted by value: small
-// whatever the rate, since other tools time to the millisecond.
+// cell is an operation's samples in an interval (or over the run),
+// counted by value: small whatever the rate, since other tools time to
+// the millisecond.
 type cell struct {
 	counts map[value]int64
 	bytes  int64
@@ -156,66 +156,81 @@ type scenario struct {
 	first, last time.Time
 }
 
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
+// stage is a stage of the run being built: a thread group, or thread
+// groups that ran at the same time.
+type stage struct {
+	ph   *metrics.Phase
+	ops  map[metrics.Key]int
+	t0   time.Time         // intervals start at t0 + k × interval
+	open map[int64][]*cell // by interval index, by operation
+	done int64             // intervals below this one are written
+	sink metrics.Sink      // where its intervals are written
+	// totals are each operation's counts by value over the stage.
+	totals     []*cell
+	scenarios  map[string]*scenario
+	first, end time.Time // the earliest start and the latest end read
+	written    int
 }
 
-// builder places samples in intervals and writes each interval once no
-// sample can come for it any more.
+// builder places samples in stages and intervals, and writes each
+// interval once no sample can come for it any more.
 type builder struct {
-	o         Options
-	t0        time.Time
-	ph        *metrics.Phase
-	ops       map[metrics.Key]int
-	open      map[int64][]*cell // by interval index, by operation
-	done      int64             // intervals below this one are written
-	newest    time.Time
-	write     func(*metrics.Interval) error
-	scenarios map[string]*scenario
-	samples   int64
-	late      int64
-	// minStart and maxEnd are the earliest start and the latest end read;
-	// the first interval written starts at minStart, the last ends at
-	// maxEnd, as a run's first and last intervals do.
-	minStart, maxEnd time.Time
-	written          int
-	// totals are each operation's counts by value over the run; outs is
-	// writeInterval's scratch.
-	totals []*cell
-	outs   []metrics.Outcome
+	o             Options
+	stages        []*stage
+	byScen        map[string]*stage
+	newest        time.Time // the latest start read
+	end           time.Time // the latest end read
+	sink          func(*metrics.Phase) metrics.Sink
+	outs          []metrics.Outcome
+	samples, late int64
 }
 
-func newBuilder(first time.Time, o Options) *builder {
-	// Intervals are aligned to the first sample read, with room before it
-	// for the samples that started before it, up to the lag.
-	back := (o.Lag + o.Interval - 1) / o.Interval
-	t0 := first.Add(-back * o.Interval)
-	return &builder{o: o, t0: t0, ph: &metrics.Phase{Index: 1, Name: "all", Spans: map[string]time.Duration{}},
-		ops: map[metrics.Key]int{}, open: map[int64][]*cell{}, scenarios: map[string]*scenario{},
-		newest: first, minStart: first, maxEnd: first}
+func newBuilder(o Options, sink func(*metrics.Phase) metrics.Sink) *builder {
+	return &builder{o: o, byScen: map[string]*stage{}, sink: sink}
+}
+
+// stageOf is the stage of a sample's scenario. A scenario met for the
+// first time after every sample read so far had ended starts a stage of
+// its own: JMeter's thread groups run one after another (a sweep of
+// threads as consecutive thread groups); one that starts while others go
+// joins theirs.
+func (b *builder) stageOf(s Sample) *stage {
+	if st := b.byScen[s.Scenario]; st != nil {
+		return st
+	}
+	if len(b.stages) == 0 || !s.Start.Before(b.end) {
+		back := (b.o.Lag + b.o.Interval - 1) / b.o.Interval
+		st := &stage{ph: &metrics.Phase{Index: len(b.stages) + 1, Spans: map[string]time.Duration{}},
+			ops: map[metrics.Key]int{}, open: map[int64][]*cell{}, scenarios: map[string]*scenario{},
+			t0: s.Start.Add(-back * b.o.Interval), first: s.Start, end: s.Start}
+		st.sink = b.sink(st.ph)
+		b.stages = append(b.stages, st)
+	}
+	st := b.stages[len(b.stages)-1]
+	b.byScen[s.Scenario] = st
+	return st
 }
 
 func (b *builder) add(s Sample) error {
+	st := b.stageOf(s)
 	k := metrics.Key{Scenario: s.Scenario, Name: s.Name, Kind: s.Kind}
-	i, ok := b.ops[k]
+	i, ok := st.ops[k]
 	if !ok {
-		i = len(b.ph.Ops)
-		b.ops[k] = i
-		b.ph.Ops = append(b.ph.Ops, metrics.Op{Scenario: s.Scenario, Name: s.Name, Kind: s.Kind})
-		b.ph.Totals = append(b.ph.Totals, metrics.NewStats())
+		i = len(st.ph.Ops)
+		st.ops[k] = i
+		st.ph.Ops = append(st.ph.Ops, metrics.Op{Scenario: s.Scenario, Name: s.Name, Kind: s.Kind})
+		st.ph.Totals = append(st.ph.Totals, metrics.NewStats())
+		st.totals = append(st.totals, &cell{counts: map[value]int64{}})
 	}
-	ivl := int64(s.Start.Sub(b.t0) / b.o.Interval)
-	if ivl < b.done { // later than the lag allows: the oldest interval not yet written
-		ivl = b.done
+	ivl := int64(s.Start.Sub(st.t0) / b.o.Interval)
+	if ivl < st.done { // later than the lag allows: the oldest interval not yet written
+		ivl = st.done
 		b.late++
 	}
-	cells := b.open[ivl]
+	cells := st.open[ivl]
 	if len(cells) <= i {
 		cells = append(cells, make([]*cell, i+1-len(cells))...)
-		b.open[ivl] = cells
+		st.open[ivl] = cells
 	}
 	c := cells[i]
 	if c == nil {
@@ -226,73 +241,80 @@ func (b *builder) add(s Sample) error {
 	c.bytes += s.Bytes
 	b.samples++
 	end := s.Start.Add(s.Elapsed)
-	sc := b.scenarios[s.Scenario]
+	sc := st.scenarios[s.Scenario]
 	if sc == nil {
 		sc = &scenario{threads: map[string]struct{}{}, first: s.Start, last: end}
-		b.scenarios[s.Scenario] = sc
+		st.scenarios[s.Scenario] = sc
 	}
 	if _, ok := sc.threads[s.Thread]; !ok && s.Thread != "" {
 		sc.threads[s.Thread] = struct{}{}
 	}
 	if s.Start.Before(sc.first) {
 		sc.first = s.Start
-		b.minStart = minTime(b.minStart, s.Start)
+		if s.Start.Before(st.first) {
+			st.first = s.Start
+		}
 	}
 	if end.After(sc.last) {
 		sc.last = end
-		if end.After(b.maxEnd) {
-			b.maxEnd = end
+		if end.After(st.end) {
+			st.end = end
+		}
+		if end.After(b.end) {
+			b.end = end
 		}
 	}
 	if s.Start.After(b.newest) {
 		b.newest = s.Start
 		// Write what no sample can come for any more.
-		return b.flush(int64(b.newest.Add(-b.o.Lag).Sub(b.t0)/b.o.Interval) - 1)
+		for _, st := range b.stages {
+			if err := b.flush(st, int64(b.newest.Add(-b.o.Lag).Sub(st.t0)/b.o.Interval)-1); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// flush writes the intervals up to upTo.
-func (b *builder) flush(upTo int64) error {
-	if upTo < b.done {
+// flush writes a stage's intervals up to upTo.
+func (b *builder) flush(st *stage, upTo int64) error {
+	if upTo < st.done {
 		return nil
 	}
-	keys := make([]int64, 0, len(b.open))
-	for k := range b.open {
+	keys := make([]int64, 0, len(st.open))
+	for k := range st.open {
 		if k <= upTo {
 			keys = append(keys, k)
 		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if err := b.writeInterval(k); err != nil {
+		if err := b.writeInterval(st, k); err != nil {
 			return err
 		}
 	}
-	b.done = upTo + 1
+	st.done = upTo + 1
 	return nil
 }
 
-// writeInterval writes interval k and adds it to the totals.
-func (b *builder) writeInterval(k int64) error {
-	cells := b.open[k]
-	delete(b.open, k)
-	start := b.t0.Add(time.Duration(k) * b.o.Interval)
+// writeInterval writes interval k of a stage, and counts it in the
+// stage's totals. The first interval starts at the stage's first sample,
+// and the last ends at its last sample's end, as a run's do.
+func (b *builder) writeInterval(st *stage, k int64) error {
+	cells := st.open[k]
+	delete(st.open, k)
+	start := st.t0.Add(time.Duration(k) * b.o.Interval)
 	end := start.Add(b.o.Interval)
-	if b.written == 0 && b.minStart.After(start) {
-		start = b.minStart
+	if st.written == 0 && st.first.After(start) {
+		start = st.first
 	}
-	if b.maxEnd.Before(end) && b.maxEnd.After(start) {
-		end = b.maxEnd // the last interval
+	if st.end.Before(end) && st.end.After(start) {
+		end = st.end
 	}
-	iv := &metrics.Interval{Index: b.written, Start: start, End: end, Ops: make([]*metrics.Stats, len(cells))}
-	b.written++
+	iv := &metrics.Interval{Index: st.written, Start: start, End: end, Ops: make([]*metrics.Stats, len(cells))}
+	st.written++
 	// The interval's statistics are made from its counts by value, its
-	// histograms only as the digests written; the totals keep counts by
-	// value too, made into histograms at the end.
-	for len(b.totals) < len(cells) {
-		b.totals = append(b.totals, &cell{counts: map[value]int64{}})
-	}
+	// histograms only as the digests written.
 	for i, c := range cells {
 		if c == nil {
 			continue
@@ -300,41 +322,50 @@ func (b *builder) writeInterval(k int64) error {
 		b.outs = b.outs[:0]
 		for v, n := range c.counts {
 			b.outs = append(b.outs, metrics.Outcome{Latency: time.Duration(v.ns), Kind: v.ek, N: n})
-			b.totals[i].counts[v] += n
+			st.totals[i].counts[v] += n
 		}
-		b.totals[i].bytes += c.bytes
+		st.totals[i].bytes += c.bytes
 		iv.Ops[i] = metrics.FromCounts(b.outs, c.bytes)
 	}
-	if b.write != nil {
-		return b.write(iv)
-	}
-	return nil
+	return st.sink.Interval(iv)
 }
 
 // finish writes the intervals left and makes the run.
 func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
-	if err := b.flush(int64(1) << 62); err != nil {
-		return nil, err
-	}
-	for i, c := range b.totals {
-		vals := slices.SortedFunc(maps.Keys(c.counts), func(a, b value) int { return cmp.Or(cmp.Compare(a.ek, b.ek), cmp.Compare(a.ns, b.ns)) })
-		for j, v := range vals {
-			bytes := int64(0)
-			if j == 0 {
-				bytes = c.bytes
+	run := &metrics.Run{ID: id, PlanName: name, PlanSource: []byte(source), Interval: b.o.Interval, Status: metrics.StatusCompleted}
+	for _, st := range b.stages {
+		if err := b.flush(st, int64(1)<<62); err != nil {
+			return nil, err
+		}
+		for i, c := range st.totals {
+			vals := slices.SortedFunc(maps.Keys(c.counts), func(a, b value) int { return cmp.Or(cmp.Compare(a.ek, b.ek), cmp.Compare(a.ns, b.ns)) })
+			for j, v := range vals {
+				bytes := int64(0)
+				if j == 0 {
+					bytes = c.bytes
+				}
+				st.ph.Totals[i].AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
 			}
-			b.ph.Totals[i].AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
+		}
+		ph := st.ph
+		var names []string
+		for _, n := range slices.Sorted(maps.Keys(st.scenarios)) {
+			sc := st.scenarios[n]
+			ph.Spans[n] = sc.last.Sub(sc.first)
+			ph.Load = append(ph.Load, metrics.Load{Scenario: n, VUs: len(sc.threads)})
+			names = append(names, fmt.Sprintf("%s=%d", n, len(sc.threads)))
+		}
+		ph.Name = strings.Join(names, ",") // its thread groups and their threads
+		ph.Start, ph.End = st.first, st.end
+		run.Stages = append(run.Stages, ph)
+		if run.Start.IsZero() || ph.Start.Before(run.Start) {
+			run.Start = ph.Start
+		}
+		if ph.End.After(run.End) {
+			run.End = ph.End
 		}
 	}
-	start, end := b.minStart, b.maxEnd
-	for _, name := range slices.Sorted(maps.Keys(b.scenarios)) {
-		sc := b.scenarios[name]
-		b.ph.Spans[name] = sc.last.Sub(sc.first)
-		b.ph.Load = append(b.ph.Load, metrics.Load{Scenario: name, VUs: len(sc.threads)})
-	}
-	b.ph.Start, b.ph.End = start, end
-	return &metrics.Run{ID: id, PlanName: name, PlanSource: []byte(source), Interval: b.o.Interval,
-		Start: start, End: end, Status: metrics.StatusCompleted, Stages: []*metrics.Phase{b.ph}}, nil
+	return run, nil
 }
 
 // notes say what the placing of samples changed.

@@ -57,9 +57,9 @@ func (s *shop) count(path string) int {
 }
 
 // runJMeter runs real JMeter 5.6.3 (by Maven, offline: .ci/run fetches it)
-// on testdata/jmeter/plan.jmx against url, writing format (csv or xml), and
-// returns its result file and its log.
-func runJMeter(t *testing.T, url, format string) (jtlFile, log string) {
+// on testdata/jmeter/src/test/jmeter/JMX against url, writing format (csv
+// or xml), and returns its result file and its log.
+func runJMeter(t *testing.T, url, jmx, format string) (jtlFile, log string) {
 	t.Helper()
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
@@ -70,7 +70,7 @@ func runJMeter(t *testing.T, url, format string) (jtlFile, log string) {
 		t.Fatal(err)
 	}
 	port := url[strings.LastIndex(url, ":")+1:]
-	cmd := exec.Command(mvn, "-o", "-q", "-B", "verify", "-Dtarget.port="+port, "-Djtl.format="+format)
+	cmd := exec.Command(mvn, "-o", "-q", "-B", "verify", "-Dtarget.port="+port, "-Djtl.format="+format, "-Djmx="+jmx)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if strings.Contains(string(out), "offline") {
@@ -101,7 +101,7 @@ func TestImportRealJMeter(t *testing.T) {
 			srv := &shop{n: map[string]int{}}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			file, log := runJMeter(t, ts.URL, format)
+			file, log := runJMeter(t, ts.URL, "plan.jmx", format)
 			out := t.TempDir()
 			f, err := os.Open(file)
 			if err != nil {
@@ -231,5 +231,48 @@ func checkLatencies(t *testing.T, file, format string, sum *results.Summary) {
 		if s.Min != float64(a.min) || s.Max != float64(a.max) || math.Abs(s.Mean-float64(a.sum)/float64(a.n)) > 1e-9 {
 			t.Errorf("%s: min %v mean %v max %v ms; the file's %d %v %d", op.Name, s.Min, s.Mean, s.Max, a.min, float64(a.sum)/float64(a.n), a.max)
 		}
+	}
+}
+
+// Thread groups that JMeter ran one after another (a sweep: 2 threads,
+// then 6) are the run's stages, each with its threads as VUs and its own
+// requests, and the run's scaling is theirs.
+func TestImportJMeterSweep(t *testing.T) {
+	srv := &shop{n: map[string]int{}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	file, _ := runJMeter(t, ts.URL, "sweep.jmx", "csv")
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := jtl.NewReader(f, file, jtl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sum, err := ingest.Run(ingest.JMeter(r), "jmeter", file, ingest.Options{Out: t.TempDir(), Interval: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Stages) != 2 {
+		t.Fatalf("%d stages: %+v", len(sum.Stages), sum.Stages)
+	}
+	var total int64
+	for i, want := range []struct {
+		name string
+		vus  int
+	}{{"users-2=2", 2}, {"users-6=6", 6}} {
+		ph := sum.Stages[i]
+		if ph.Name != want.name || len(ph.Load) != 1 || ph.Load[0].VUs != want.vus || len(ph.Operations) != 1 || ph.Operations[0].Count != int64(20*want.vus) {
+			t.Errorf("stage %d: %s %+v %+v", i+1, ph.Name, ph.Load, ph.Operations)
+		}
+		if i > 0 && ph.Start.Before(sum.Stages[i-1].End) {
+			t.Errorf("stage %d starts at %v, before stage %d ends at %v", i+1, ph.Start, i, sum.Stages[i-1].End)
+		}
+		total += ph.Operations[0].Count
+	}
+	if total != int64(srv.count("/item")) || sum.Scaling == nil {
+		t.Errorf("%d requests, the server's %d; scaling %+v", total, srv.count("/item"), sum.Scaling)
 	}
 }
