@@ -29,7 +29,8 @@ type Options struct {
 	Out string
 	// Name is the run's plan name; "" is the file's base name.
 	Name string
-	// Interval is the length of the run's intervals (10 s if zero).
+	// Interval is the length of the run's intervals: if zero, a histogram
+	// log's own (its first interval's), else 10 s.
 	Interval time.Duration
 	// Lag is how far out of time order samples may come (JMeter writes a
 	// sample when it ends, several threads at once; a file of several
@@ -54,15 +55,18 @@ type Sample struct {
 	Thread   string       // a VU: counted per scenario
 	Err      metrics.ErrKind
 	Bytes    int64
+	// Count is how many operations this sample stands for (0 is one): a
+	// bucket of a histogram.
+	Count int64
+	// Until, if set, is the end of the span the sample stands in (an
+	// interval of a histogram log), when that is after its own end.
+	Until time.Time
 }
 
 // Run reads every sample of src and writes them as a run directory under
 // o.Out, of the tool and file named. Nothing is left under o.Out if it
 // fails: the run is written aside and moved in place when whole.
 func Run(src Source, tool, file string, o Options, notes []string) (dir string, s *results.Summary, err error) {
-	if o.Interval <= 0 {
-		o.Interval = 10 * time.Second
-	}
 	if o.Lag <= 0 {
 		o.Lag = 5 * time.Minute
 	}
@@ -75,6 +79,12 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 	}
 	if err != nil {
 		return "", nil, err
+	}
+	if o.Interval <= 0 {
+		o.Interval = 10 * time.Second
+		if d := first.Until.Sub(first.Start); d > 0 {
+			o.Interval = d
+		}
 	}
 	id := first.Start.Format("20060102-150405.000") + "-" + strings.Trim(unsafe.ReplaceAllString(o.Name, "-"), "-")
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
@@ -222,10 +232,11 @@ func (b *builder) add(s Sample) error {
 		st.ph.Totals = append(st.ph.Totals, metrics.NewStats())
 		st.totals = append(st.totals, &cell{counts: map[value]int64{}})
 	}
+	n := max(s.Count, 1)
 	ivl := int64(s.Start.Sub(st.t0) / b.o.Interval)
 	if ivl < st.done { // later than the lag allows: the oldest interval not yet written
 		ivl = st.done
-		b.late++
+		b.late += n
 	}
 	cells := st.open[ivl]
 	if len(cells) <= i {
@@ -237,10 +248,13 @@ func (b *builder) add(s Sample) error {
 		c = &cell{counts: map[value]int64{}}
 		cells[i] = c
 	}
-	c.counts[value{int64(s.Elapsed), s.Err}]++
+	c.counts[value{int64(s.Elapsed), s.Err}] += n
 	c.bytes += s.Bytes
-	b.samples++
+	b.samples += n
 	end := s.Start.Add(s.Elapsed)
+	if s.Until.After(end) {
+		end = s.Until
+	}
 	sc := st.scenarios[s.Scenario]
 	if sc == nil {
 		sc = &scenario{threads: map[string]struct{}{}, first: s.Start, last: end}
@@ -353,7 +367,10 @@ func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
 			sc := st.scenarios[n]
 			ph.Spans[n] = sc.last.Sub(sc.first)
 			ph.Load = append(ph.Load, metrics.Load{Scenario: n, VUs: len(sc.threads)})
-			names = append(names, fmt.Sprintf("%s=%d", n, len(sc.threads)))
+			if len(sc.threads) > 0 {
+				n = fmt.Sprintf("%s=%d", n, len(sc.threads))
+			}
+			names = append(names, n)
 		}
 		ph.Name = strings.Join(names, ",") // its thread groups and their threads
 		ph.Start, ph.End = st.first, st.end

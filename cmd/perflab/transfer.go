@@ -19,14 +19,15 @@ func cmdImport(std *stdio, args []string) int {
 	path := fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file or a postgres:// URL")
 	var labels setFlags
 	fs.Var(&labels, "label", "label the imported run, as release=Goldenrod (repeatable)")
-	from := fs.String("from", "", "the files are another tool's results: jmeter (a JTL file, CSV or XML)")
+	from := fs.String("from", "", "the files are another tool's results: jmeter (a JTL file, CSV or XML), hdr (an HdrHistogram interval log)")
+	unit := fs.String("unit", "us", "with --from hdr: the unit of the log's values: ns, us or ms")
 	out := fs.String("out", "runs", "with --from: directory under which each imported run gets its own")
 	name := fs.String("name", "", "with --from: the run's plan name (default: the file's name)")
-	interval := fs.Duration("interval", 10*time.Second, "with --from: the length of the run's intervals")
+	interval := fs.Duration("interval", 0, "with --from: the length of the run's intervals (default 10s; an HdrHistogram log's own)")
 	lag := fs.Duration("lag", 5*time.Minute, "with --from: how far out of time order the file's samples may be")
 	endStamps := fs.Bool("end-stamps", false, "with --from jmeter: the file's time stamps are the samples' ends (sampleresult.timestamp.start=false)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n       perflab import --from jmeter RESULTS.jtl... [--label k=v]...\n\n"+
+		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n       perflab import --from jmeter RESULTS.jtl... [--label k=v]...\n       perflab import --from hdr LOG.hlog... [--unit us] [--label k=v]...\n\n"+
 			"Records run directories (from another machine, or from before the history) in the history;\n"+
 			"with --from, another tool's results, each file as a run of its own.")
 		fs.PrintDefaults()
@@ -38,10 +39,13 @@ func cmdImport(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	switch *from {
-	case "", "jmeter":
-	default:
-		fmt.Fprintf(std.err, "perflab: --from %s: perflab imports jmeter results\n", *from)
+	logUnit, err := ingest.LogUnit(*unit)
+	switch {
+	case *from != "" && *from != "jmeter" && *from != "hdr":
+		fmt.Fprintf(std.err, "perflab: --from %s: perflab imports jmeter results and hdr (HdrHistogram) logs\n", *from)
+		return exitUsage
+	case err != nil:
+		fmt.Fprintf(std.err, "perflab: --unit: %v\n", err)
 		return exitUsage
 	}
 	st, err := store.Open(*path)
@@ -54,7 +58,12 @@ func cmdImport(std *stdio, args []string) int {
 		if *from != "" {
 			o := ingest.Options{Out: *out, Name: *name, Interval: *interval, Lag: *lag}
 			var sum *results.Summary
-			if dir, sum, err = importJMeter(arg, o, jtl.Options{EndStamps: *endStamps}); err != nil {
+			if *from == "hdr" {
+				dir, sum, err = importHdrLog(arg, o, logUnit)
+			} else {
+				dir, sum, err = importJMeter(arg, o, jtl.Options{EndStamps: *endStamps})
+			}
+			if err != nil {
 				fmt.Fprintf(std.err, "perflab: %v\n", err)
 				return exitUsage
 			}
@@ -68,6 +77,19 @@ func cmdImport(std *stdio, args []string) int {
 		fmt.Fprintf(std.out, "imported %s as run %s\n", arg, id)
 	}
 	return exitOK
+}
+
+// importHdrLog reads an HdrHistogram interval log into a run directory.
+func importHdrLog(file string, o ingest.Options, unit time.Duration) (string, *results.Summary, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	return ingest.Run(ingest.HdrLog(f, file, unit), "hdr", file, o, []string{
+		"failures: a histogram log holds successful operations only",
+		"each value's precision beyond its histogram bucket's (values are its buckets' lowest)",
+	})
 }
 
 // importJMeter reads a JMeter result file into a run directory.
