@@ -8,17 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/ingest"
-	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/jmetertest"
 	"github.com/perflab/perflab/jtl"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
@@ -56,40 +54,6 @@ func (s *shop) count(path string) int {
 	return s.n[path]
 }
 
-// runJMeter runs real JMeter 5.6.3 (by Maven, offline: .ci/run fetches it)
-// on testdata/jmeter/src/test/jmeter/JMX against url, writing format (csv
-// or xml), and returns its result file and its log.
-func runJMeter(t *testing.T, url, jmx, format string) (jtlFile, log string) {
-	t.Helper()
-	mvn, err := exec.LookPath("mvn")
-	if err != nil {
-		testenv.Missing(t, "mvn is not installed: the test runs JMeter with Maven")
-	}
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "jmeter"))); err != nil {
-		t.Fatal(err)
-	}
-	port := url[strings.LastIndex(url, ":")+1:]
-	cmd := exec.Command(mvn, "-o", "-q", "-B", "verify", "-Dtarget.port="+port, "-Djtl.format="+format, "-Djmx="+jmx)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if strings.Contains(string(out), "offline") {
-			testenv.Missing(t, "JMeter is not in the local Maven repository: .ci/run fetches it (mvn -f ingest/testdata/jmeter/pom.xml verify)")
-		}
-		t.Fatalf("mvn: %v\n%s", err, out)
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "target", "jmeter", "results", "*"))
-	logs, _ := filepath.Glob(filepath.Join(dir, "target", "jmeter", "logs", "*.log"))
-	if len(files) != 1 || len(logs) != 1 {
-		t.Fatalf("JMeter wrote results %v, logs %v", files, logs)
-	}
-	b, err := os.ReadFile(logs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files[0], string(b)
-}
-
 // The results of a real JMeter run, CSV and XML, imported: each request
 // the server served is an operation's, failures have the kinds perflab
 // gives its own (a closed port, a failed assertion, a 500), the counts
@@ -101,7 +65,7 @@ func TestImportRealJMeter(t *testing.T) {
 			srv := &shop{n: map[string]int{}}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			file, log := runJMeter(t, ts.URL, "plan.jmx", format)
+			file, log := jmetertest.Run(t, ts.URL, "plan.jmx", format)
 			out := t.TempDir()
 			f, err := os.Open(file)
 			if err != nil {
@@ -241,7 +205,7 @@ func TestImportJMeterSweep(t *testing.T) {
 	srv := &shop{n: map[string]int{}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	file, _ := runJMeter(t, ts.URL, "sweep.jmx", "csv")
+	file, _ := jmetertest.Run(t, ts.URL, "sweep.jmx", "csv")
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)

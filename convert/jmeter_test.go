@@ -1,0 +1,159 @@
+package convert_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/perflab/perflab/convert"
+	"github.com/perflab/perflab/internal/jmetertest"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/plan"
+)
+
+// recorder is a server that keeps each request's method, path, body and
+// content type, answering as the JMeter test plan expects.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (s *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.reqs = append(s.reqs, fmt.Sprintf("%s %s %q %s", r.Method, r.URL.RequestURI(), b, r.Header.Get("Content-Type")))
+	s.mu.Unlock()
+	fmt.Fprint(w, `{"stock":true}`)
+}
+
+func (s *recorder) sorted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.reqs)
+	slices.Sort(out)
+	return out
+}
+
+// The JMeter test plan, converted, makes the requests JMeter made: the
+// same methods, paths, bodies and content types, as many of each, at a
+// server that records them. What was not converted is said.
+func TestConvertedPlanMakesJMetersRequests(t *testing.T) {
+	jmx := filepath.Join(jmetertest.Project(), "src", "test", "jmeter", "plan.jmx")
+	byJMeter := &recorder{}
+	a := httptest.NewServer(byJMeter)
+	defer a.Close()
+	jmetertest.Run(t, a.URL, "plan.jmx", "csv")
+
+	f, err := os.Open(jmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := convert.JMeter(f, jmx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 2 || !strings.Contains(string(res.Plan), "# Not converted") || !strings.Contains(res.Skipped[1], `OnceOnlyController "once"`) {
+		t.Errorf("skipped %q", res.Skipped)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, res.Plan, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	byPerflab := &recorder{}
+	b := httptest.NewServer(byPerflab)
+	defer b.Close()
+	port := b.URL[strings.LastIndex(b.URL, ":")+1:]
+	p, err := plan.Load(path, plan.Options{Set: []plan.Override{{Name: "target_port", Value: port}}})
+	if err != nil {
+		t.Fatalf("the converted plan does not load: %v\n%s", err, res.Plan)
+	}
+	if _, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	want, got := byJMeter.sorted(), byPerflab.sorted()
+	if len(want) != 300 || !slices.Equal(got, want) {
+		t.Errorf("JMeter made %d requests, the converted plan %d; first differing: %s", len(want), len(got), firstDiff(want, got))
+	}
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%q against %q", a[i], b[i])
+		}
+	}
+	return "none (lengths differ)"
+}
+
+// Each element the converter knows becomes its part of the plan, which
+// loads; each it does not know, or that is disabled, is listed with its
+// path; JMeter's functions become perflab's placeholders where perflab has
+// them.
+func TestConvertElements(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "elements.jmx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := convert.JMeter(strings.NewReader(string(src)), "elements.jmx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(path, res.Plan, 0o644)
+	os.WriteFile(filepath.Join(dir, "patrons.csv"), []byte("barcode,id\n1,a\n"), 0o644)
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.Plan)
+	}
+	if len(p.Scenarios) != 1 || p.Scenarios[0].Name != "check-out" || len(p.Setup) != 1 || len(p.Teardown) != 1 {
+		t.Errorf("scenarios %d, setup %d, teardown %d", len(p.Scenarios), len(p.Setup), len(p.Teardown))
+	}
+	for _, want := range []string{
+		"target: http://${host}:${port}", "port: \"9130\"", "tenant: diku", "X-Okapi-Tenant: ${tenant}", "csv: patrons.csv",
+		"vus: ${users}", "duration: 600s", "ramp_up: 30s", "min: 1000ms", "max: 3000ms", "on_error: next_iteration",
+		"transaction: check-out", "query: barcode==${patrons.barcode}", "X-Okapi-Token: ${token}", "userId: $.users[0].id", "status: 200",
+		`"at":"${timestamp_ms}"`, `"n":"$${__Random(1,9)}"`, "regex: '\"okapiToken\":\"([^\"]+)\"'", "method: DELETE",
+	} {
+		if !strings.Contains(string(res.Plan), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, res.Plan)
+		}
+	}
+	want := []string{
+		`ResultCollector "View Results Tree": a listener`,
+		`HTTPSamplerProxy "POST check-out": the function ${__Random(1,9)}`,
+		`HTTPSamplerProxy "old": disabled`,
+		`IfController "if token": not converted (IfController)`,
+	}
+	if len(res.Skipped) != len(want) {
+		t.Fatalf("skipped %q", res.Skipped)
+	}
+	for i, w := range want {
+		if !strings.Contains(res.Skipped[i], w) || !strings.HasPrefix(res.Skipped[i], `TestPlan "circulation" / `) || !strings.Contains(string(res.Plan), "#   "+res.Skipped[i]) {
+			t.Errorf("skipped[%d] %q, want %q, in the plan's comments too", i, res.Skipped[i], w)
+		}
+	}
+}
+
+func TestConvertRefusesOtherFiles(t *testing.T) {
+	for src, want := range map[string]string{
+		"":                     "x.jmx: EOF",
+		"<html><body/></html>": "<html> where a JMeter test plan has <jmeterTestPlan><hashTree>",
+		"<jmeterTestPlan><hashTree><ThreadGroup/><hashTree/></hashTree></jmeterTestPlan>": "no TestPlan element",
+		"<jmeterTestPlan><hashTree>": "x.jmx: XML syntax error",
+	} {
+		if _, err := convert.JMeter(strings.NewReader(src), "x.jmx"); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}
