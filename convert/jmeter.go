@@ -107,6 +107,7 @@ type stepOut struct {
 	Headers     map[string]string `yaml:"headers,omitempty"`
 	Query       map[string]string `yaml:"query,omitempty"`
 	Body        string            `yaml:"body,omitempty"`
+	JSON        any               `yaml:"json,omitempty"`
 	Extract     map[string]any    `yaml:"extract,omitempty"`
 	Check       map[string]any    `yaml:"check,omitempty"`
 	Think       any               `yaml:"think,omitempty"`

@@ -22,14 +22,16 @@ import (
 // recorder is a server that keeps each request's method, path, body and
 // content type, answering as the JMeter test plan expects.
 type recorder struct {
-	mu   sync.Mutex
-	reqs []string
+	mu      sync.Mutex
+	reqs    []string
+	headers []http.Header
 }
 
 func (s *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.reqs = append(s.reqs, fmt.Sprintf("%s %s %q %s", r.Method, r.URL.RequestURI(), b, r.Header.Get("Content-Type")))
+	s.headers = append(s.headers, r.Header.Clone())
 	s.mu.Unlock()
 	fmt.Fprint(w, `{"stock":true}`)
 }

@@ -13,15 +13,16 @@ func cmdConvert(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	out := fs.String("o", "", "write the plan to this file (default: standard output)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab convert jmeter PLAN.jmx [-o plan.yaml]\n\n"+
-			"Writes a perflab plan that makes the requests of a JMeter test plan. What is not converted is\n"+
-			"listed on standard error and as comments at the top of the plan, with each element's path.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab convert jmeter PLAN.jmx [-o plan.yaml]\n       perflab convert openapi API.yaml [-o plan.yaml]\n\n"+
+			"Writes a perflab plan that makes the requests of a JMeter test plan, or a starting plan that calls\n"+
+			"each operation of an OpenAPI 3 description once. What is not converted is listed on standard\n"+
+			"error and as comments at the top of the plan, with where it is.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 || fs.Arg(0) != "jmeter" {
+	if fs.NArg() != 2 || fs.Arg(0) != "jmeter" && fs.Arg(0) != "openapi" {
 		fs.Usage()
 		return exitUsage
 	}
@@ -31,7 +32,11 @@ func cmdConvert(std *stdio, args []string) int {
 		return fail(std, err)
 	}
 	defer f.Close()
-	res, err := convert.JMeter(f, file)
+	conv := convert.JMeter
+	if fs.Arg(0) == "openapi" {
+		conv = convert.OpenAPI
+	}
+	res, err := conv(f, file)
 	if err != nil {
 		return fail(std, err)
 	}
