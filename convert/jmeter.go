@@ -32,13 +32,19 @@ func JMeter(r io.Reader, file string) (*Result, error) {
 	}
 	c := &converter{file: file, csvRefs: map[string]string{}, noDefault: map[string]bool{}}
 	p := c.plan(tp)
+	return render(p, c.skipped, fmt.Sprintf("the JMeter test plan %s by perflab convert jmeter", filepath.Base(file)), "Every element was converted.", "element path")
+}
+
+// render writes a converted plan: a comment saying where it came from and
+// listing what was not converted (each with where it is), then the plan.
+func render(p *planOut, skipped []string, from, whole, where string) (*Result, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Converted from the JMeter test plan %s by perflab convert jmeter.\n", filepath.Base(file))
-	if len(c.skipped) == 0 {
-		b.WriteString("# Every element was converted.\n")
+	fmt.Fprintf(&b, "# Converted from %s.\n", from)
+	if len(skipped) == 0 {
+		fmt.Fprintf(&b, "# %s\n", whole)
 	} else {
-		b.WriteString("# Not converted (element path: what):\n")
-		for _, s := range c.skipped {
+		fmt.Fprintf(&b, "# Not converted (%s: what):\n", where)
+		for _, s := range skipped {
 			fmt.Fprintf(&b, "#   %s\n", strings.ReplaceAll(s, "\n", " "))
 		}
 	}
@@ -50,7 +56,7 @@ func JMeter(r io.Reader, file string) (*Result, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
-	return &Result{Plan: b.Bytes(), Skipped: c.skipped}, nil
+	return &Result{Plan: b.Bytes(), Skipped: skipped}, nil
 }
 
 type converter struct {

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/url"
@@ -35,25 +34,7 @@ func OpenAPI(r io.Reader, file string) (*Result, error) {
 	}
 	o := &openapi{doc: doc, file: file}
 	p := o.plan()
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Converted from the OpenAPI description %s by perflab convert openapi: each operation once.\n", filepath.Base(file))
-	if len(o.skipped) == 0 {
-		b.WriteString("# Every operation was converted.\n")
-	} else {
-		b.WriteString("# Not converted (where: what):\n")
-		for _, s := range o.skipped {
-			fmt.Fprintf(&b, "#   %s\n", strings.ReplaceAll(s, "\n", " "))
-		}
-	}
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return &Result{Plan: b.Bytes(), Skipped: o.skipped}, nil
+	return render(p, o.skipped, fmt.Sprintf("the OpenAPI description %s by perflab convert openapi: each operation once", filepath.Base(file)), "Every operation was converted.", "where")
 }
 
 type openapi struct {
