@@ -373,6 +373,9 @@ func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
 			names = append(names, n)
 		}
 		ph.Name = strings.Join(names, ",") // its thread groups and their threads
+		if len(b.stages) == 1 {
+			ph.Name = "all" // as a perflab run without a sweep: compared with one stage by stage
+		}
 		ph.Start, ph.End = st.first, st.end
 		run.Stages = append(run.Stages, ph)
 		if run.Start.IsZero() || ph.Start.Before(run.Start) {

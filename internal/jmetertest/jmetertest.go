@@ -22,9 +22,9 @@ func Project() string {
 }
 
 // Run runs JMeter on the project's plan jmx against url (http://HOST:PORT),
-// writing its results as format (csv or xml), and returns the result file
-// and JMeter's log.
-func Run(t testing.TB, url, jmx, format string) (results, log string) {
+// writing its results as format (csv or xml), with Maven properties
+// (name=value: loops=150), and returns the result file and JMeter's log.
+func Run(t testing.TB, url, jmx, format string, props ...string) (results, log string) {
 	t.Helper()
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
@@ -35,7 +35,11 @@ func Run(t testing.TB, url, jmx, format string) (results, log string) {
 		t.Fatal(err)
 	}
 	port := url[strings.LastIndex(url, ":")+1:]
-	cmd := exec.Command(mvn, "-o", "-q", "-B", "verify", "-Dtarget.port="+port, "-Djtl.format="+format, "-Djmx="+jmx)
+	args := []string{"-o", "-q", "-B", "verify", "-Dtarget.port=" + port, "-Djtl.format=" + format, "-Djmx=" + jmx}
+	for _, p := range props {
+		args = append(args, "-D"+p)
+	}
+	cmd := exec.Command(mvn, args...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if strings.Contains(string(out), "offline") {
