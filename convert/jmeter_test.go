@@ -66,25 +66,30 @@ func TestConvertedPlanMakesJMetersRequests(t *testing.T) {
 	if len(res.Skipped) != 2 || !strings.Contains(string(res.Plan), "# Not converted") || !strings.Contains(res.Skipped[1], `OnceOnlyController "once"`) {
 		t.Errorf("skipped %q", res.Skipped)
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "plan.yaml")
-	if err := os.WriteFile(path, res.Plan, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	byPerflab := &recorder{}
 	b := httptest.NewServer(byPerflab)
 	defer b.Close()
-	port := b.URL[strings.LastIndex(b.URL, ":")+1:]
-	p, err := plan.Load(path, plan.Options{Set: []plan.Override{{Name: "target_port", Value: port}}})
-	if err != nil {
-		t.Fatalf("the converted plan does not load: %v\n%s", err, res.Plan)
-	}
-	if _, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: io.Discard}); err != nil {
-		t.Fatal(err)
-	}
+	runConverted(t, res.Plan, plan.Options{Set: []plan.Override{{Name: "target_port", Value: b.URL[strings.LastIndex(b.URL, ":")+1:]}}})
 	want, got := byJMeter.sorted(), byPerflab.sorted()
 	if len(want) != 300 || !slices.Equal(got, want) {
 		t.Errorf("JMeter made %d requests, the converted plan %d; first differing: %s", len(want), len(got), firstDiff(want, got))
+	}
+}
+
+// runConverted loads a converted plan as perflab run does and runs it.
+func runConverted(t *testing.T, src []byte, o plan.Options) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, o)
+	if err != nil {
+		t.Fatalf("the converted plan does not load: %v\n%s", err, src)
+	}
+	if _, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
 	}
 }
 

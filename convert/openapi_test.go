@@ -1,8 +1,6 @@
 package convert_test
 
 import (
-	"context"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/perflab/perflab/convert"
-	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -31,20 +28,11 @@ func TestConvertOpenAPI(t *testing.T) {
 	if len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0], "set OKAPITOKEN in the environment") || !strings.Contains(res.Skipped[1], "GET /reports/overdue: the cookie parameter session") {
 		t.Errorf("skipped %q", res.Skipped)
 	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "plan.yaml")
-	os.WriteFile(path, res.Plan, 0o644)
 	rec := &recorder{}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	p, err := plan.Load(path, plan.Options{Set: []plan.Override{{Name: "base", Value: srv.URL}},
+	runConverted(t, res.Plan, plan.Options{Set: []plan.Override{{Name: "base", Value: srv.URL}},
 		LookupEnv: func(k string) (string, bool) { return map[string]string{"OKAPITOKEN": "t0k"}[k], k == "OKAPITOKEN" }})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, res.Plan)
-	}
-	if _, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: io.Discard}); err != nil {
-		t.Fatal(err)
-	}
 	want := []string{
 		`GET /api/items/00000000-0000-4000-8000-000000000001 "" `,
 		`GET /api/loans?query=status.name%3D%3DOpen "" `,

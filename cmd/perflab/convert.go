@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/perflab/perflab/convert"
@@ -12,17 +13,20 @@ import (
 func cmdConvert(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	out := fs.String("o", "", "write the plan to this file (default: standard output)")
+	static := fs.Bool("static", false, "with har: keep static assets (style sheets, scripts, images, fonts)")
+	allHosts := fs.Bool("all-hosts", false, "with har: keep requests to hosts other than the first request's")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab convert jmeter PLAN.jmx [-o plan.yaml]\n       perflab convert openapi API.yaml [-o plan.yaml]\n\n"+
-			"Writes a perflab plan that makes the requests of a JMeter test plan, or a starting plan that calls\n"+
-			"each operation of an OpenAPI 3 description once. What is not converted is listed on standard\n"+
-			"error and as comments at the top of the plan, with where it is.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab convert jmeter PLAN.jmx [-o plan.yaml]\n       perflab convert openapi API.yaml [-o plan.yaml]\n       perflab convert har RECORDING.har [--static] [--all-hosts] [-o plan.yaml]\n\n"+
+			"Writes a perflab plan that makes the requests of a JMeter test plan, a starting plan that calls\n"+
+			"each operation of an OpenAPI 3 description once, or a flow of a browser recording's requests with\n"+
+			"its pauses. What is not converted is listed on standard error and as comments at the top of the\n"+
+			"plan, with where it is.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 || fs.Arg(0) != "jmeter" && fs.Arg(0) != "openapi" {
+	if fs.NArg() != 2 || fs.Arg(0) != "jmeter" && fs.Arg(0) != "openapi" && fs.Arg(0) != "har" {
 		fs.Usage()
 		return exitUsage
 	}
@@ -33,8 +37,13 @@ func cmdConvert(std *stdio, args []string) int {
 	}
 	defer f.Close()
 	conv := convert.JMeter
-	if fs.Arg(0) == "openapi" {
+	switch fs.Arg(0) {
+	case "openapi":
 		conv = convert.OpenAPI
+	case "har":
+		conv = func(r io.Reader, file string) (*convert.Result, error) {
+			return convert.HAR(r, file, convert.HAROptions{Static: *static, AllHosts: *allHosts})
+		}
 	}
 	res, err := conv(f, file)
 	if err != nil {

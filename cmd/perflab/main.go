@@ -43,7 +43,7 @@ func init() {
 		{"runs", "list the run history: perflab runs [--label release=X] [--plan NAME]", cmdRuns},
 		{"show", "print a stored run: perflab show RUN_ID", cmdShow},
 		{"import", "record run directories, or JMeter results and HdrHistogram logs, in the history: perflab import [--from jmeter|hdr] FILE...", cmdImport},
-		{"convert", "a perflab plan from a JMeter test plan or an OpenAPI description: perflab convert jmeter|openapi FILE [-o plan.yaml]", cmdConvert},
+		{"convert", "a perflab plan from a JMeter test plan, an OpenAPI description or a browser recording: perflab convert jmeter|openapi|har FILE", cmdConvert},
 		{"export", "write a stored run as a run directory: perflab export RUN_ID DIR", cmdExport},
 		{"serve", "a web UI over the run history, live while runs go: perflab serve [--store ...] [--listen 127.0.0.1:5665]", cmdServe},
 		{"merge", "merge the runs of several load generators into one, exactly: perflab merge RUN_DIR...", cmdMerge},
