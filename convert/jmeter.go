@@ -321,13 +321,13 @@ func (c *converter) csvDataSet(e *element) {
 func (c *converter) scenario(g *element, sc scope) *scenarioOut {
 	s := &scenarioOut{Name: g.Name, VUs: c.number(g.str("ThreadGroup.num_threads"), g.Path)}
 	if r := g.str("ThreadGroup.ramp_time"); r != "" && r != "0" {
-		s.RampUp, _ = c.seconds(r, g.Path)
+		s.RampUp = c.seconds(r, g.Path)
 	}
 	loop := g.Props["ThreadGroup.main_controller"]
 	loops := loop.get("LoopController.loops")
 	switch {
 	case g.boolean("ThreadGroup.scheduler") && g.str("ThreadGroup.duration") != "":
-		s.Duration, _ = c.seconds(g.str("ThreadGroup.duration"), g.Path)
+		s.Duration = c.seconds(g.str("ThreadGroup.duration"), g.Path)
 		if loops != "-1" && loops != "" {
 			c.skip(g.Path, "its "+loops+" loops beside its duration: the converted scenario runs for the duration")
 		}

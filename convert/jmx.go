@@ -211,14 +211,15 @@ func (c *converter) property(name, def string) {
 	c.vars = append(c.vars, [2]string{name, def})
 }
 
-// seconds reads a JMeter count of seconds ("30", "${__P(d,30)}").
-func (c *converter) seconds(v, path string) (string, bool) {
+// seconds reads a JMeter count of seconds ("30", "${__P(d,30)}"): a
+// duration, or a variable (whose value must be one), else "".
+func (c *converter) seconds(v, path string) string {
 	v = c.value(v, path)
 	if _, err := strconv.Atoi(v); err == nil {
-		return v + "s", true
+		return v + "s"
 	}
 	if strings.HasPrefix(v, "${") {
-		return v, false // a variable: its value must be a duration
+		return v
 	}
-	return "", false
+	return ""
 }

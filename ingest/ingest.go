@@ -13,7 +13,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 			o.Interval = d
 		}
 	}
-	id := first.Start.Format("20060102-150405.000") + "-" + strings.Trim(unsafe.ReplaceAllString(o.Name, "-"), "-")
+	id := results.RunIDBase(first.Start, o.Name)
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return "", nil, err
 	}
@@ -141,8 +140,6 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 	os.Remove(tmp)
 	return dir, sum, nil
 }
-
-var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // value is a count of samples of one latency (in ms, as other tools
 // give it, or finer) and outcome.

@@ -54,6 +54,26 @@ func (s *shop) count(path string) int {
 	return s.n[path]
 }
 
+// importJTL imports a JMeter result file, at 1 s intervals, into a run
+// directory under out.
+func importJTL(t *testing.T, file, out string) (string, *results.Summary) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := jtl.NewReader(f, file, jtl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, sum, err := ingest.Run(ingest.JMeter(r), "jmeter", file, ingest.Options{Out: out, Interval: time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, sum
+}
+
 // The results of a real JMeter run, CSV and XML, imported: each request
 // the server served is an operation's, failures have the kinds perflab
 // gives its own (a closed port, a failed assertion, a 500), the counts
@@ -67,19 +87,7 @@ func TestImportRealJMeter(t *testing.T) {
 			defer ts.Close()
 			file, log := jmetertest.Run(t, ts.URL, "plan.jmx", format)
 			out := t.TempDir()
-			f, err := os.Open(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			r, err := jtl.NewReader(f, file, jtl.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir, sum, err := ingest.Run(ingest.JMeter(r), "jmeter", file, ingest.Options{Out: out, Interval: time.Second}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, sum := importJTL(t, file, out)
 			ops := map[string]results.Operation{}
 			for _, op := range sum.Stages[0].Operations {
 				ops[op.Name] = op
@@ -206,19 +214,7 @@ func TestImportJMeterSweep(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	file, _ := jmetertest.Run(t, ts.URL, "sweep.jmx", "csv")
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := jtl.NewReader(f, file, jtl.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sum, err := ingest.Run(ingest.JMeter(r), "jmeter", file, ingest.Options{Out: t.TempDir(), Interval: time.Second}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sum := importJTL(t, file, t.TempDir())
 	if len(sum.Stages) != 2 {
 		t.Fatalf("%d stages: %+v", len(sum.Stages), sum.Stages)
 	}

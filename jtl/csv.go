@@ -21,10 +21,9 @@ type csvReader struct {
 	o    Options
 	r    *records
 	// col is each field's column, -1 where the file has none.
-	col    struct{ ts, elapsed, label, code, msg, thread, success, failure, bytes int }
-	first  []string // the first record, when it was a sample
-	strs   map[string]string
-	header bool
+	col   struct{ ts, elapsed, label, code, msg, thread, success, failure, bytes int }
+	first []string // the first record, when it was a sample
+	strs  map[string]string
 }
 
 func newCSV(r io.Reader, name string, o Options) (*csvReader, error) {
@@ -42,7 +41,7 @@ func newCSV(r io.Reader, name string, o Options) (*csvReader, error) {
 		}
 	}
 	cols := rec
-	if c.header = column(rec, "timeStamp") >= 0; !c.header {
+	if column(rec, "timeStamp") < 0 { // no header line
 		if len(rec) != len(defaultColumns) {
 			return nil, &Error{name, 1, fmt.Errorf("no header line, and %d columns where JMeter's default has %d (%s): save the file with jmeter.save.saveservice.print_field_names=true",
 				len(rec), len(defaultColumns), strings.Join(defaultColumns, ","))}

@@ -96,7 +96,7 @@ type stageRef struct {
 // joinRun registers this worker and makes its part's directory.
 func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coordinator, *results.Writer, error) {
 	w := *cfg.Worker
-	if w.RunID == "" || unsafeID.MatchString(w.RunID) {
+	if w.RunID == "" || results.UnsafeID.MatchString(w.RunID) {
 		return nil, nil, fmt.Errorf("a distributed run needs --run-id, the same for every worker, of letters, digits, '.', '_' and '-' (got %q)", w.RunID)
 	}
 	if w.JoinTimeout <= 0 {

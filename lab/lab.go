@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -105,8 +104,6 @@ type Result struct {
 	// history); a run that lost something is Failed.
 	Lost []string
 }
-
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Run runs a validated plan as `perflab run` does: it prints the tables to
 // cfg.Stdout and progress to cfg.Stderr, writes the run directory and
@@ -413,7 +410,7 @@ func openStore(cfg Config) (*store.Store, error) {
 // share either. histErr is why the history could not record the run (the
 // run goes on in its directory).
 func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels map[string]string) (id string, rd *results.Writer, histErr, err error) {
-	base := start.Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
+	base := results.RunIDBase(start, p.Name)
 	for n := 1; n <= 10000; n++ {
 		id = base
 		if n > 1 {

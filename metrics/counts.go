@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math/bits"
 	"slices"
 	"time"
@@ -21,7 +22,7 @@ func DigestCounts(cs []Count) ([]byte, Quantiles) {
 	e := encoders.Get().(*encoder)
 	defer encoders.Put(e)
 	e.payload = e.payload[:0]
-	zig := func(c int64) { e.payload = appendUvarint(e.payload, uint64((c<<1)^(c>>63))) }
+	zig := func(c int64) { e.payload = binary.AppendUvarint(e.payload, uint64((c<<1)^(c>>63))) }
 	var q Quantiles
 	prev, idx, cnt := int64(-1), int64(-1), int64(0)
 	put := func() {
@@ -109,15 +110,6 @@ func countsIndex(g geom, v int64) int64 {
 	return ((bucket + 1) << g.halfMagnitude) + sub - g.halfCount
 }
 
-// appendUvarint is binary.AppendUvarint.
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
 // Outcome is how many operations of a closed model had one latency and
 // one outcome.
 type Outcome struct {
@@ -135,39 +127,11 @@ func FromCounts(os []Outcome, bytes int64) *Stats {
 	s := &Stats{Bytes: bytes}
 	var ok []Count
 	for _, o := range os {
-		if o.N <= 0 {
-			continue
-		}
-		s.Count += o.N
-		ns := max(int64(o.Latency), 0)
-		m := &s.OK
-		switch {
-		case o.Kind == NotSent:
-			s.Errors[o.Kind] += o.N
-			continue
-		case o.Kind != OK:
-			s.Errors[o.Kind] += o.N
-			m = &s.Failed
-		}
-		if m.N == 0 || ns < m.Min {
-			m.Min = ns
-		}
-		m.Max = max(m.Max, ns)
-		m.N += o.N
-		m.Sum += o.N * ns
-		if o.Kind == OK {
-			us := (max(ns, lowestUs*1000-500) + 500) / 1000
-			if us > highestUs {
-				us, s.Clamped = highestUs, s.Clamped+o.N
-			}
-			if n := len(ok); n > 0 && ok[n-1].Us == us {
-				ok[n-1].N += o.N
-			} else {
-				ok = append(ok, Count{us, o.N})
-			}
+		if us, isOK := s.countN(o.Latency, o.Kind, 0, o.N); isOK {
+			ok = append(ok, Count{us, o.N})
 		}
 	}
-	slicesSortCounts(ok)
+	slices.SortFunc(ok, func(a, b Count) int { return cmp.Compare(a.Us, b.Us) })
 	enc, q := DigestCounts(ok)
 	s.digest = &digest{enc, q}
 	return s
@@ -186,9 +150,4 @@ func (s *Stats) Digest() ([]byte, Quantiles) {
 		return s.digest.enc, s.digest.q
 	}
 	return Digest(s.Hist)
-}
-
-// slicesSortCounts sorts counts by value.
-func slicesSortCounts(cs []Count) {
-	slices.SortFunc(cs, func(a, b Count) int { return cmp.Compare(a.Us, b.Us) })
 }

@@ -152,8 +152,17 @@ func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 // as n calls of Add, for results that come counted by value (another
 // tool's, at millisecond resolution).
 func (s *Stats) AddN(lat time.Duration, ek ErrKind, bytes int64, n int64) {
+	if us, ok := s.countN(lat, ek, bytes, n); ok {
+		_ = s.Hist.RecordValues(us, n) // cannot fail: us is within range
+	}
+}
+
+// countN counts n operations of one latency and outcome in all but the
+// histogram; for successes it returns the value (µs) the histogram
+// records them at, and true.
+func (s *Stats) countN(lat time.Duration, ek ErrKind, bytes int64, n int64) (int64, bool) {
 	if n <= 0 {
-		return
+		return 0, false
 	}
 	s.Count += n
 	s.Bytes += bytes
@@ -162,7 +171,7 @@ func (s *Stats) AddN(lat time.Duration, ek ErrKind, bytes int64, n int64) {
 	switch {
 	case ek == NotSent:
 		s.Errors[ek] += n
-		return
+		return 0, false
 	case ek != OK:
 		s.Errors[ek] += n
 		m = &s.Failed
@@ -174,13 +183,13 @@ func (s *Stats) AddN(lat time.Duration, ek ErrKind, bytes int64, n int64) {
 	m.N += n
 	m.Sum += n * ns
 	if ek != OK {
-		return
+		return 0, false
 	}
 	us := (max(ns, lowestUs*1000-500) + 500) / 1000
 	if us > highestUs {
 		us, s.Clamped = highestUs, s.Clamped+n
 	}
-	_ = s.Hist.RecordValues(us, n) // cannot fail: us is within range
+	return us, true
 }
 
 // AddServer records the time the server reported for a successful

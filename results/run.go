@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
@@ -35,6 +38,15 @@ type Run struct {
 	// Unset, a part is named by its place among the parts (#3).
 	Part string
 }
+
+// RunIDBase is the id a run started at start of a plan named plan gets,
+// before a suffix that makes it unique: 20261126-034613.311-checkout.
+func RunIDBase(start time.Time, plan string) string {
+	return start.Format("20060102-150405.000") + "-" + strings.Trim(UnsafeID.ReplaceAllString(plan, "-"), "-")
+}
+
+// UnsafeID matches what a run id must not hold: it names a directory.
+var UnsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // IntervalsOf is an operation's interval histograms in a stage. A
 // transaction or scenario of a run directory written before tags carried

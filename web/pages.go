@@ -42,14 +42,8 @@ var statuses = []string{metrics.StatusRunning, metrics.StatusCompleted, metrics.
 // status.
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f, err := filterOf(q)
-	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	rows, err := s.rows(f, q.Get("status"))
-	if err != nil {
-		s.storeFailed(w, r, err)
+	rows, ok := s.filtered(w, r)
+	if !ok {
 		return
 	}
 	plans, err := s.plans()
@@ -66,6 +60,23 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		Label    string
 		Status   string
 	}{rows, plans, statuses, q.Get("plan"), q.Get("label"), q.Get("status")})
+}
+
+// filtered is the runs of the request's filters (the runs list's and
+// the API's); false when it has answered with an error.
+func (s *Server) filtered(w http.ResponseWriter, r *http.Request) ([]runRow, bool) {
+	q := r.URL.Query()
+	f, err := filterOf(q)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	rows, err := s.rows(f, q.Get("status"))
+	if err != nil {
+		s.storeFailed(w, r, err)
+		return nil, false
+	}
+	return rows, true
 }
 
 // filterOf reads the runs list's filters: plan, label (k=v, several by
@@ -467,15 +478,8 @@ func (s *Server) apiSeries(w http.ResponseWriter, r *http.Request) {
 
 // apiRuns lists the runs as JSON, with the runs list's filters.
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f, err := filterOf(q)
-	if err != nil {
-		s.fail(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	rows, err := s.rows(f, q.Get("status"))
-	if err != nil {
-		s.storeFailed(w, r, err)
+	rows, ok := s.filtered(w, r)
+	if !ok {
 		return
 	}
 	type row struct {
