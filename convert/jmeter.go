@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,6 +75,8 @@ type converter struct {
 	topHeaders map[string]string
 	// noDefault are the properties without a default, said once each.
 	noDefault map[string]bool
+	// group is the thread group whose flow is being converted.
+	group *element
 }
 
 func (c *converter) skip(path, what string) { c.skipped = append(c.skipped, path+": "+what) }
@@ -89,19 +93,29 @@ type planOut struct {
 }
 
 type dataOut struct {
-	CSV  string `yaml:"csv"`
-	Mode string `yaml:"mode,omitempty"`
+	CSV     string   `yaml:"csv"`
+	Columns []string `yaml:"columns,omitempty,flow"`
+	Mode    string   `yaml:"mode,omitempty"`
 }
 
 type scenarioOut struct {
 	Name       string     `yaml:"name"`
 	VUs        any        `yaml:"vus"`
 	Iterations any        `yaml:"iterations,omitempty"`
+	Rate       any        `yaml:"rate,omitempty"`
+	StartRate  float64    `yaml:"start_rate,omitempty"`
+	RampRate   []rampOut  `yaml:"ramp_rate,omitempty"`
+	MaxVUs     any        `yaml:"max_vus,omitempty"`
 	Duration   string     `yaml:"duration,omitempty"`
 	RampUp     string     `yaml:"ramp_up,omitempty"`
 	Think      any        `yaml:"think,omitempty"`
 	OnError    string     `yaml:"on_error,omitempty"`
 	Flow       []*stepOut `yaml:"flow"`
+}
+
+type rampOut struct {
+	Target   float64 `yaml:"target"`
+	Duration string  `yaml:"duration"`
 }
 
 type stepOut struct {
@@ -290,10 +304,6 @@ func (c *converter) csvDataSet(e *element) {
 		name = "csv"
 	}
 	names := e.str("variableNames")
-	if names != "" && !e.boolean("ignoreFirstLine") {
-		c.skip(e.Path, "variable names given for a file without a header line: perflab reads column names from the file's first line")
-		return
-	}
 	if d := e.str("delimiter"); d != "" && d != "," {
 		c.skip(e.Path, "the delimiter "+strconv.Quote(d)+": perflab reads comma-separated files")
 	}
@@ -307,7 +317,14 @@ func (c *converter) csvDataSet(e *element) {
 	if c.data == nil {
 		c.data = map[string]*dataOut{}
 	}
-	c.data[name] = &dataOut{CSV: file, Mode: mode}
+	d := &dataOut{CSV: file, Mode: mode}
+	if names != "" && !e.boolean("ignoreFirstLine") {
+		// The variables name the columns of a file without a header line.
+		for _, col := range strings.Split(names, ",") {
+			d.Columns = append(d.Columns, strings.TrimSpace(col))
+		}
+	}
+	c.data[name] = d
 	for _, col := range strings.Split(names, ",") {
 		if col = strings.TrimSpace(col); col != "" {
 			c.csvRefs[col] = name + "." + col
@@ -346,12 +363,145 @@ func (c *converter) scenario(g *element, sc scope) *scenarioOut {
 		s.OnError = "stop_vu"
 		c.skip(g.Path, "on a sampler error the test stops: the converted scenario stops the VU")
 	}
+	c.group = g
 	s.Flow = c.flow(g.Children, sc)
+	c.group = nil
 	s.Think = c.timers(g)
 	if s.Flow == nil {
 		s.Flow = []*stepOut{}
 	}
+	c.throughput(g, s, loops)
 	return s
+}
+
+// throughput makes a thread group that a throughput timer paces an
+// arrival-rate scenario: its threads are its VUs, started beforehand and
+// at most. JMeter's timers pace samples, perflab's rate starts
+// iterations, so the rate is the samples' over the steps of an
+// iteration.
+func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
+	steps := countSteps(s.Flow)
+	threads, _ := s.VUs.(int)
+	for _, k := range g.Children {
+		if !k.Enabled || steps == 0 {
+			continue
+		}
+		var perSec float64 // the samples a second of the thread group
+		var ramp []rampOut
+		num := func(name string) (float64, bool) {
+			v, err := strconv.ParseFloat(c.value(k.str(name), k.Path), 64)
+			if err != nil || v < 0 {
+				c.skip(k.Path, "its "+name+" "+strconv.Quote(k.str(name))+" (not a number)")
+				return 0, false
+			}
+			return v, true
+		}
+		switch k.Tag {
+		case "ConstantThroughputTimer":
+			t, ok := num("throughput")
+			if !ok {
+				continue
+			}
+			perSec = t / 60
+			switch k.str("calcMode") {
+			case "0", "": // this thread only
+				if threads == 0 {
+					c.skip(k.Path, "a throughput per thread of a thread group whose threads are a variable")
+					continue
+				}
+				perSec *= float64(threads)
+			case "1", "3": // all active threads, of every thread group
+				c.skip(k.Path, "a throughput shared by every thread group: it is this scenario's alone")
+			}
+		case "PreciseThroughputTimer":
+			t, ok1 := num("throughput")
+			period, ok2 := num("throughputPeriod")
+			if !ok1 || !ok2 || period == 0 {
+				continue
+			}
+			perSec = t / period
+			if s.Duration == "" {
+				if d := k.str("duration"); d != "" && d != "0" {
+					s.Duration = c.seconds(d, k.Path)
+				}
+			}
+		case "kg.apc.jmeter.timers.VariableThroughputTimer":
+			rows := k.Props["load_profile"]
+			if rows == nil || len(rows.Items) == 0 {
+				c.skip(k.Path, "a throughput shaping timer without rows")
+				continue
+			}
+			prev := -1.0
+			for i, row := range rows.Items {
+				if len(row.Items) != 3 {
+					c.skip(k.Path, fmt.Sprintf("its row %d (not start, end, duration)", i+1))
+					ramp = nil
+					break
+				}
+				var v [3]float64
+				for j, it := range row.Items {
+					f, err := strconv.ParseFloat(c.value(it.Value, k.Path), 64)
+					if err != nil || f < 0 {
+						c.skip(k.Path, fmt.Sprintf("its row %d's %q (not a number)", i+1, it.Value))
+						ramp = nil
+						break
+					}
+					v[j] = f
+				}
+				if prev < 0 {
+					s.StartRate = v[0] / float64(steps)
+				} else if v[0] != prev {
+					c.skip(k.Path, fmt.Sprintf("its row %d starts at %g/s where the row before ended at %g/s: perflab's rate ramps from one to the other over the row", i+1, v[0], prev))
+				}
+				ramp = append(ramp, rampOut{Target: v[1] / float64(steps), Duration: strconv.FormatFloat(v[2], 'f', -1, 64) + "s"})
+				prev = v[1]
+			}
+			if ramp == nil {
+				continue
+			}
+		default:
+			continue
+		}
+		if threads == 0 {
+			c.skip(k.Path, "the thread group's threads are a variable: its arrival rate's max_vus is that variable")
+		}
+		s.MaxVUs = s.VUs
+		if ramp != nil {
+			s.RampRate, s.Duration = ramp, ""
+		} else {
+			rate := perSec / float64(steps)
+			s.Rate = rate
+			if s.Duration == "" {
+				// Loops at that pace: the time JMeter takes for them.
+				n, err := strconv.Atoi(loops)
+				if err != nil || n <= 0 || threads == 0 || rate == 0 {
+					c.skip(k.Path, "paced loops without a duration: the arrival rate runs for 60s")
+					s.Duration = "60s"
+				} else {
+					s.Duration = strconv.Itoa(int(math.Ceil(float64(n*threads)/rate))) + "s"
+				}
+			}
+		}
+		if s.RampUp != "" {
+			c.skip(g.Path, "its ramp-up "+s.RampUp+": the arrival rate starts at once")
+			s.RampUp = ""
+		}
+		s.Iterations = nil
+		return
+	}
+}
+
+// countSteps is the requests of a flow, its transactions' included.
+func countSteps(flow []*stepOut) int {
+	n := 0
+	for _, s := range flow {
+		if s.Transaction != "" {
+			n += countSteps(s.Steps)
+		} else if s.URL != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // number is a count: an int, or a template (a variable).
@@ -381,7 +531,7 @@ func (c *converter) timers(e *element) any {
 				continue
 			}
 			think = map[string]string{"min": fmt.Sprintf("%dms", lo), "max": fmt.Sprintf("%dms", lo+int(spread))}
-		case "GaussianRandomTimer", "PoissonRandomTimer", "ConstantThroughputTimer", "PreciseThroughputTimer", "SyncTimer":
+		case "GaussianRandomTimer", "PoissonRandomTimer", "SyncTimer":
 			c.skip(k.Path, "not converted ("+k.Tag+")")
 		}
 	}
@@ -434,6 +584,10 @@ func (c *converter) flow(els []*element, sc scope) []*stepOut {
 			for range n {
 				out = append(out, steps...)
 			}
+		case "ConstantThroughputTimer", "PreciseThroughputTimer", "kg.apc.jmeter.timers.VariableThroughputTimer":
+			if c.group == nil || !slices.Contains(c.group.Children, e) {
+				c.skip(e.Path, "a throughput timer inside a controller: not converted (one directly under the thread group makes its arrival rate)")
+			} // else read by throughput
 		case "Arguments", "HeaderManager", "ConfigTestElement", "CSVDataSet",
 			"ConstantTimer", "UniformRandomTimer":
 			// read by configs and timers

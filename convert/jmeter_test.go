@@ -164,3 +164,68 @@ func TestConvertRefusesOtherFiles(t *testing.T) {
 		}
 	}
 }
+
+// Thread groups that throughput timers pace become arrival rates: a
+// Constant Throughput Timer's samples a minute (per thread, or for the
+// group), a Precise Throughput Timer's samples a period, a Throughput
+// Shaping Timer's rows as a ramp, each over the steps of an iteration. A
+// timer nested in a controller is listed; a CSV Data Set's variables name
+// the columns of a file without a header line. The plan runs at a
+// recording server and makes the requests its rates make.
+func TestConvertThroughputTimers(t *testing.T) {
+	res, err := convert.JMeter(mustOpen(t, filepath.Join("testdata", "throughput.jmx")), "throughput.jmx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"columns: [sku, qty]", "url: /items/${items.sku}",
+		"name: constant\n    vus: 4\n    rate: 4\n    max_vus: 4\n    duration: 2s\n",
+		"name: precise\n    vus: 2\n    rate: 3\n    max_vus: 2\n    duration: 2s\n",
+		"name: shaped\n    vus: 5\n    start_rate: 2\n    ramp_rate:\n      - target: 10\n        duration: 1s\n      - target: 10\n        duration: 1s\n    max_vus: 5\n",
+	} {
+		if !strings.Contains(string(res.Plan), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, res.Plan)
+		}
+	}
+	if len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0], `ConstantThroughputTimer "nested": a throughput timer inside a controller`) ||
+		!strings.Contains(res.Skipped[1], "ramp-up 1s") {
+		t.Errorf("skipped %q", res.Skipped)
+	}
+	rec := &recorder{}
+	ts := httptest.NewServer(rec)
+	defer ts.Close()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "items.csv"), []byte("a1,2\nb2,3\n"), 0o644)
+	path := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(path, []byte(strings.Replace(string(res.Plan), "name: paced\n", "name: paced\ntarget: "+ts.URL+"\n", 1)), 0o644)
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.Plan)
+	}
+	if _, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	n := map[string]int{}
+	for _, r := range rec.sorted() {
+		f := strings.Fields(r)
+		n[f[0]+" "+strings.SplitN(f[1], "?", 2)[0]]++
+	}
+	// 4 iterations a second for 2 s; 3 a second for 2 s; 2 rising to 10 a
+	// second over 1 s, then 10 for 1 s: 6 + 10. An iteration due at the
+	// very end may or may not start.
+	for path, want := range map[string]int{"GET /items/a1": 4, "GET /items/b2": 4, "POST /cart": 8, "GET /list": 6 + 16} {
+		if got := n[path]; got < want-1 || got > want+1 {
+			t.Errorf("%s: %d requests, want %d (±1): %v", path, got, want, n)
+		}
+	}
+}
+
+func mustOpen(t *testing.T, path string) io.Reader {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}

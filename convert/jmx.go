@@ -110,7 +110,18 @@ func readProp(n *xnode) (string, *prop) {
 	name, _ := n.attr("name")
 	p := &prop{Name: name}
 	switch n.XMLName.Local {
-	case "stringProp", "intProp", "longProp", "boolProp", "doubleProp", "floatProp":
+	case "doubleProp", "floatProp":
+		// <doubleProp><name>throughput</name><value>60.0</value>...
+		p.Value = n.Text
+		for _, c := range n.Nodes {
+			switch c.XMLName.Local {
+			case "name":
+				name, p.Name = c.Text, c.Text
+			case "value":
+				p.Value = c.Text
+			}
+		}
+	case "stringProp", "intProp", "longProp", "boolProp":
 		p.Value = n.Text
 	case "elementProp":
 		p.Elem = map[string]*prop{}

@@ -121,6 +121,9 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 		return "", nil, err
 	}
 	sum := results.Summarize(run, results.Host{})
+	if n, ok := src.(interface{ Notes() []string }); ok {
+		notes = append(notes, n.Notes()...)
+	}
 	sum.Origin = &results.Origin{Tool: tool, File: file, Samples: b.samples, NotCarried: append(notes, b.notes()...)}
 	if err := w.Finish(sum, run); err != nil {
 		return "", nil, err
@@ -141,19 +144,63 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 	return dir, sum, nil
 }
 
-// value is a count of samples of one latency (in ms, as other tools
-// give it, or finer) and outcome.
+// value is a count of samples of one outcome and latency: a success's
+// histogram bucket (metrics.Bucket), a failure's 0 (a failure's latency
+// is not in a histogram).
 type value struct {
 	ns int64
 	ek metrics.ErrKind
 }
 
 // cell is an operation's samples in an interval (or over the run),
-// counted by value: small whatever the rate, since other tools time to
-// the millisecond.
+// counted by value: small whatever the rate and however fine the
+// latencies, at most a histogram's buckets. The exact moments of its
+// successes' and failures' latencies are kept beside.
 type cell struct {
-	counts map[value]int64
-	bytes  int64
+	counts     map[value]int64
+	ok, failed metrics.Moments
+	bytes      int64
+}
+
+// newCell is an empty cell.
+func newCell() *cell { return &cell{counts: map[value]int64{}} }
+
+// add counts n samples of one latency and outcome.
+func (c *cell) add(lat time.Duration, ek metrics.ErrKind, n int64) {
+	ns := max(int64(lat), 0)
+	switch ek {
+	case metrics.OK:
+		c.ok.AddN(ns, n)
+		ns = int64(metrics.Bucket(lat))
+	case metrics.NotSent: // nothing was sent: no latency
+		ns = 0
+	default:
+		c.failed.AddN(ns, n)
+		ns = 0
+	}
+	c.counts[value{ns, ek}] += n
+}
+
+// merge adds o into c.
+func (c *cell) merge(o *cell) {
+	for v, n := range o.counts {
+		c.counts[v] += n
+	}
+	c.ok.Merge(o.ok)
+	c.failed.Merge(o.failed)
+	c.bytes += o.bytes
+}
+
+// stats are the cell's statistics: its counts', with its exact moments;
+// outs is room for its outcomes, returned for the next cell.
+func (c *cell) stats(outs []metrics.Outcome) (*metrics.Stats, []metrics.Outcome) {
+	outs = outs[:0]
+	for v, n := range c.counts {
+		outs = append(outs, metrics.Outcome{Latency: time.Duration(v.ns), Kind: v.ek, N: n})
+	}
+	s := metrics.FromCounts(outs, c.bytes)
+	s.OK, s.Failed = c.ok, c.failed
+	return s, outs
 }
 
 // scenario is what a scenario's samples say of it: its threads (its VUs)
@@ -227,7 +274,7 @@ func (b *builder) add(s Sample) error {
 		st.ops[k] = i
 		st.ph.Ops = append(st.ph.Ops, metrics.Op{Scenario: s.Scenario, Name: s.Name, Kind: s.Kind})
 		st.ph.Totals = append(st.ph.Totals, metrics.NewStats())
-		st.totals = append(st.totals, &cell{counts: map[value]int64{}})
+		st.totals = append(st.totals, newCell())
 	}
 	n := max(s.Count, 1)
 	ivl := int64(s.Start.Sub(st.t0) / b.o.Interval)
@@ -242,10 +289,10 @@ func (b *builder) add(s Sample) error {
 	}
 	c := cells[i]
 	if c == nil {
-		c = &cell{counts: map[value]int64{}}
+		c = newCell()
 		cells[i] = c
 	}
-	c.counts[value{int64(s.Elapsed), s.Err}] += n
+	c.add(s.Elapsed, s.Err, n)
 	c.bytes += s.Bytes
 	b.samples += n
 	end := s.Start.Add(s.Elapsed)
@@ -268,12 +315,12 @@ func (b *builder) add(s Sample) error {
 	}
 	if end.After(sc.last) {
 		sc.last = end
-		if end.After(st.end) {
-			st.end = end
-		}
-		if end.After(b.end) {
-			b.end = end
-		}
+	}
+	if end.After(st.end) {
+		st.end = end
+	}
+	if end.After(b.end) {
+		b.end = end
 	}
 	if s.Start.After(b.newest) {
 		b.newest = s.Start
@@ -330,13 +377,8 @@ func (b *builder) writeInterval(st *stage, k int64) error {
 		if c == nil {
 			continue
 		}
-		b.outs = b.outs[:0]
-		for v, n := range c.counts {
-			b.outs = append(b.outs, metrics.Outcome{Latency: time.Duration(v.ns), Kind: v.ek, N: n})
-			st.totals[i].counts[v] += n
-		}
-		st.totals[i].bytes += c.bytes
-		iv.Ops[i] = metrics.FromCounts(b.outs, c.bytes)
+		st.totals[i].merge(c)
+		iv.Ops[i], b.outs = c.stats(b.outs)
 	}
 	return st.sink.Interval(iv)
 }
@@ -357,6 +399,7 @@ func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
 				}
 				st.ph.Totals[i].AddN(time.Duration(v.ns), v.ek, bytes, c.counts[v])
 			}
+			st.ph.Totals[i].OK, st.ph.Totals[i].Failed = c.ok, c.failed
 		}
 		ph := st.ph
 		var names []string

@@ -110,6 +110,22 @@ func countsIndex(g geom, v int64) int64 {
 	return ((bucket + 1) << g.halfMagnitude) + sub - g.halfCount
 }
 
+// Bucket is the lowest latency that the histograms count in the same
+// bucket as lat: counting a success at Bucket(lat) instead of lat changes
+// no histogram, only the exact moments (Stats.OK), which a caller that
+// counts by Bucket keeps apart. Values counted by Bucket are few however
+// fine the latencies (k6's are to the ns): at most the histogram's
+// buckets. A latency above the histograms' top is its own, so that it
+// is counted as clamped.
+func Bucket(lat time.Duration) time.Duration {
+	us, clamped := histUs(max(int64(lat), 0))
+	if clamped {
+		return lat
+	}
+	g := geometry()
+	return time.Duration(valueAt(g, countsIndex(g, us))) * time.Microsecond
+}
+
 // Outcome is how many operations of a closed model had one latency and
 // one outcome.
 type Outcome struct {

@@ -110,3 +110,31 @@ func TestDigestCounts(t *testing.T) {
 		}
 	}
 }
+
+// Counting a latency at its Bucket changes no histogram, and the buckets
+// are few: a histogram of a million distinct ns values from 0 to 100 ms
+// has at most ~8,200 buckets.
+func TestBucket(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	exact, bucketed := NewStats(), NewStats()
+	seen := map[time.Duration]bool{}
+	for i := range 1_000_000 {
+		lat := time.Duration(r.Int64N(int64(100 * time.Millisecond)))
+		if i%1000 == 0 {
+			lat = time.Duration(r.Int64N(int64(2 * time.Hour))) // clamped at the top
+		}
+		b := Bucket(lat)
+		if Bucket(b) != b || b > max(lat, 500)+500 || b < 0 { // below 1 µs, the histogram counts 1 µs
+			t.Fatalf("Bucket(%d) = %d; its Bucket %d", lat, b, Bucket(b))
+		}
+		seen[b] = true
+		exact.AddN(lat, OK, 0, 1)
+		bucketed.AddN(b, OK, 0, 1)
+	}
+	if !exact.Hist.Equals(bucketed.Hist) || exact.Clamped != bucketed.Clamped || exact.Clamped == 0 {
+		t.Errorf("histograms differ: p50 %d, %d; clamped %d, %d", exact.Hist.ValueAtQuantile(50), bucketed.Hist.ValueAtQuantile(50), exact.Clamped, bucketed.Clamped)
+	}
+	if len(seen) > 8200+1000 {
+		t.Errorf("%d distinct buckets", len(seen))
+	}
+}

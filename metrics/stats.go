@@ -75,15 +75,18 @@ type Moments struct {
 	Max int64 `json:"max_ns"`
 }
 
-func (m *Moments) add(ns int64) {
+func (m *Moments) add(ns int64) { m.AddN(ns, 1) }
+
+// AddN adds n values of ns (n > 0).
+func (m *Moments) AddN(ns, n int64) {
 	if m.N == 0 || ns < m.Min {
 		m.Min = ns
 	}
 	if ns > m.Max {
 		m.Max = ns
 	}
-	m.N++
-	m.Sum += ns
+	m.N += n
+	m.Sum += n * ns
 }
 
 // Merge adds o into m.
@@ -176,20 +179,25 @@ func (s *Stats) countN(lat time.Duration, ek ErrKind, bytes int64, n int64) (int
 		s.Errors[ek] += n
 		m = &s.Failed
 	}
-	if m.N == 0 || ns < m.Min {
-		m.Min = ns
-	}
-	m.Max = max(m.Max, ns)
-	m.N += n
-	m.Sum += n * ns
+	m.AddN(ns, n)
 	if ek != OK {
 		return 0, false
 	}
-	us := (max(ns, lowestUs*1000-500) + 500) / 1000
-	if us > highestUs {
-		us, s.Clamped = highestUs, s.Clamped+n
+	us, clamped := histUs(ns)
+	if clamped {
+		s.Clamped += n
 	}
 	return us, true
+}
+
+// histUs is the value in µs the histograms count a latency of ns at, and
+// whether it had to be clamped to their top.
+func histUs(ns int64) (int64, bool) {
+	us := (max(ns, lowestUs*1000-500) + 500) / 1000
+	if us > highestUs {
+		return highestUs, true
+	}
+	return us, false
 }
 
 // AddServer records the time the server reported for a successful

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/k6test"
 )
 
 // writeJTL writes a JMeter CSV result file: 2 threads of group users
@@ -69,5 +75,67 @@ func TestImportJMeterAndCompare(t *testing.T) {
 			names = append(names, r.Name())
 		}
 		t.Errorf("under %s: %v", out, names)
+	}
+}
+
+// A real k6 run's results, its JSON gzipped (as k6 writes json=FILE.gz)
+// and its CSV, imported as two runs: they compare as the same; a file
+// cut short or k6's end-of-test summary leaves no run behind.
+func TestImportK6AndCompare(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/fail":
+			w.WriteHeader(http.StatusInternalServerError)
+		case r.URL.Path == "/slow":
+			select {
+			case <-time.After(300 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	defer ts.Close()
+	k6 := k6test.Run(t, "shop.js", "BASE="+ts.URL, "CLOSED=9")
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "h.db"), filepath.Join(dir, "runs")
+	src, err := os.ReadFile(filepath.Join(k6, "out.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := filepath.Join(dir, "out.json.gz")
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(src)
+	zw.Close()
+	os.WriteFile(gz, b.Bytes(), 0o644)
+	for _, f := range []struct {
+		file, release string
+		args          []string
+	}{{gz, "json", nil}, {filepath.Join(k6, "out.csv"), "csv", []string{"--times", "cart_time"}}} {
+		args := append([]string{"import", "--from", "k6", f.file, "--store", db, "--out", out, "--label", "release=" + f.release}, f.args...)
+		code, stdout, errs := runCLI(t, args...)
+		if code != exitOK || !strings.Contains(stdout, "imported "+f.file+" as run ") {
+			t.Fatalf("import %s: %d\n%s%s", f.file, code, stdout, errs)
+		}
+	}
+	code, cmp, errs := runCLI(t, "compare", "--store", db, "release=json", "release=csv")
+	if code != exitOK || !strings.Contains(cmp, "GET /items/{id}") || !strings.Contains(cmp, "cart_time") || strings.Contains(cmp, "slower") || strings.Contains(cmp, "faster") {
+		t.Errorf("compare: %d %s\n%s", code, errs, cmp)
+	}
+	// A file cut short in its last line, and k6's summary: errors that
+	// name the line, and nothing recorded.
+	cut := filepath.Join(dir, "cut.json")
+	os.WriteFile(cut, src[:len(src)-20], 0o644)
+	lines := bytes.Count(src, []byte("\n"))
+	for file, want := range map[string]string{
+		cut:                               fmt.Sprintf("cut.json:%d: not a line of k6's JSON output", lines),
+		filepath.Join(k6, "summary.json"): "summary.json:1: k6's end-of-test summary",
+	} {
+		code, _, errs := runCLI(t, "import", "--from", "k6", file, "--store", db, "--out", out)
+		if code == exitOK || !strings.Contains(errs, want) {
+			t.Errorf("%s: %d %s, want %q", file, code, errs, want)
+		}
+	}
+	if runs, _ := os.ReadDir(out); len(runs) != 2 {
+		t.Errorf("under %s: %d runs, want 2", out, len(runs))
 	}
 }

@@ -42,6 +42,19 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
+// listFlag collects names: repeated, or separated by commas.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			*l = append(*l, n)
+		}
+	}
+	return nil
+}
+
 type runFlags struct {
 	set        setFlags
 	labels     setFlags

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
 	"github.com/perflab/perflab/ingest"
 	"github.com/perflab/perflab/jtl"
+	"github.com/perflab/perflab/k6out"
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/results"
@@ -19,15 +23,17 @@ func cmdImport(std *stdio, args []string) int {
 	path := fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file or a postgres:// URL")
 	var labels setFlags
 	fs.Var(&labels, "label", "label the imported run, as release=Goldenrod (repeatable)")
-	from := fs.String("from", "", "the files are another tool's results: jmeter (a JTL file, CSV or XML), hdr (an HdrHistogram interval log)")
+	from := fs.String("from", "", "the files are another tool's results: jmeter (a JTL file, CSV or XML), k6 (its --out json or csv), hdr (an HdrHistogram interval log); gzipped or not")
 	unit := fs.String("unit", "us", "with --from hdr: the unit of the log's values: ns, us or ms")
 	out := fs.String("out", "runs", "with --from: directory under which each imported run gets its own")
 	name := fs.String("name", "", "with --from: the run's plan name (default: the file's name)")
 	interval := fs.Duration("interval", 0, "with --from: the length of the run's intervals (default 10s; an HdrHistogram log's own)")
 	lag := fs.Duration("lag", 5*time.Minute, "with --from: how far out of time order the file's samples may be")
+	var times listFlag
+	fs.Var(&times, "times", "with --from k6: a script's own Trend of times (repeatable, or NAME,NAME): k6's CSV does not tell them from its other metrics")
 	endStamps := fs.Bool("end-stamps", false, "with --from jmeter: the file's time stamps are the samples' ends (sampleresult.timestamp.start=false)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n       perflab import --from jmeter RESULTS.jtl... [--label k=v]...\n       perflab import --from hdr LOG.hlog... [--unit us] [--label k=v]...\n\n"+
+		fmt.Fprintln(fs.Output(), "Usage: perflab import RUN_DIR... [--label k=v]...\n       perflab import --from jmeter RESULTS.jtl... [--label k=v]...\n       perflab import --from k6 OUT.json... [--label k=v]...\n       perflab import --from hdr LOG.hlog... [--unit us] [--label k=v]...\n\n"+
 			"Records run directories (from another machine, or from before the history) in the history;\n"+
 			"with --from, another tool's results, each file as a run of its own.")
 		fs.PrintDefaults()
@@ -41,8 +47,8 @@ func cmdImport(std *stdio, args []string) int {
 	}
 	logUnit, err := ingest.LogUnit(*unit)
 	switch {
-	case *from != "" && *from != "jmeter" && *from != "hdr":
-		fmt.Fprintf(std.err, "perflab: --from %s: perflab imports jmeter results and hdr (HdrHistogram) logs\n", *from)
+	case *from != "" && *from != "jmeter" && *from != "k6" && *from != "hdr":
+		fmt.Fprintf(std.err, "perflab: --from %s: perflab imports jmeter and k6 results and hdr (HdrHistogram) logs\n", *from)
 		return exitUsage
 	case err != nil:
 		fmt.Fprintf(std.err, "perflab: --unit: %v\n", err)
@@ -58,9 +64,12 @@ func cmdImport(std *stdio, args []string) int {
 		if *from != "" {
 			o := ingest.Options{Out: *out, Name: *name, Interval: *interval, Lag: *lag}
 			var sum *results.Summary
-			if *from == "hdr" {
+			switch *from {
+			case "hdr":
 				dir, sum, err = importHdrLog(arg, o, logUnit)
-			} else {
+			case "k6":
+				dir, sum, err = importK6(arg, o, times)
+			default:
 				dir, sum, err = importJMeter(arg, o, jtl.Options{EndStamps: *endStamps})
 			}
 			if err != nil {
@@ -79,9 +88,34 @@ func cmdImport(std *stdio, args []string) int {
 	return exitOK
 }
 
+// openResults opens another tool's result file, through gzip if it is
+// gzipped (k6 writes --out json=FILE.gz so; JTLs are kept gzipped).
+func openResults(file string) (io.ReadCloser, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	if b, _ := br.Peek(2); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return struct {
+			io.Reader
+			io.Closer
+		}{br, f}, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{zr, f}, nil
+}
+
 // importHdrLog reads an HdrHistogram interval log into a run directory.
 func importHdrLog(file string, o ingest.Options, unit time.Duration) (string, *results.Summary, error) {
-	f, err := os.Open(file)
+	f, err := openResults(file)
 	if err != nil {
 		return "", nil, err
 	}
@@ -94,7 +128,7 @@ func importHdrLog(file string, o ingest.Options, unit time.Duration) (string, *r
 
 // importJMeter reads a JMeter result file into a run directory.
 func importJMeter(file string, o ingest.Options, jo jtl.Options) (string, *results.Summary, error) {
-	f, err := os.Open(file)
+	f, err := openResults(file)
 	if err != nil {
 		return "", nil, err
 	}
@@ -106,6 +140,25 @@ func importJMeter(file string, o ingest.Options, jo jtl.Options) (string, *resul
 	return ingest.Run(ingest.JMeter(r), "jmeter", file, o, []string{
 		"each sample's Latency (time to first byte), Connect and IdleTime, its sent bytes and the active thread counts",
 		"which Transaction Controller a step ran under: a result file does not say",
+	})
+}
+
+// importK6 reads k6's --out json or csv stream into a run directory.
+func importK6(file string, o ingest.Options, times []string) (string, *results.Summary, error) {
+	f, err := openResults(file)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	r, err := k6out.NewReader(f, file, ingest.K6Metrics(times...))
+	if err != nil {
+		return "", nil, err
+	}
+	return ingest.Run(ingest.K6(r), "k6", file, o, []string{
+		"each request's phases (http_req_blocked, _connecting, _tls_handshaking, _sending, _waiting, _receiving): its latency is k6's http_req_duration, from sending to the end of the response, without the wait for a connection",
+		"data_sent and data_received: k6 counts them by iteration, not by request",
+		"which group's iteration a failed request was in: a group's duration is a transaction without errors",
+		"tags other than name, method, status, scenario, group, expected_response, error_code, check and vu (url, proto, a script's own)",
 	})
 }
 
