@@ -165,7 +165,7 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	r.setupVars = map[string]string{}
 	var runErr error
 	stages := p.Stages()
-	if len(p.Buses) > 0 || len(p.Simulators) > 0 {
+	if len(p.Buses) > 0 || len(p.Simulators) > 0 || p.GRPC != nil {
 		m, err := startMessaging(ctx, p, r.opts.Seed)
 		if err != nil {
 			run.End, run.Status, run.Error = time.Now(), metrics.StatusFailed, err.Error()
@@ -428,10 +428,11 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	defer func() { ph.End = time.Now(); pack(ph) }()
 	lay := &layout{}
 	type item struct {
-		st  *plan.Step
-		req *phttp.Request
-		fn  StepFunc
-		op  int
+		st   *plan.Step
+		req  *phttp.Request
+		fn   StepFunc
+		call *grpcStep
+		op   int
 	}
 	var items []item
 	for _, s := range steps {
@@ -446,6 +447,15 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 				return ph, err
 			}
 			items = append(items, item{st: s, fn: f, op: lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
+			continue
+		}
+		if s.GRPC != nil {
+			gs, err := compileGRPC(r.p, r.msg, s)
+			if err != nil {
+				ph.Error = err.Error()
+				return ph, err
+			}
+			items = append(items, item{st: s, call: gs, op: lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
 			continue
 		}
 		req, err := phttp.Compile(r.p.Target, r.p.Headers, s, r.p.HTTP.Timeout.D)
@@ -466,7 +476,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	w := &worker{vars: v, client: r.client}
 	var scr phttp.Scratch
 	for _, it := range items {
-		if it.req == nil && it.fn == nil {
+		if it.req == nil && it.fn == nil && it.call == nil {
 			if !w.think(ctx, it.st.Think) {
 				return ph, ctx.Err()
 			}
@@ -501,9 +511,12 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 				v.item, v.itemDS = rows[i], ds
 			}
 			var res phttp.Result
-			if it.fn != nil {
+			switch {
+			case it.fn != nil:
 				res = call(ctx, it.fn, v)
-			} else {
+			case it.call != nil:
+				res = it.call.do(ctx, v).Result
+			default:
 				res = w.client.Do(it.req, v, &scr)
 			}
 			ph.Totals[it.op].Add(res.Latency, res.Latency, res.Err, res.Bytes)

@@ -18,7 +18,10 @@ type node struct {
 	children []*node // transaction steps
 	pause    bool
 	msg      *msgStep // a publish or await step
-	fn       StepFunc // a step bound to a Go function (embedded mode)
+	grpc     *grpcStep
+	// firstOp is a server-streaming call's time to its first message.
+	firstOp int
+	fn      StepFunc // a step bound to a Go function (embedded mode)
 	// correlate is the id under which the step's requests go to
 	// requests.csv (Options.Requests); nil for most steps.
 	correlate *tmpl.Template
@@ -107,6 +110,16 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			if n.fn = bound(fns, st); n.fn == nil {
 				return nil, fmt.Errorf("step %s calls %s, which the program running the plan does not bind (call steps run from Go: package perflab)", st.Name, st.Call)
+			}
+		case st.GRPC != nil:
+			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+			gs, err := compileGRPC(p, m, st)
+			if err != nil {
+				return nil, err
+			}
+			n.grpc = gs
+			if gs.call.Streams() {
+				n.firstOp = l.id(metrics.Op{Name: st.Name + FirstMessage, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			}
 		case st.IsMessage():
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})

@@ -11,6 +11,7 @@ import (
 	"github.com/perflab/perflab/bus/responder"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
+	pgrpc "github.com/perflab/perflab/protocol/grpc"
 	phttp "github.com/perflab/perflab/protocol/http"
 	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
@@ -29,6 +30,8 @@ const DefaultAwaitTimeout = 30 * time.Second
 type messaging struct {
 	conns map[string]bus.Conn
 	sims  []*runningSim
+	// grpc is the client of the plan's gRPC steps.
+	grpc *pgrpc.Client
 }
 
 type runningSim struct {
@@ -43,6 +46,12 @@ func startMessaging(ctx context.Context, p *plan.Plan, seed uint64) (*messaging,
 	m := &messaging{conns: map[string]bus.Conn{}}
 	vars := p.VarsFor(plan.Stage{})
 	lookup := tmpl.LookupFunc(func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
+	if p.GRPC != nil {
+		if err := m.startGRPC(ctx, p, lookup); err != nil {
+			m.close()
+			return nil, err
+		}
+	}
 	for _, b := range p.Buses {
 		url, err := b.URL.T.Expand(lookup)
 		if err == nil {
@@ -136,6 +145,9 @@ func (m *messaging) close() []metrics.SimulatorStats {
 	}
 	for _, c := range m.conns {
 		c.Close()
+	}
+	if m.grpc != nil {
+		m.grpc.Close()
 	}
 	return out
 }

@@ -208,6 +208,16 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 		res = call(ctx, n.fn, w.vars)
 	case n.msg != nil:
 		res = n.msg.do(ctx, w.vars)
+	case n.grpc != nil:
+		r := w.grpcCall(n.grpc)
+		res = r.Result
+		if r.Messages > 0 && n.firstOp > 0 {
+			first := r.First
+			if !w.due.IsZero() { // as the call's own latency: from its due time
+				first += r.Start.Sub(w.due)
+			}
+			w.rec.Record(w.shard, n.firstOp, first, r.First, metrics.OK, 0)
+		}
 	default:
 		res = w.request(n.req) // not bound to ctx: a request in flight completes
 	}

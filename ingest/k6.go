@@ -105,10 +105,10 @@ func (k *k6) Next() (Sample, error) {
 func K6Kind(metric string, t k6out.Tags) metrics.ErrKind {
 	status, _ := strconv.Atoi(t.Status)
 	if metric == "grpc_req_duration" { // the status is a gRPC code
-		if status == 0 && t.ErrorCode == "" {
-			return metrics.OK
+		if status == 0 && t.ErrorCode != "" {
+			return metrics.Other // no status: the call failed before one
 		}
-		return metrics.Other
+		return metrics.GRPCKind(uint32(status))
 	}
 	switch t.ExpectedResponse {
 	case "true":

@@ -220,3 +220,40 @@ func TestImportRealK6(t *testing.T) {
 		})
 	}
 }
+
+// k6's error codes and statuses have the kinds perflab gives the same
+// failures of its own.
+func TestK6Kind(t *testing.T) {
+	for _, c := range []struct {
+		metric string
+		tags   k6out.Tags
+		want   metrics.ErrKind
+	}{
+		{"http_req_duration", k6out.Tags{Status: "200", ExpectedResponse: "true"}, metrics.OK},
+		{"http_req_duration", k6out.Tags{Status: "404", ExpectedResponse: "true"}, metrics.OK}, // the script expected it
+		{"http_req_duration", k6out.Tags{Status: "200", ExpectedResponse: "false"}, metrics.HTTP2xx},
+		{"http_req_duration", k6out.Tags{Status: "503", ExpectedResponse: "false", ErrorCode: "1503"}, metrics.HTTP5xx},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1050"}, metrics.Timeout},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1101"}, metrics.DNS},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1211"}, metrics.Connect},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1212"}, metrics.ConnRefused},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1220"}, metrics.ConnReset},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1201"}, metrics.Write},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1311"}, metrics.TLS},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1630"}, metrics.Read},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1020"}, metrics.NotSent},
+		{"http_req_duration", k6out.Tags{Status: "0", ExpectedResponse: "false", ErrorCode: "1000"}, metrics.Other},
+		// Before k6 0.31: no expected_response.
+		{"http_req_duration", k6out.Tags{Status: "302"}, metrics.OK},
+		{"http_req_duration", k6out.Tags{Status: "500"}, metrics.HTTP5xx},
+		{"http_req_duration", k6out.Tags{Status: "0", ErrorCode: "1212"}, metrics.ConnRefused},
+		{"grpc_req_duration", k6out.Tags{Status: "0"}, metrics.OK},
+		{"grpc_req_duration", k6out.Tags{Status: "5"}, metrics.GRPCNotFound},
+		{"grpc_req_duration", k6out.Tags{Status: "14"}, metrics.GRPCUnavailable},
+		{"grpc_req_duration", k6out.Tags{Status: "0", ErrorCode: "1000"}, metrics.Other},
+	} {
+		if got := ingest.K6Kind(c.metric, c.tags); got != c.want {
+			t.Errorf("%s %+v: %s, want %s", c.metric, c.tags, got, c.want)
+		}
+	}
+}

@@ -55,6 +55,24 @@ const (
 	// no earlier step set, a URL that does not parse): nothing was sent, so
 	// the server never counted it.
 	NotSent
+	// GRPCCanceled ... GRPCUnauthenticated are the gRPC status codes 1-16
+	// of a call the step did not accept, in the codes' order.
+	GRPCCanceled
+	GRPCUnknown
+	GRPCInvalidArgument
+	GRPCDeadlineExceeded
+	GRPCNotFound
+	GRPCAlreadyExists
+	GRPCPermissionDenied
+	GRPCResourceExhausted
+	GRPCFailedPrecondition
+	GRPCAborted
+	GRPCOutOfRange
+	GRPCUnimplemented
+	GRPCInternal
+	GRPCUnavailable
+	GRPCDataLoss
+	GRPCUnauthenticated
 	numErrKinds
 )
 
@@ -66,6 +84,12 @@ var errKindNames = [...]string{
 	Timeout: "timeout", ConnRefused: "connection_refused", ConnReset: "connection_reset", DNS: "dns", TLS: "tls",
 	CheckFailed: "check_failed", ExtractFailed: "extract_failed", Other: "other",
 	Connect: "connect", Write: "write", Read: "read", Publish: "publish", NotSent: "not_sent",
+	GRPCCanceled: "grpc_canceled", GRPCUnknown: "grpc_unknown", GRPCInvalidArgument: "grpc_invalid_argument",
+	GRPCDeadlineExceeded: "grpc_deadline_exceeded", GRPCNotFound: "grpc_not_found", GRPCAlreadyExists: "grpc_already_exists",
+	GRPCPermissionDenied: "grpc_permission_denied", GRPCResourceExhausted: "grpc_resource_exhausted",
+	GRPCFailedPrecondition: "grpc_failed_precondition", GRPCAborted: "grpc_aborted", GRPCOutOfRange: "grpc_out_of_range",
+	GRPCUnimplemented: "grpc_unimplemented", GRPCInternal: "grpc_internal", GRPCUnavailable: "grpc_unavailable",
+	GRPCDataLoss: "grpc_data_loss", GRPCUnauthenticated: "grpc_unauthenticated",
 }
 
 // ParseErrKind reads an error kind's name ("timeout", "http_5xx", ...).
@@ -98,6 +122,18 @@ func StatusKind(code int) ErrKind {
 		return HTTP4xx
 	case 5:
 		return HTTP5xx
+	}
+	return Other
+}
+
+// GRPCKind is the error kind of a gRPC status code the step did not
+// accept (1-16); OK for 0, Other for a code gRPC does not define.
+func GRPCKind(code uint32) ErrKind {
+	switch {
+	case code == 0:
+		return OK
+	case code <= 16:
+		return GRPCCanceled + ErrKind(code-1)
 	}
 	return Other
 }

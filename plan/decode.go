@@ -206,7 +206,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			d.errorf(n, "json: %v", err)
 			return
 		}
-		v.Set(reflect.ValueOf(&JSONDoc{Pos: posOf(n), Text: &Text{Pos: posOf(n), T: t}}))
+		v.Set(reflect.ValueOf(&JSONDoc{Pos: posOf(n), Text: &Text{Pos: posOf(n), T: t}, Node: n}))
 		return
 	}
 

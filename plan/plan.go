@@ -3,8 +3,9 @@ package plan
 import (
 	"time"
 
-	"github.com/perflab/perflab/monitor"
+	"gopkg.in/yaml.v3"
 
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -26,6 +27,9 @@ type Plan struct {
 	Vars        []*Var      `yaml:"vars"`
 	Data        []*Data     `yaml:"data"`
 	HTTP        HTTPOptions `yaml:"http"`
+	// GRPC is what the plan's gRPC steps share: their schema, target and
+	// connections.
+	GRPC *GRPCOptions `yaml:"grpc"`
 	// Buses are the message buses that steps and simulators use.
 	Buses []*Bus `yaml:"buses"`
 	// Simulators stand in for the dependencies of the system under test.
@@ -237,6 +241,9 @@ type Step struct {
 	Publish *Publish `yaml:"publish"`
 	Await   *Await   `yaml:"await"`
 
+	// GRPC calls a method of a gRPC service (package protocol/grpc).
+	GRPC *GRPCCall `yaml:"grpc"`
+
 	// Call names a Go function that the program running the plan binds
 	// (embedded mode, package perflab): a step with no request of its own.
 	// Any step can also be bound by its name, in place of its request.
@@ -261,7 +268,7 @@ func (s *Step) IsMessage() bool { return s.Publish != nil || s.Await != nil }
 
 // IsPause reports whether the step only waits.
 func (s *Step) IsPause() bool {
-	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.Think != nil
+	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.Think != nil
 }
 
 // Label is the name statistics are kept under.
@@ -339,6 +346,9 @@ func (t *Text) String() string {
 type JSONDoc struct {
 	Pos  Pos
 	Text *Text // the document serialised as JSON, as a template
+	// Node is the document as the plan wrote it, for checks against a
+	// schema that name the place of each part.
+	Node *yaml.Node
 }
 
 // Num is a number or duration field that may be swept: a scalar, a list, or a

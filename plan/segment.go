@@ -146,6 +146,11 @@ func (p *Plan) Files() []string {
 		}
 	}
 	add(p.HTTP.CAFile)
+	if p.GRPC != nil {
+		for _, f := range p.GRPC.Files {
+			add(f)
+		}
+	}
 	for _, d := range p.Data {
 		add(d.File)
 		add(d.CSV)

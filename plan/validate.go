@@ -135,6 +135,7 @@ func (v *validator) validate() {
 
 	v.buses()
 	v.simulators()
+	v.grpcOptions()
 	v.logs()
 	v.monitors()
 	v.phase("setup", p.Setup, true)
@@ -507,14 +508,17 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 
 func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	kinds := 0
-	for _, is := range []bool{st.IsTransaction(), st.IsRequest(), st.Publish != nil, st.Await != nil, st.Call != ""} {
+	for _, is := range []bool{st.IsTransaction(), st.IsRequest() && st.GRPC == nil, st.Publish != nil, st.Await != nil, st.Call != "", st.GRPC != nil} {
 		if is {
 			kinds++
 		}
 	}
 	switch {
 	case kinds > 1:
-		v.at(st.Pos, "%s: a step is one of url (a request), publish, await, call, or transaction with steps", where)
+		v.at(st.Pos, "%s: a step is one of url (a request), grpc, publish, await, call, or transaction with steps", where)
+		return
+	case st.GRPC != nil:
+		v.grpcStep(st, sc, where)
 		return
 	case st.Call != "":
 		if st.Name == "" {
@@ -550,7 +554,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	case st.IsPause():
 		return
 	case !st.IsRequest():
-		v.at(st.Pos, "%s: a step needs url (a request), publish or await (a message), call (a Go function), transaction (a group of steps) or think (a pause)", where)
+		v.at(st.Pos, "%s: a step needs url (a request), grpc (a gRPC call), publish or await (a message), call (a Go function), transaction (a group of steps) or think (a pause)", where)
 		return
 	}
 	if st.Method == "" {

@@ -36,7 +36,7 @@ type Request struct {
 	extract     Extracts
 	status      []int // accepted; nil means 200-299
 	contains    [][]byte
-	jsonChecks  []jsonCheck
+	jsonChecks  JSONChecks
 	// bodyLimit is the step's own body_limit (0: the client's).
 	bodyLimit int64
 	// bodyUse is what reads the body (readsBody): OK for nothing.
@@ -121,12 +121,8 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		for _, s := range c.BodyContains {
 			r.contains = append(r.contains, []byte(s))
 		}
-		for _, jc := range c.JSON {
-			p, err := plan.GJSONPath(jc.Path)
-			if err != nil {
-				return nil, err
-			}
-			r.jsonChecks = append(r.jsonChecks, jsonCheck{p, jc.Equals.T})
+		if r.jsonChecks, err = CompileJSONChecks(c.JSON); err != nil {
+			return nil, err
 		}
 	}
 	r.bodyUse, r.bodyVerb = r.readsBody()
@@ -322,18 +318,41 @@ func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []
 			return
 		}
 	}
-	for _, jc := range r.jsonChecks {
-		want, err := jc.want.Expand(vars)
-		if err != nil {
-			res.Err, res.Detail = metrics.CheckFailed, err.Error()
-			return
-		}
-		if got := gjson.GetBytes(body, jc.path); got.String() != want {
-			res.Err, res.Detail = metrics.CheckFailed, "json "+jc.path+" is "+got.String()+", want "+want
-			return
-		}
+	if res.Err, res.Detail = r.jsonChecks.Apply(body, vars); res.Err != metrics.OK {
+		return
 	}
 	res.Err, res.Detail = r.extract.Apply(header, body, vars)
+}
+
+// JSONChecks check fields of a response (or a message) by JSON path.
+type JSONChecks []jsonCheck
+
+// CompileJSONChecks compiles a step's json checks.
+func CompileJSONChecks(cs []*plan.JSONCheck) (JSONChecks, error) {
+	var out JSONChecks
+	for _, jc := range cs {
+		p, err := plan.GJSONPath(jc.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, jsonCheck{p, jc.Equals.T})
+	}
+	return out, nil
+}
+
+// Apply checks body: CheckFailed, with a detail, at the first field that
+// is not as wanted.
+func (c JSONChecks) Apply(body []byte, vars Vars) (metrics.ErrKind, string) {
+	for _, jc := range c {
+		want, err := jc.want.Expand(vars)
+		if err != nil {
+			return metrics.CheckFailed, err.Error()
+		}
+		if got := gjson.GetBytes(body, jc.path); got.String() != want {
+			return metrics.CheckFailed, "json " + jc.path + " is " + got.String() + ", want " + want
+		}
+	}
+	return metrics.OK, ""
 }
 
 // Extracts take values from a response, or a message, into a VU's

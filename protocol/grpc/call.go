@@ -1,0 +1,317 @@
+package grpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+	phttp "github.com/perflab/perflab/protocol/http"
+	"github.com/perflab/perflab/protoschema"
+	"github.com/perflab/perflab/tmpl"
+)
+
+// Call is a grpc step compiled for calling.
+type Call struct {
+	Name     string
+	target   *tmpl.Template
+	method   string // /pkg.Service/Method
+	desc     protoreflect.MethodDescriptor
+	stream   *grpc.StreamDesc // nil for a unary call
+	messages []*tmpl.Template
+	metadata []pair
+	deadline time.Duration
+	accept   []int // accepted status codes; nil: OK only
+	checks   phttp.JSONChecks
+	extract  phttp.Extracts
+	// body: the response is needed as JSON (checks, extractions).
+	body bool
+}
+
+type pair struct {
+	name  string
+	value *tmpl.Template
+}
+
+// Compile builds a call from a plan step whose method the plan resolved
+// (GRPCCall.Desc). target is grpc.target, deadline grpc.timeout; a step's
+// own override them.
+func Compile(st *plan.Step, target *plan.Text, deadline time.Duration) (*Call, error) {
+	g := st.GRPC
+	if g.Desc == nil {
+		return nil, fmt.Errorf("step %s: method %s/%s is not resolved against a schema", st.Name, g.Service, g.Method)
+	}
+	c := &Call{Name: st.Name, desc: g.Desc, method: protoschema.FullMethod(g.Desc), deadline: deadline}
+	if g.Target != nil {
+		target = g.Target
+	}
+	if target == nil {
+		return nil, fmt.Errorf("step %s: no target", st.Name)
+	}
+	c.target = target.T
+	if g.Deadline.D > 0 {
+		c.deadline = g.Deadline.D
+	}
+	if g.Desc.IsStreamingClient() || g.Desc.IsStreamingServer() {
+		c.stream = &grpc.StreamDesc{StreamName: string(g.Desc.Name()), ClientStreams: g.Desc.IsStreamingClient(), ServerStreams: g.Desc.IsStreamingServer()}
+	}
+	switch {
+	case g.Message != nil:
+		c.messages = []*tmpl.Template{g.Message.Text.T}
+	case len(g.Messages) > 0:
+		for _, m := range g.Messages {
+			c.messages = append(c.messages, m.Text.T)
+		}
+	case !g.Desc.IsStreamingClient():
+		c.messages = []*tmpl.Template{tmpl.MustParse("{}")}
+	}
+	for _, m := range g.Metadata {
+		c.metadata = append(c.metadata, pair{strings.ToLower(m.Name), m.Value.T})
+	}
+	var err error
+	if c.extract, err = phttp.CompileExtracts(st.Extract); err != nil {
+		return nil, err
+	}
+	if ck := st.Check; ck != nil {
+		c.accept = ck.Status
+		if c.checks, err = phttp.CompileJSONChecks(ck.JSON); err != nil {
+			return nil, err
+		}
+	}
+	c.body = len(c.checks) > 0 || len(c.extract) > 0
+	return c, nil
+}
+
+// Result is a call's outcome: its Latency runs from the call's start to
+// its status; a streaming response's First is the time to its first
+// message (Messages of them).
+type Result struct {
+	phttp.Result
+	Code     codes.Code
+	First    time.Duration
+	Messages int
+}
+
+// Streams reports whether the server streams its response.
+func (c *Call) Streams() bool { return c.stream != nil && c.stream.ServerStreams }
+
+// Do makes the call with a VU's variables. It ends with ctx (the load's
+// end), or at its deadline.
+func (c *Call) Do(ctx context.Context, cl *Client, vars phttp.Vars) Result {
+	var res Result
+	target, err := c.target.Expand(vars)
+	if err != nil {
+		res.Err, res.Detail = metrics.NotSent, err.Error()
+		return res
+	}
+	reqs := make([]proto.Message, 0, len(c.messages))
+	for _, t := range c.messages {
+		js, err := t.Expand(vars)
+		if err != nil {
+			res.Err, res.Detail = metrics.NotSent, err.Error()
+			return res
+		}
+		m := dynamicpb.NewMessage(c.desc.Input())
+		if err := protojson.Unmarshal([]byte(js), m); err != nil {
+			res.Err, res.Detail = metrics.NotSent, fmt.Sprintf("the message is not a %s: %v", c.desc.Input().FullName(), err)
+			return res
+		}
+		reqs = append(reqs, m)
+	}
+	var md metadata.MD
+	for _, p := range c.metadata {
+		v, err := p.value.Expand(vars)
+		if err != nil {
+			res.Err, res.Detail = metrics.NotSent, err.Error()
+			return res
+		}
+		md = metadata.Join(md, metadata.Pairs(p.name, v))
+	}
+	conn, err := cl.Conn(target)
+	if err != nil {
+		res.Err, res.Detail = metrics.NotSent, err.Error()
+		return res
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.deadline)
+	defer cancel()
+	if md != nil {
+		cctx = metadata.NewOutgoingContext(cctx, md)
+	}
+	var header, trailer metadata.MD
+	var resps []proto.Message
+	res.Start = time.Now()
+	if c.stream == nil {
+		resp := dynamicpb.NewMessage(c.desc.Output())
+		err = conn.Invoke(cctx, c.method, reqs[0], resp, grpc.Header(&header), grpc.Trailer(&trailer))
+		if err == nil {
+			resps = append(resps, resp)
+		}
+	} else {
+		resps, header, trailer, err = c.streamCall(cctx, conn, reqs, &res)
+	}
+	res.Latency = time.Since(res.Start)
+	for _, r := range resps {
+		res.Bytes += proto.Size(r)
+	}
+	c.judge(&res, err, header, trailer, resps, vars)
+	return res
+}
+
+// streamCall sends reqs on a stream, closes its sending side, and reads
+// every response until the status.
+func (c *Call) streamCall(ctx context.Context, conn *grpc.ClientConn, reqs []proto.Message, res *Result) (resps []proto.Message, header, trailer metadata.MD, err error) {
+	s, err := conn.NewStream(ctx, c.stream, c.method)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, m := range reqs {
+		if err := s.SendMsg(m); err != nil {
+			if errors.Is(err, io.EOF) {
+				break // the server ended the call: RecvMsg gives its status
+			}
+			return nil, nil, nil, err
+		}
+	}
+	if err := s.CloseSend(); err != nil {
+		return nil, nil, nil, err
+	}
+	for {
+		m := dynamicpb.NewMessage(c.desc.Output())
+		err = s.RecvMsg(m)
+		if err != nil {
+			break
+		}
+		if len(resps) == 0 {
+			res.First = time.Since(res.Start)
+		}
+		res.Messages++
+		if c.body || len(resps) == 0 {
+			resps = append(resps, m)
+		} else {
+			res.Bytes += proto.Size(m)
+		}
+	}
+	header, _ = s.Header()
+	trailer = s.Trailer()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return resps, header, trailer, err
+}
+
+// judge sets the result's error kind: the status's, unless the step
+// accepts it; then its checks and extractions on the response as JSON
+// (a streaming response's messages as a JSON array).
+func (c *Call) judge(res *Result, err error, header, trailer metadata.MD, resps []proto.Message, vars phttp.Vars) {
+	st, _ := status.FromError(err)
+	res.Code = st.Code()
+	if !c.accepts(int(res.Code)) {
+		res.Err, res.Detail = kindOf(st), "status "+strings.ToUpper(codeName(st.Code()))+": "+st.Message()
+		return
+	}
+	if !c.body {
+		return
+	}
+	body, jerr := c.json(resps)
+	if jerr != nil {
+		res.Err, res.Detail = metrics.Read, jerr.Error()
+		return
+	}
+	if res.Err, res.Detail = c.checks.Apply(body, vars); res.Err != metrics.OK {
+		return
+	}
+	md := func(name string) ([]byte, bool) {
+		name = strings.ToLower(name)
+		for _, m := range []metadata.MD{header, trailer} {
+			if v := m.Get(name); len(v) > 0 {
+				return []byte(v[0]), true
+			}
+		}
+		return nil, false
+	}
+	res.Err, res.Detail = c.extract.Apply(md, body, vars)
+}
+
+var jsonOut = protojson.MarshalOptions{EmitUnpopulated: true}
+
+// json is the response as JSON: a message, or a stream's as an array.
+func (c *Call) json(resps []proto.Message) ([]byte, error) {
+	if !c.Streams() {
+		if len(resps) == 0 {
+			return []byte("{}"), nil
+		}
+		return jsonOut.Marshal(resps[0])
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range resps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		js, err := jsonOut.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(js)
+	}
+	b.WriteByte(']')
+	return b.Bytes(), nil
+}
+
+func (c *Call) accepts(code int) bool {
+	if c.accept == nil {
+		return code == 0
+	}
+	for _, a := range c.accept {
+		if a == code {
+			return true
+		}
+	}
+	return false
+}
+
+// kindOf is the error kind of a status: its code's, except that an
+// UNAVAILABLE whose cause is a refused connection, a name not found or a
+// failed TLS handshake is that, as perflab's HTTP steps say it.
+func kindOf(st *status.Status) metrics.ErrKind {
+	if st.Code() == codes.Unavailable {
+		msg := st.Message()
+		switch {
+		case strings.Contains(msg, "connection refused"):
+			return metrics.ConnRefused
+		case strings.Contains(msg, "no such host"), strings.Contains(msg, "produced zero addresses"):
+			return metrics.DNS
+		case strings.Contains(msg, "authentication handshake failed"), strings.Contains(msg, "tls:"):
+			return metrics.TLS
+		}
+	}
+	return metrics.GRPCKind(uint32(st.Code()))
+}
+
+// codeName is a code as gRPC's specification names it (NOT_FOUND).
+func codeName(c codes.Code) string {
+	var b strings.Builder
+	prev := rune(0)
+	for _, r := range c.String() {
+		if prev >= 'a' && prev <= 'z' && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	return b.String()
+}

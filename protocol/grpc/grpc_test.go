@@ -1,0 +1,201 @@
+package grpc_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/grpctest"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
+)
+
+// shopPlan is a plan of every kind of call to the test server: its
+// schema is either shop.proto or the server's reflection.
+const shopPlan = `name: shop-grpc
+grpc:
+  target: ${addr}
+  %s
+  connections: 2
+vars:
+  addr: "127.0.0.1:1"
+  closed: "1"
+scenarios:
+  - name: shop
+    vus: 3
+    iterations: 10
+    flow:
+      - name: get
+        grpc:
+          service: shop.Shop
+          method: GetItem
+          message: {id: "i-${vu}-${iteration}", delay_ms: 2}
+          metadata: {x-user: "u${vu}"}
+        check:
+          json: {$.name: "item i-${vu}-${iteration}", $.kind: BOOK, "$.tags[1]": b}
+        extract:
+          name: {json: $.name}
+          item: {header: x-item}
+      - name: list
+        grpc: {service: shop.Shop, method: ListItems, message: {count: 4}}
+        check: {json: {"$[3].name": "item 3"}}
+      - name: cart
+        grpc:
+          service: shop.Shop
+          method: AddToCart
+          messages: [{itemId: a, qty: 2}, {item_id: "${item}", qty: 3}]
+        check: {json: {$.totalQty: "5", $.lines: "2"}}
+      - name: chat
+        grpc: {service: shop.Shop, method: Chat, messages: [{text: hi}, {text: "${name}"}]}
+        check: {json: {"$[1].text": "re: item i-${vu}-${iteration}"}}
+      - name: missing is fine
+        grpc: {service: shop.Shop, method: GetItem, message: {id: missing}}
+        check: {status: [5]}
+      - name: boom
+        grpc: {service: shop.Shop, method: GetItem, message: {id: boom}}
+      - name: wrong check
+        grpc: {service: shop.Shop, method: GetItem, message: {id: w}}
+        check: {json: {$.name: nope}}
+      - name: down
+        grpc: {service: shop.Shop, method: GetItem, target: "127.0.0.1:${closed}", deadline: 5s}
+`
+
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// runPlan writes src beside a copy of shop.proto and runs it.
+func runPlan(t *testing.T, src string, set ...plan.Override) (*lab.Result, error) {
+	t.Helper()
+	dir := t.TempDir()
+	proto, err := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
+	path := filepath.Join(dir, "plan.yaml")
+	os.WriteFile(path, []byte(src), 0o644)
+	p, err := plan.Load(path, plan.Options{Set: set})
+	if err != nil {
+		return nil, err
+	}
+	return lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: io.Discard})
+}
+
+// Every kind of call, against a server on another implementation
+// (Python's grpcio), with the schema from the .proto file and from the
+// server's reflection: perflab's counts per method are the server's, the
+// checks and extractions see each response's fields (a stream's messages
+// as a list), an accepted NOT_FOUND is a success, an INTERNAL is
+// grpc_internal and a server that is down connection_refused.
+func TestCallsAgainstPythonServer(t *testing.T) {
+	srv := grpctest.Start(t)
+	for _, schema := range []string{"protos: [shop.proto]", "reflection: true"} {
+		t.Run(strings.Fields(schema)[0], func(t *testing.T) {
+			before := srv.Counts()
+			res, err := runPlan(t, fmt.Sprintf(shopPlan, schema), plan.Override{Name: "addr", Value: srv.Addr}, plan.Override{Name: "closed", Value: closedPort(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			after := srv.Counts()
+			served := func(m string) int64 { return after[m] - before[m] }
+			ops := map[string]results.Operation{}
+			for _, op := range res.Summary.Stages[0].Operations {
+				ops[op.Name] = op
+			}
+			for name, want := range map[string]struct {
+				count  int64
+				errors map[string]int64
+			}{
+				"get":                  {30, nil},
+				"list":                 {served("ListItems"), nil},
+				"list (first message)": {30, nil},
+				"cart":                 {served("AddToCart"), nil},
+				"chat":                 {served("Chat"), nil},
+				"missing is fine":      {30, nil},
+				"boom":                 {30, map[string]int64{"grpc_internal": 30}},
+				"down":                 {30, map[string]int64{"connection_refused": 30}},
+				"wrong check":          {30, map[string]int64{"check_failed": 30}},
+			} {
+				op := ops[name]
+				var total int64
+				for _, n := range want.errors {
+					total += n
+				}
+				if op.Count != want.count || op.Errors.Total != total {
+					t.Errorf("%s: %d calls, errors %+v; want %d, %v", name, op.Count, op.Errors, want.count, want.errors)
+				}
+				for k, n := range want.errors {
+					if op.Errors.ByKind[k] != n {
+						t.Errorf("%s: errors %+v, want %s %d", name, op.Errors, k, n)
+					}
+				}
+			}
+			if served("GetItem") != 120 || served("ListItems") != 30 || served("AddToCart") != 30 || served("Chat") != 30 {
+				t.Errorf("the server answered %v", after)
+			}
+			if l := ops["get"].Latency; l.Min < 2 {
+				t.Errorf("get: min %v ms, below the server's 2 ms delay", l.Min)
+			}
+		})
+	}
+}
+
+// A server that freezes for 600 ms in an open model: the calls due while
+// it was frozen wait, and their latency, from their due time, shows it;
+// none is lost.
+func TestStallShowsInOpenModel(t *testing.T) {
+	srv := grpctest.Start(t)
+	res, err := runPlan(t, `name: stall
+grpc:
+  target: ${addr}
+  protos: [shop.proto]
+vars:
+  addr: "127.0.0.1:1"
+scenarios:
+  - name: steady
+    rate: 40
+    duration: 2s
+    vus: 40
+    flow:
+      - name: get
+        grpc: {service: shop.Shop, method: GetItem, message: {id: x}}
+  - name: freeze
+    vus: 1
+    iterations: 1
+    flow:
+      - think: 500ms
+      - name: stall
+        grpc: {service: shop.Shop, method: GetItem, message: {id: stall, delay_ms: 600}}
+`, plan.Override{Name: "addr", Value: srv.Addr})
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	for _, op := range res.Summary.Stages[0].Operations {
+		if op.Name != "get" {
+			continue
+		}
+		t.Logf("get: %d calls, p50 %v ms, p99 %v, max %v ms", op.Count, op.Latency.P50, op.Latency.P99, op.Latency.Max)
+		// 80 calls due; those due in the 600 ms freeze waited for its end.
+		if op.Count < 78 || op.Count > 81 || op.Errors.Total != 0 || op.Latency.Max < 400 || op.Latency.P50 > 300 {
+			t.Errorf("get: %d calls, %d errors, p50 %v ms, max %v ms: want 80, none, the freeze in the max", op.Count, op.Errors.Total, op.Latency.P50, op.Latency.Max)
+		}
+		return
+	}
+	t.Fatal("no get operation")
+}
