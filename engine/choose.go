@@ -50,6 +50,8 @@ func loopCannot(nodes []*node, vars map[string]string) string {
 			return "step " + n.name + " publishes or awaits messages"
 		case n.grpc != nil:
 			return "step " + n.name + " calls gRPC"
+		case n.ws != nil:
+			return "step " + n.name + " uses a WebSocket"
 		case n.req != nil:
 			switch scheme := n.req.Scheme(vars); {
 			case scheme == "http", scheme == "https":

@@ -165,7 +165,7 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	r.setupVars = map[string]string{}
 	var runErr error
 	stages := p.Stages()
-	if len(p.Buses) > 0 || len(p.Simulators) > 0 || p.GRPC != nil {
+	if len(p.Buses) > 0 || len(p.Simulators) > 0 || p.GRPC != nil || p.HasWS() {
 		m, err := startMessaging(ctx, p, r.opts.Seed)
 		if err != nil {
 			run.End, run.Status, run.Error = time.Now(), metrics.StatusFailed, err.Error()

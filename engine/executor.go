@@ -96,6 +96,9 @@ func (e *executor) spawnVU(w *worker, f func()) {
 			if w.client != e.r.client {
 				w.client.CloseIdleConnections()
 			}
+			if w.ws != nil {
+				w.ws.Close()
+			}
 			e.ended(w.s)
 		}()
 		f()

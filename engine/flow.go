@@ -7,6 +7,7 @@ import (
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	phttp "github.com/perflab/perflab/protocol/http"
+	pws "github.com/perflab/perflab/protocol/ws"
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -19,6 +20,7 @@ type node struct {
 	pause    bool
 	msg      *msgStep // a publish or await step
 	grpc     *grpcStep
+	ws       *wsStep
 	// firstOp is a server-streaming call's time to its first message.
 	firstOp int
 	fn      StepFunc // a step bound to a Go function (embedded mode)
@@ -121,6 +123,18 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 			if gs.call.Streams() {
 				n.firstOp = l.id(metrics.Op{Name: st.Name + FirstMessage, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			}
+		case st.WS != nil:
+			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+			s, err := pws.Compile(st)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: %w", st.Name, err)
+			}
+			if m == nil || m.ws == nil {
+				return nil, fmt.Errorf("step %s: the run's WebSocket dialer is not made", st.Name)
+			}
+			n.ws = &wsStep{step: s, dialer: m.ws,
+				connectOp:   l.id(metrics.Op{Name: st.Name + WSConnect, Kind: metrics.KindStep, Scenario: scen, Transaction: tx}),
+				unmatchedOp: l.id(metrics.Op{Name: st.Name + WSUnmatched, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})}
 		case st.IsMessage():
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 			ms, err := compileMessage(m, st)

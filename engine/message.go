@@ -13,6 +13,7 @@ import (
 	"github.com/perflab/perflab/plan"
 	pgrpc "github.com/perflab/perflab/protocol/grpc"
 	phttp "github.com/perflab/perflab/protocol/http"
+	pws "github.com/perflab/perflab/protocol/ws"
 	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
 
@@ -32,6 +33,8 @@ type messaging struct {
 	sims  []*runningSim
 	// grpc is the client of the plan's gRPC steps.
 	grpc *pgrpc.Client
+	// ws opens the WebSocket steps' connections.
+	ws *pws.Dialer
 }
 
 type runningSim struct {
@@ -46,6 +49,9 @@ func startMessaging(ctx context.Context, p *plan.Plan, seed uint64) (*messaging,
 	m := &messaging{conns: map[string]bus.Conn{}}
 	vars := p.VarsFor(plan.Stage{})
 	lookup := tmpl.LookupFunc(func(name string) (string, bool) { v, ok := vars[name]; return v, ok })
+	if p.HasWS() {
+		m.ws = newWSDialer(p)
+	}
 	if p.GRPC != nil {
 		if err := m.startGRPC(ctx, p, lookup); err != nil {
 			m.close()

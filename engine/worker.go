@@ -8,6 +8,7 @@ import (
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	phttp "github.com/perflab/perflab/protocol/http"
+	pws "github.com/perflab/perflab/protocol/ws"
 )
 
 // worker is one virtual user of a scenario.
@@ -21,6 +22,8 @@ type worker struct {
 	shard    int
 	timer    *time.Timer
 	scr      phttp.Scratch
+	// ws are the VU's WebSocket connections, closed when it ends.
+	ws *pws.Conns
 	// due is when the current iteration was due to start in an open model
 	// (zero in closed models); the first request is timed from it.
 	due time.Time
@@ -208,6 +211,8 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 		res = call(ctx, n.fn, w.vars)
 	case n.msg != nil:
 		res = n.msg.do(ctx, w.vars)
+	case n.ws != nil:
+		res = w.wsDo(n).Result
 	case n.grpc != nil:
 		r := w.grpcCall(n.grpc)
 		res = r.Result

@@ -243,6 +243,8 @@ type Step struct {
 
 	// GRPC calls a method of a gRPC service (package protocol/grpc).
 	GRPC *GRPCCall `yaml:"grpc"`
+	// WS sends or awaits a message on a WebSocket (package protocol/ws).
+	WS *WSStep `yaml:"ws"`
 
 	// Call names a Go function that the program running the plan binds
 	// (embedded mode, package perflab): a step with no request of its own.
@@ -268,7 +270,7 @@ func (s *Step) IsMessage() bool { return s.Publish != nil || s.Await != nil }
 
 // IsPause reports whether the step only waits.
 func (s *Step) IsPause() bool {
-	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.Think != nil
+	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.WS == nil && s.Think != nil
 }
 
 // Label is the name statistics are kept under.

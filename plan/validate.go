@@ -508,17 +508,20 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 
 func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	kinds := 0
-	for _, is := range []bool{st.IsTransaction(), st.IsRequest() && st.GRPC == nil, st.Publish != nil, st.Await != nil, st.Call != "", st.GRPC != nil} {
+	for _, is := range []bool{st.IsTransaction(), st.IsRequest() && st.GRPC == nil && st.WS == nil, st.Publish != nil, st.Await != nil, st.Call != "", st.GRPC != nil, st.WS != nil} {
 		if is {
 			kinds++
 		}
 	}
 	switch {
 	case kinds > 1:
-		v.at(st.Pos, "%s: a step is one of url (a request), grpc, publish, await, call, or transaction with steps", where)
+		v.at(st.Pos, "%s: a step is one of url (a request), grpc, ws, publish, await, call, or transaction with steps", where)
 		return
 	case st.GRPC != nil:
 		v.grpcStep(st, sc, where)
+		return
+	case st.WS != nil:
+		v.wsStep(st, sc, where)
 		return
 	case st.Call != "":
 		if st.Name == "" {
@@ -554,7 +557,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	case st.IsPause():
 		return
 	case !st.IsRequest():
-		v.at(st.Pos, "%s: a step needs url (a request), grpc (a gRPC call), publish or await (a message), call (a Go function), transaction (a group of steps) or think (a pause)", where)
+		v.at(st.Pos, "%s: a step needs url (a request), grpc (a gRPC call), ws (a WebSocket message), publish or await (a message), call (a Go function), transaction (a group of steps) or think (a pause)", where)
 		return
 	}
 	if st.Method == "" {

@@ -94,6 +94,9 @@ func (s *Schema) Paths() []string {
 	return out
 }
 
+// Files are the schema's file descriptors, as a resolver.
+func (s *Schema) Files() *protoregistry.Files { return s.files }
+
 // Services are the full names of the schema's services.
 func (s *Schema) Services() []string { return s.services }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,8 @@ type Config struct {
 	// Listen is a loopback host:port; the default is DefaultListen.
 	Listen string   `yaml:"listen,omitempty"`
 	Routes []*Route `yaml:"routes"`
+	// GRPC stubs gRPC methods, on a listener of their own.
+	GRPC *GRPC `yaml:"grpc,omitempty"`
 }
 
 // Route is one stubbed endpoint.
@@ -97,6 +100,9 @@ func Parse(data []byte, name string) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %s", name, msg)
 	}
+	if c.GRPC != nil {
+		c.GRPC.dir = filepath.Dir(name)
+	}
 	if err := c.validate(nodeLines(data)); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -159,8 +165,13 @@ func (c *Config) validate(ln yamlLines) error {
 	if err := CheckLoopback(c.Listen); err != nil {
 		return atLine(ln.listen, err)
 	}
-	if len(c.Routes) == 0 {
+	if len(c.Routes) == 0 && c.GRPC == nil {
 		return errors.New("routes: none defined")
+	}
+	if c.GRPC != nil {
+		if _, err := compileGRPC(c.GRPC); err != nil {
+			return err
+		}
 	}
 	seen := make(map[string]int, len(c.Routes))
 	for i, r := range c.Routes {

@@ -41,6 +41,9 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// grpc serves the gRPC stubs, if any.
+	grpc *grpcSim
 }
 
 const (
@@ -111,6 +114,13 @@ func New(cfg *Config, opts ...Option) (*Server, error) {
 	if err := register(s.mux, "/", http.HandlerFunc(s.notFound)); err != nil {
 		return nil, fmt.Errorf("routes: %s", explain(err))
 	}
+	if cfg.GRPC != nil {
+		gs, err := compileGRPC(cfg.GRPC)
+		if err != nil {
+			return nil, err
+		}
+		s.grpc = gs
+	}
 	return s, nil
 }
 
@@ -153,6 +163,12 @@ func (s *Server) Start() error {
 	if s.log != nil {
 		errLog = s.log
 	}
+	if s.grpc != nil {
+		if err := s.grpc.start(s.seed); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	s.ln = ln
 	for _, rt := range s.routes {
 		if rt.degraded != nil {
@@ -191,7 +207,31 @@ func (s *Server) logRoutes() {
 		fmt.Fprintf(tw, "sim:   %s\t%s\t%d\tlatency %s\t%s\t(%s)\n",
 			rt.method, rt.path, rt.status, rt.latency, errs, rt.name)
 	}
+	if s.grpc != nil {
+		fmt.Fprintf(tw, "sim: serving %d gRPC methods on %s (with server reflection)\n", len(s.grpc.methods), s.grpc.ln.Addr())
+		for _, m := range s.grpc.methods {
+			errs := ""
+			if m.errRatio > 0 {
+				errs = fmt.Sprintf("errors %g%% -> %s", m.errRatio*100, m.code)
+			}
+			fmt.Fprintf(tw, "sim:   GRPC\t%s\tlatency %s\t%s\t(%s)\n", m.path, m.latency, errs, m.name)
+		}
+	}
 	tw.Flush()
+}
+
+// GRPCAddr is the address the gRPC stubs listen on ("" without them);
+// before Start it is the configured address.
+func (s *Server) GRPCAddr() string {
+	if s.grpc == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grpc.ln == nil {
+		return s.grpc.listen
+	}
+	return s.grpc.ln.Addr().String()
 }
 
 // Addr is the address the server listens on, with the port actually bound;
@@ -227,6 +267,9 @@ func (s *Server) shutdown() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.grace)
 	defer cancel()
+	if s.grpc != nil {
+		s.grpc.stop(ctx)
+	}
 	err := s.hs.Shutdown(ctx)
 	if err != nil {
 		s.hs.Close() // the grace period ran out: cut the remaining connections
@@ -253,6 +296,12 @@ func (s *Server) Stats() []RouteStats {
 			Requests:       rt.requests.Load(),
 			InjectedErrors: rt.injected.Load(),
 			Canceled:       rt.canceled.Load(),
+		}
+	}
+	if s.grpc != nil {
+		for _, m := range s.grpc.methods {
+			out = append(out, RouteStats{Name: m.name, Method: m.method, Path: m.path,
+				Requests: m.requests.Load(), InjectedErrors: m.injected.Load(), Canceled: m.canceled.Load()})
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/results"
+	"github.com/perflab/perflab/sim"
 )
 
 // shopPlan is a plan of every kind of call to the test server: its
@@ -198,4 +199,85 @@ scenarios:
 		return
 	}
 	t.Fatal("no get operation")
+}
+
+// perflab sim's gRPC stubs, with the plan's schema from the stubs'
+// reflection: each method's calls are the simulator's count, its injected
+// UNAVAILABLEs are grpc_unavailable, a stream's messages are the stub's,
+// and a fixed 20 ms latency is the calls' p50 (to the histogram's
+// precision, plus what the calls cost).
+func TestAgainstSimulator(t *testing.T) {
+	dir := t.TempDir()
+	proto, _ := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
+	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
+	stubs := filepath.Join(dir, "stubs.yaml")
+	os.WriteFile(stubs, []byte(`routes: []
+grpc:
+  protos: [shop.proto]
+  methods:
+    - method: shop.Shop/GetItem
+      response: '{"id": "${request.id}", "name": "item ${request.id}", "tags": ["${metadata.x-user}"]}'
+      latency: {fixed: 20ms}
+      errors: {ratio: 0.2, code: 14}
+    - method: shop.Shop/ListItems
+      stream: 3
+      response: '{"id": "${index}"}'
+    - method: shop.Shop/AddToCart
+      response: '{"lines": 1, "totalQty": ${request.qty}}'
+`), 0o644)
+	cfg, err := sim.Load(stubs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.New(cfg, sim.WithSeed(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	res, err := runPlan(t, `name: sim
+grpc: {target: "${addr}", reflection: true}
+vars: {addr: "127.0.0.1:1"}
+scenarios:
+  - name: s
+    vus: 4
+    iterations: 25
+    flow:
+      - name: get
+        grpc: {service: shop.Shop, method: GetItem, message: {id: "i${vu}"}, metadata: {x-user: "u${vu}"}}
+        check: {json: {$.name: "item i${vu}", "$.tags[0]": "u${vu}"}}
+      - name: list
+        grpc: {service: shop.Shop, method: ListItems}
+        check: {json: {"$[2].id": "2"}}
+      - name: cart
+        grpc: {service: shop.Shop, method: AddToCart, messages: [{qty: 1}, {qty: 7}]}
+        check: {json: {$.totalQty: "7"}}
+`, plan.Override{Name: "addr", Value: srv.GRPCAddr()})
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	stats := map[string]sim.RouteStats{}
+	for _, st := range srv.Stats() {
+		stats[st.Name] = st
+	}
+	got := map[string]results.Operation{}
+	for _, op := range res.Summary.Stages[0].Operations {
+		got[op.Name] = op
+	}
+	get := got["get"]
+	if get.Count != 100 || get.Count != stats["shop.Shop/GetItem"].Requests || get.Errors.ByKind["grpc_unavailable"] != stats["shop.Shop/GetItem"].InjectedErrors ||
+		get.Errors.Total != get.Errors.ByKind["grpc_unavailable"] || get.Errors.Total == 0 {
+		t.Errorf("get: %d calls, errors %+v; the simulator's %+v", get.Count, get.Errors, stats["shop.Shop/GetItem"])
+	}
+	t.Logf("get: p50 %v ms, p99 %v ms, max %v ms", get.Latency.P50, get.Latency.P99, get.Latency.Max)
+	if l := get.Latency; l.P50 < 20 || l.P50 > 30 {
+		t.Errorf("get: p50 %v ms, the simulator's latency 20 ms", l.P50)
+	}
+	for name, m := range map[string]string{"list": "shop.Shop/ListItems", "cart": "shop.Shop/AddToCart"} {
+		if op := got[name]; op.Count != 100 || op.Errors.Total != 0 || stats[m].Requests != 100 {
+			t.Errorf("%s: %d calls, errors %+v; the simulator's %+v", name, op.Count, op.Errors, stats[m])
+		}
+	}
 }
