@@ -40,6 +40,9 @@ type Call struct {
 	extract  phttp.Extracts
 	// body: the response is needed as JSON (checks, extractions).
 	body bool
+	// literal holds the messages' wire bytes when they have no
+	// placeholder: marshalled once.
+	literal []any
 }
 
 type pair struct {
@@ -93,6 +96,27 @@ func Compile(st *plan.Step, target *plan.Text, deadline time.Duration) (*Call, e
 		}
 	}
 	c.body = len(c.checks) > 0 || len(c.extract) > 0
+	literal := len(c.messages) > 0
+	for _, t := range c.messages {
+		literal = literal && t.IsLiteral()
+	}
+	if literal {
+		for _, t := range c.messages {
+			js, err := t.Expand(tmpl.LookupFunc(func(string) (string, bool) { return "", false }))
+			if err != nil {
+				return nil, err
+			}
+			m := dynamicpb.NewMessage(c.desc.Input())
+			if err := protojson.Unmarshal([]byte(js), m); err != nil {
+				return nil, fmt.Errorf("step %s: the message is not a %s: %v", st.Name, c.desc.Input().FullName(), err)
+			}
+			r, err := marshalOnce(m)
+			if err != nil {
+				return nil, err
+			}
+			c.literal = append(c.literal, r)
+		}
+	}
 	return c, nil
 }
 
@@ -118,19 +142,22 @@ func (c *Call) Do(ctx context.Context, cl *Client, vars phttp.Vars) Result {
 		res.Err, res.Detail = metrics.NotSent, err.Error()
 		return res
 	}
-	reqs := make([]proto.Message, 0, len(c.messages))
-	for _, t := range c.messages {
-		js, err := t.Expand(vars)
-		if err != nil {
-			res.Err, res.Detail = metrics.NotSent, err.Error()
-			return res
+	reqs := c.literal
+	if reqs == nil {
+		reqs = make([]any, 0, len(c.messages))
+		for _, t := range c.messages {
+			js, err := t.Expand(vars)
+			if err != nil {
+				res.Err, res.Detail = metrics.NotSent, err.Error()
+				return res
+			}
+			m := dynamicpb.NewMessage(c.desc.Input())
+			if err := protojson.Unmarshal([]byte(js), m); err != nil {
+				res.Err, res.Detail = metrics.NotSent, fmt.Sprintf("the message is not a %s: %v", c.desc.Input().FullName(), err)
+				return res
+			}
+			reqs = append(reqs, m)
 		}
-		m := dynamicpb.NewMessage(c.desc.Input())
-		if err := protojson.Unmarshal([]byte(js), m); err != nil {
-			res.Err, res.Detail = metrics.NotSent, fmt.Sprintf("the message is not a %s: %v", c.desc.Input().FullName(), err)
-			return res
-		}
-		reqs = append(reqs, m)
 	}
 	var md metadata.MD
 	for _, p := range c.metadata {
@@ -155,26 +182,30 @@ func (c *Call) Do(ctx context.Context, cl *Client, vars phttp.Vars) Result {
 	var resps []proto.Message
 	res.Start = time.Now()
 	if c.stream == nil {
-		resp := dynamicpb.NewMessage(c.desc.Output())
-		err = conn.Invoke(cctx, c.method, reqs[0], resp, grpc.Header(&header), grpc.Trailer(&trailer))
-		if err == nil {
-			resps = append(resps, resp)
+		if c.body {
+			resp := dynamicpb.NewMessage(c.desc.Output())
+			err = conn.Invoke(cctx, c.method, reqs[0], resp, grpc.ForceCodecV2(rawCodec), grpc.Header(&header), grpc.Trailer(&trailer))
+			if err == nil {
+				resps = append(resps, resp)
+				res.Bytes = proto.Size(resp)
+			}
+		} else { // nothing reads the response: its size is counted
+			var resp raw
+			err = conn.Invoke(cctx, c.method, reqs[0], &resp, grpc.ForceCodecV2(rawCodec))
+			res.Bytes = resp.n
 		}
 	} else {
 		resps, header, trailer, err = c.streamCall(cctx, conn, reqs, &res)
 	}
 	res.Latency = time.Since(res.Start)
-	for _, r := range resps {
-		res.Bytes += proto.Size(r)
-	}
 	c.judge(&res, err, header, trailer, resps, vars)
 	return res
 }
 
 // streamCall sends reqs on a stream, closes its sending side, and reads
 // every response until the status.
-func (c *Call) streamCall(ctx context.Context, conn *grpc.ClientConn, reqs []proto.Message, res *Result) (resps []proto.Message, header, trailer metadata.MD, err error) {
-	s, err := conn.NewStream(ctx, c.stream, c.method)
+func (c *Call) streamCall(ctx context.Context, conn *grpc.ClientConn, reqs []any, res *Result) (resps []proto.Message, header, trailer metadata.MD, err error) {
+	s, err := conn.NewStream(ctx, c.stream, c.method, grpc.ForceCodecV2(rawCodec))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -190,20 +221,24 @@ func (c *Call) streamCall(ctx context.Context, conn *grpc.ClientConn, reqs []pro
 		return nil, nil, nil, err
 	}
 	for {
-		m := dynamicpb.NewMessage(c.desc.Output())
-		err = s.RecvMsg(m)
-		if err != nil {
-			break
+		if !c.body { // nothing reads the messages: their sizes are counted
+			var m raw
+			if err = s.RecvMsg(&m); err != nil {
+				break
+			}
+			res.Bytes += m.n
+		} else {
+			m := dynamicpb.NewMessage(c.desc.Output())
+			if err = s.RecvMsg(m); err != nil {
+				break
+			}
+			res.Bytes += proto.Size(m)
+			resps = append(resps, m)
 		}
-		if len(resps) == 0 {
+		if res.Messages == 0 {
 			res.First = time.Since(res.Start)
 		}
 		res.Messages++
-		if c.body || len(resps) == 0 {
-			resps = append(resps, m)
-		} else {
-			res.Bytes += proto.Size(m)
-		}
 	}
 	header, _ = s.Header()
 	trailer = s.Trailer()

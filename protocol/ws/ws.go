@@ -23,7 +23,7 @@ import (
 // queued is how many arrived messages a connection keeps for its VU;
 // beyond them its reader waits (the server's writes back up, as a slow
 // client's would).
-const queued = 256
+const queued = 32
 
 // Message is one message received.
 type Message struct {
