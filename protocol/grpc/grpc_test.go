@@ -2,14 +2,22 @@ package grpc_test
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
 
 	"github.com/perflab/perflab/internal/grpctest"
 	"github.com/perflab/perflab/lab"
@@ -281,6 +289,84 @@ scenarios:
 	for name, m := range map[string]string{"list": "shop.Shop/ListItems", "cart": "shop.Shop/AddToCart"} {
 		if op := got[name]; op.Count != 100 || op.Errors.Total != 0 || stats[m].Requests != 100 {
 			t.Errorf("%s: %d calls, errors %+v; the simulator's %+v", name, op.Count, op.Errors, stats[m])
+		}
+	}
+}
+
+// Over TLS, trusting the plan's http.ca_file (and, apart, any certificate
+// with http.insecure_skip_verify), with the schema from the server's
+// reflection: grpc-go's own health service.
+func TestTLS(t *testing.T) {
+	ts := httptest.NewUnstartedServer(nil)
+	ts.StartTLS()
+	defer ts.Close()
+	srv := grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(&ts.TLS.Certificates[0])))
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	reflection.Register(srv)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	defer srv.Stop()
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o644)
+	for _, trust := range []string{"ca_file: " + ca, "insecure_skip_verify: true"} {
+		res, err := runPlan(t, `name: tls
+http: {`+trust+`}
+grpc: {target: "`+l.Addr().String()+`", reflection: true, tls: true}
+scenarios:
+  - name: s
+    vus: 2
+    iterations: 5
+    flow:
+      - name: health
+        grpc: {service: grpc.health.v1.Health, method: Check}
+        check: {json: {$.status: SERVING}}
+`)
+		if err != nil || res.Err != nil {
+			t.Fatal(trust, err, res.Err)
+		}
+		if op := res.Summary.Stages[0].Operations[0]; op.Count != 10 || op.Errors.Total != 0 {
+			t.Errorf("%s: %+v", trust, op)
+		}
+	}
+}
+
+// With reflection, a wrong method or field is the same plan error, with
+// its place, when the run starts: before any call is sent.
+func TestReflectionPlanErrors(t *testing.T) {
+	srv := grpctest.Start(t)
+	before := srv.Counts()
+	res, err := runPlan(t, `name: wrong
+grpc: {target: "${addr}", reflection: true}
+vars: {addr: "127.0.0.1:1"}
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 1
+    flow:
+      - name: get
+        grpc: {service: shop.Shop, method: GetItem, message: {idd: x}}
+      - name: list
+        grpc: {service: shop.Shop, method: ListItem}
+`, plan.Override{Name: "addr", Value: srv.Addr})
+	if err == nil {
+		err = res.Err
+	}
+	for _, want := range []string{
+		`plan.yaml:10:63: step get: message shop.GetItemRequest has no field idd (fields: id, delayMs) (did you mean "id"?)`,
+		`plan.yaml:12:15: step list: service shop.Shop has no method ListItem`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v\nwant %s", err, want)
+		}
+	}
+	after := srv.Counts()
+	for m, n := range after {
+		if m != "Counts" && n != before[m] {
+			t.Errorf("the server answered %s %d times", m, n-before[m])
 		}
 	}
 }

@@ -78,7 +78,7 @@ func check(t *testing.T, got map[string]results.Operation, wants map[string]want
 // VUs that each keep a connection to a server on another implementation
 // (Python's websockets): its handshake's header and subprotocol reach the
 // server; a reply is awaited by the id the VU sent, past a message for
-// someone else (unmatched); an await with no message times out; a server
+// someone else (unmatched), the message sent as binary; an await with no message times out; a server
 // that closes mid-await is connection_reset, and the next iteration opens
 // a new connection; a closed port is connection_refused. The server's own
 // counts of connections and messages are perflab's.
@@ -104,6 +104,7 @@ scenarios:
         ws:
           url: "${base}/echo"
           json: {id: "${echoed}-n", op: noise}
+          binary: true
           await: {match: json.id, equals: "p-${vu}-${iteration}-n"}
       - name: silent
         ws: {url: "${base}/echo", await: {match: json.id, equals: never, timeout: 50ms}}
