@@ -202,8 +202,9 @@ func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
 
 // leaf runs one request or message step and records it. lat is from the
 // iteration's due time for an open model's first operation, svc from the
-// send. ended is true when the load ended during an await or a bound
-// function (which gets the load's context): not a result, nothing recorded.
+// send. ended is true when the load ended during an await (of a bus or a
+// WebSocket) or a bound function (which gets the load's context): not a
+// result, nothing recorded.
 func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek metrics.ErrKind, ended bool) {
 	var res phttp.Result
 	switch {
@@ -212,7 +213,7 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 	case n.msg != nil:
 		res = n.msg.do(ctx, w.vars)
 	case n.ws != nil:
-		res = w.wsDo(n).Result
+		res = w.wsDo(ctx, n).Result
 	case n.grpc != nil:
 		r := w.grpcCall(n.grpc)
 		res = r.Result
@@ -226,7 +227,7 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 	default:
 		res = w.request(n.req) // not bound to ctx: a request in flight completes
 	}
-	if res.Err != metrics.OK && (n.fn != nil || n.msg != nil) && ctx.Err() != nil {
+	if res.Err != metrics.OK && (n.fn != nil || n.msg != nil || n.ws != nil) && ctx.Err() != nil {
 		return 0, 0, res.Err, true
 	}
 	lat = w.latency(res)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 
@@ -43,7 +44,7 @@ func newWSDialer(p *plan.Plan) *pws.Dialer {
 
 // wsDo runs a VU's WebSocket step and records its connect and unmatched
 // messages; the step's own result is recorded by leaf.
-func (w *worker) wsDo(n *node) pws.Result {
+func (w *worker) wsDo(ctx context.Context, n *node) pws.Result {
 	if w.ws == nil {
 		w.ws = pws.NewConns(n.ws.dialer)
 	}
@@ -51,7 +52,7 @@ func (w *worker) wsDo(n *node) pws.Result {
 		w.inflight.Add(1)
 		defer w.inflight.Add(-1)
 	}
-	r := n.ws.step.Do(w.ws, w.vars)
+	r := n.ws.step.Do(ctx, w.ws, w.vars)
 	if r.Dialed {
 		w.rec.Record(w.shard, n.ws.connectOp, r.Connect, r.Connect, r.ConnectErr, 0)
 	}

@@ -254,7 +254,7 @@ func (m *grpcMethod) call(ctx context.Context) (n int64, err error) {
 // reply is the response's message for a request (JSON of the request
 // message, "" if none) of call n, streamed message index.
 func (m *grpcMethod) reply(ctx context.Context, req proto.Message, n int64, index int) (proto.Message, error) {
-	var reqJSON []byte
+	var reqJSON, reqProtoNames []byte
 	md, _ := metadata.FromIncomingContext(ctx)
 	lookup := tmpl.LookupFunc(func(name string) (string, bool) {
 		switch {
@@ -263,10 +263,18 @@ func (m *grpcMethod) reply(ctx context.Context, req proto.Message, n int64, inde
 		case name == "index":
 			return strconv.Itoa(index), true
 		case strings.HasPrefix(name, "request."):
+			// A field by its JSON name (itemId) or its proto name (item_id).
+			path := strings.TrimPrefix(name, "request.")
 			if reqJSON == nil && req != nil {
-				reqJSON, _ = protojson.Marshal(req)
+				reqJSON, _ = protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(req)
 			}
-			r := gjson.GetBytes(reqJSON, strings.TrimPrefix(name, "request."))
+			r := gjson.GetBytes(reqJSON, path)
+			if !r.Exists() && req != nil {
+				if reqProtoNames == nil {
+					reqProtoNames, _ = protojson.MarshalOptions{EmitUnpopulated: true, UseProtoNames: true}.Marshal(req)
+				}
+				r = gjson.GetBytes(reqProtoNames, path)
+			}
 			return r.String(), true
 		case strings.HasPrefix(name, "metadata."):
 			v := md.Get(strings.TrimPrefix(name, "metadata."))

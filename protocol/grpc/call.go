@@ -209,15 +209,25 @@ func (c *Call) streamCall(ctx context.Context, conn *grpc.ClientConn, reqs []any
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, m := range reqs {
-		if err := s.SendMsg(m); err != nil {
-			if errors.Is(err, io.EOF) {
-				break // the server ended the call: RecvMsg gives its status
+	send := func() error {
+		for _, m := range reqs {
+			if err := s.SendMsg(m); err != nil {
+				if errors.Is(err, io.EOF) {
+					break // the server ended the call: RecvMsg gives its status
+				}
+				return err
 			}
-			return nil, nil, nil, err
 		}
+		return s.CloseSend()
 	}
-	if err := s.CloseSend(); err != nil {
+	var sent chan error
+	if c.stream.ClientStreams && c.stream.ServerStreams {
+		// A bidirectional call sends while it receives: a server that
+		// answers each message would otherwise wait for a reader once its
+		// answers fill the stream's window, and the client for it.
+		sent = make(chan error, 1)
+		go func() { sent <- send() }()
+	} else if err := send(); err != nil {
 		return nil, nil, nil, err
 	}
 	for {
@@ -245,6 +255,12 @@ func (c *Call) streamCall(ctx context.Context, conn *grpc.ClientConn, reqs []any
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
+	if sent != nil {
+		// The call has its status: a send still blocked ends with it.
+		if serr := <-sent; err == nil && serr != nil {
+			err = serr
+		}
+	}
 	return resps, header, trailer, err
 }
 
@@ -256,6 +272,9 @@ func (c *Call) judge(res *Result, err error, header, trailer metadata.MD, resps 
 	res.Code = st.Code()
 	if !c.accepts(int(res.Code)) {
 		res.Err, res.Detail = kindOf(st), "status "+strings.ToUpper(codeName(st.Code()))+": "+st.Message()
+		if res.Code == codes.OK { // a step that expects a failure: a success is not what it checks for
+			res.Err, res.Detail = metrics.CheckFailed, "status OK, which the step does not accept"
+		}
 		return
 	}
 	if !c.body {
@@ -323,6 +342,9 @@ func (c *Call) accepts(code int) bool {
 // UNAVAILABLE whose cause is a refused connection, a name not found or a
 // failed TLS handshake is that, as perflab's HTTP steps say it.
 func kindOf(st *status.Status) metrics.ErrKind {
+	if st.Code() == codes.DeadlineExceeded && strings.Contains(st.Message(), "waiting for connections to become ready") {
+		return metrics.Connect // no connection in time: the host never answered
+	}
 	if st.Code() == codes.Unavailable {
 		msg := st.Message()
 		switch {

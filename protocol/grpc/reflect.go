@@ -98,6 +98,9 @@ func reflectStream(ctx context.Context, conn *grpc.ClientConn) (func(*rpb.Server
 	if err == nil {
 		ask := func(req *rpb.ServerReflectionRequest) (*rpb.ServerReflectionResponse, error) {
 			if err := v1.Send(req); err != nil {
+				if errors.Is(err, io.EOF) { // the server ended the stream: its status says why
+					_, err = v1.Recv()
+				}
 				return nil, reflectErr(err)
 			}
 			resp, err := v1.Recv()
@@ -126,6 +129,9 @@ func reflectStream(ctx context.Context, conn *grpc.ClientConn) (func(*rpb.Server
 			return nil, err
 		}
 		if err := alpha.Send(areq); err != nil {
+			if errors.Is(err, io.EOF) {
+				_, err = alpha.Recv()
+			}
 			return nil, reflectErr(err)
 		}
 		aresp, err := alpha.Recv()

@@ -2,6 +2,7 @@ package ws
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -120,8 +121,9 @@ type Result struct {
 	Unmatched  int
 }
 
-// Do runs the step on a VU's connections with its variables.
-func (s *Step) Do(cs *Conns, vars phttp.Vars) Result {
+// Do runs the step on a VU's connections with its variables. An await
+// ends with ctx (the load's end), with ctx's error as its detail.
+func (s *Step) Do(ctx context.Context, cs *Conns, vars phttp.Vars) Result {
 	var res Result
 	fail := func(k metrics.ErrKind, detail string) Result {
 		res.Err, res.Detail = k, detail
@@ -198,7 +200,7 @@ func (s *Step) Do(cs *Conns, vars phttp.Vars) Result {
 	}
 	defer cs.timer.Stop()
 	for {
-		m, err := c.Next(cs.timer)
+		m, err := c.Next(ctx, cs.timer)
 		if err != nil {
 			res.Latency = time.Since(res.Start)
 			var ce *CloseError
@@ -208,11 +210,13 @@ func (s *Step) Do(cs *Conns, vars phttp.Vars) Result {
 			}
 			return fail(metrics.Timeout, err.Error())
 		}
-		if !s.matches(m.Data, want) {
+		// A message that came before this step's send cannot answer it
+		// (a late answer to an earlier, timed-out await; a greeting).
+		if msg != nil && m.At.Before(res.Start) || !s.matches(m.Data, want) {
 			res.Unmatched++
 			continue
 		}
-		res.Latency = max(m.At.Sub(res.Start), 0)
+		res.Latency = max(m.At.Sub(res.Start), 0) // an await alone: 0 for a message that came while the VU thought
 		res.Bytes = len(m.Data)
 		res.Err, res.Detail = s.judge(m.Data, vars)
 		if s.close {

@@ -10,6 +10,7 @@
 package ws
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -113,8 +114,8 @@ func (c *Conn) Send(data []byte, binary bool) error {
 
 // Next is the next message to arrive before the deadline: ErrTimeout
 // after it, a *CloseError once the connection has closed and every
-// message that came before is taken.
-func (c *Conn) Next(deadline *time.Timer) (Message, error) {
+// message that came before is taken, ctx's error once ctx ends.
+func (c *Conn) Next(ctx context.Context, deadline *time.Timer) (Message, error) {
 	select {
 	case m := <-c.in:
 		return m, nil
@@ -132,6 +133,8 @@ func (c *Conn) Next(deadline *time.Timer) (Message, error) {
 		return Message{}, &CloseError{c.err}
 	case <-deadline.C:
 		return Message{}, ErrTimeout
+	case <-ctx.Done():
+		return Message{}, ctx.Err()
 	}
 }
 
@@ -141,9 +144,20 @@ func (c *Conn) Close() {
 	c.writeMu.Lock()
 	c.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	c.writeMu.Unlock()
-	select {
-	case <-c.done:
-	case <-time.After(time.Second):
+	// Until the server answers the close (or a second passes), taking the
+	// messages queued meanwhile: a reader waiting to queue one would not
+	// read the answer.
+	timeout := time.NewTimer(time.Second)
+	defer timeout.Stop()
+wait:
+	for {
+		select {
+		case <-c.in:
+		case <-c.done:
+			break wait
+		case <-timeout.C:
+			break wait
+		}
 	}
 	c.c.Close()
 	// The reader may wait to queue a message nobody takes any more.

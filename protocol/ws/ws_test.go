@@ -159,3 +159,28 @@ scenarios:
 		t.Errorf("the server counted %v", c)
 	}
 }
+
+// A reply that comes after its await timed out does not answer the next
+// step's send: it came before that send, and is passed over (unmatched).
+func TestLateReplyIsNotTheNextAnswer(t *testing.T) {
+	srv := wstest.Start(t, 10)
+	s := run(t, `name: late
+vars: {base: "ws://127.0.0.1:1"}
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 3
+    flow:
+      - name: slow
+        ws: {url: "${base}/echo", json: {id: a, delay_ms: 150}, await: {timeout: 50ms}}
+        think: 300ms
+      - name: quick
+        ws: {url: "${base}/echo", json: {id: b}, await: {timeout: 5s}}
+        check: {json: {$.id: b}}
+`, plan.Override{Name: "base", Value: srv.URL})
+	check(t, ops(s), map[string]want{
+		"slow":              {3, map[string]int64{"timeout": 3}},
+		"quick":             {3, nil},
+		"quick (unmatched)": {3, nil},
+	})
+}
