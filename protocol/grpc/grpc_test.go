@@ -221,11 +221,7 @@ scenarios:
 // and a fixed 20 ms latency is the calls' p50 (to the histogram's
 // precision, plus what the calls cost).
 func TestAgainstSimulator(t *testing.T) {
-	dir := t.TempDir()
-	proto, _ := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
-	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
-	stubs := filepath.Join(dir, "stubs.yaml")
-	os.WriteFile(stubs, []byte(`routes: []
+	srv := startSim(t, `routes: []
 grpc:
   protos: [shop.proto]
   methods:
@@ -238,19 +234,7 @@ grpc:
       response: '{"id": "${index}"}'
     - method: shop.Shop/AddToCart
       response: '{"lines": 1, "totalQty": ${request.qty}}'
-`), 0o644)
-	cfg, err := sim.Load(stubs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.New(cfg, sim.WithSeed(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+`)
 	res, err := runPlan(t, `name: sim
 grpc: {target: "${addr}", reflection: true}
 vars: {addr: "127.0.0.1:1"}
@@ -379,29 +363,13 @@ scenarios:
 // both ways. The call sends while it receives, as a server that answers
 // each message before it reads the next may need; it gets every answer.
 func TestBidiLongStream(t *testing.T) {
-	dir := t.TempDir()
-	proto, _ := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
-	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
-	stubs := filepath.Join(dir, "stubs.yaml")
-	os.WriteFile(stubs, []byte(`routes: []
+	srv := startSim(t, `routes: []
 grpc:
   protos: [shop.proto]
   methods:
     - method: shop.Shop/Chat
       response: '{"text": "re: ${request.text}"}'
-`), 0o644)
-	cfg, err := sim.Load(stubs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+`)
 	notes := make([]string, 300)
 	for i := range notes {
 		notes[i] = fmt.Sprintf("{text: n%d-%s}", i, strings.Repeat("x", 1024))
@@ -424,4 +392,31 @@ scenarios:
 	if op := res.Summary.Stages[0].Operations[0]; op.Count != 4 || op.Errors.Total != 0 {
 		t.Errorf("chat: %d calls, errors %+v", op.Count, op.Errors)
 	}
+}
+
+// startSim starts perflab sim with stubs (beside a copy of shop.proto),
+// seeded, for the test's time.
+func startSim(t *testing.T, stubs string) *sim.Server {
+	t.Helper()
+	dir := t.TempDir()
+	proto, err := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
+	path := filepath.Join(dir, "stubs.yaml")
+	os.WriteFile(path, []byte(stubs), 0o644)
+	cfg, err := sim.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.New(cfg, sim.WithSeed(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }
