@@ -90,8 +90,8 @@ func closedPort(t *testing.T) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
-// runPlan writes src beside a copy of shop.proto and runs it.
-func runPlan(t *testing.T, src string, set ...plan.Override) (*lab.Result, error) {
+// withProto is a directory of the test's own with a copy of shop.proto.
+func withProto(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	proto, err := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
@@ -99,6 +99,13 @@ func runPlan(t *testing.T, src string, set ...plan.Override) (*lab.Result, error
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
+	return dir
+}
+
+// runPlan writes src beside a copy of shop.proto and runs it.
+func runPlan(t *testing.T, src string, set ...plan.Override) (*lab.Result, error) {
+	t.Helper()
+	dir := withProto(t)
 	path := filepath.Join(dir, "plan.yaml")
 	os.WriteFile(path, []byte(src), 0o644)
 	p, err := plan.Load(path, plan.Options{Set: set})
@@ -398,13 +405,7 @@ scenarios:
 // seeded, for the test's time.
 func startSim(t *testing.T, stubs string) *sim.Server {
 	t.Helper()
-	dir := t.TempDir()
-	proto, err := os.ReadFile(filepath.Join(grpctest.Dir(), "shop.proto"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644)
-	path := filepath.Join(dir, "stubs.yaml")
+	path := filepath.Join(withProto(t), "stubs.yaml")
 	os.WriteFile(path, []byte(stubs), 0o644)
 	cfg, err := sim.Load(path)
 	if err != nil {
