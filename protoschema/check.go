@@ -29,7 +29,32 @@ func Check(md protoreflect.MessageDescriptor, n *yaml.Node) []Problem {
 	return c.out
 }
 
-type checker struct{ out []Problem }
+// maxVisits bounds the values a check visits, and maxDepth how deep it
+// goes: aliases can make a small document an enormous (or endless) one.
+const (
+	maxVisits = 1 << 20
+	maxDepth  = 100
+)
+
+type checker struct {
+	out           []Problem
+	visits, depth int
+}
+
+// enter counts a visit one level down; false (said once) when the
+// document is too large or too deep to check.
+func (c *checker) enter(n *yaml.Node) bool {
+	c.visits++
+	if c.visits > maxVisits || c.depth >= maxDepth {
+		if c.visits == maxVisits+1 || c.depth == maxDepth && c.visits <= maxVisits {
+			c.add(n, "the message is too large or nested too deep to check (aliases?)")
+			c.visits = maxVisits + 2
+		}
+		return false
+	}
+	c.depth++
+	return true
+}
 
 func (c *checker) add(n *yaml.Node, format string, args ...any) {
 	c.out = append(c.out, Problem{Line: n.Line, Col: n.Column, Msg: fmt.Sprintf(format, args...)})
@@ -60,6 +85,10 @@ func (c *checker) message(md protoreflect.MessageDescriptor, n *yaml.Node) {
 	if isNull(n) || placeholder(n) || wellKnown(md) {
 		return
 	}
+	if !c.enter(n) {
+		return
+	}
+	defer func() { c.depth-- }()
 	if n.Kind != yaml.MappingNode {
 		c.add(n, "%s is a message: want a mapping of its fields", md.FullName())
 		return
@@ -101,6 +130,10 @@ func (c *checker) field(fd protoreflect.FieldDescriptor, n *yaml.Node) {
 	if isNull(n) || placeholder(n) {
 		return
 	}
+	if !c.enter(n) {
+		return
+	}
+	defer func() { c.depth-- }()
 	switch {
 	case fd.IsMap():
 		if n.Kind != yaml.MappingNode {
