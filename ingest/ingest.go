@@ -243,16 +243,23 @@ func newBuilder(o Options, sink func(*metrics.Phase) metrics.Sink) *builder {
 	return &builder{o: o, byScen: map[string]*stage{}, sink: sink}
 }
 
+// minStage is the shortest stage: scenarios that start within it of a
+// stage's start belong to it, even when the first samples read of the
+// stage all ended before (the tools start their scenarios at one moment,
+// and write samples as they end; a sweep's steps last seconds).
+const minStage = 100 * time.Millisecond
+
 // stageOf is the stage of a sample's scenario. A scenario met for the
-// first time after every sample read so far had ended starts a stage of
-// its own: JMeter's thread groups run one after another (a sweep of
-// threads as consecutive thread groups); one that starts while others go
-// joins theirs.
+// first time after every sample read so far had ended, and at least
+// minStage after the stage's start, starts a stage of its own: JMeter's
+// thread groups run one after another (a sweep of threads as consecutive
+// thread groups), k6's scenarios after their startTime; one that starts
+// while others go joins theirs.
 func (b *builder) stageOf(s Sample) *stage {
 	if st := b.byScen[s.Scenario]; st != nil {
 		return st
 	}
-	if len(b.stages) == 0 || !s.Start.Before(b.end) {
+	if len(b.stages) == 0 || !s.Start.Before(b.end) && s.Start.Sub(b.stages[len(b.stages)-1].first) >= minStage {
 		back := (b.o.Lag + b.o.Interval - 1) / b.o.Interval
 		st := &stage{ph: &metrics.Phase{Index: len(b.stages) + 1, Spans: map[string]time.Duration{}},
 			ops: map[metrics.Key]int{}, open: map[int64][]*cell{}, scenarios: map[string]*scenario{},

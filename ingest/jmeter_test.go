@@ -224,7 +224,7 @@ func TestImportJMeterSweep(t *testing.T) {
 		vus  int
 	}{{"users-2=2", 2}, {"users-6=6", 6}} {
 		ph := sum.Stages[i]
-		if ph.Name != want.name || len(ph.Load) != 1 || ph.Load[0].VUs != want.vus || len(ph.Operations) != 1 || ph.Operations[0].Count != int64(20*want.vus) {
+		if ph.Name != want.name || len(ph.Load) != 1 || ph.Load[0].VUs != want.vus || len(ph.Operations) != 1 || ph.Operations[0].Count != int64(60*want.vus) {
 			t.Errorf("stage %d: %s %+v %+v", i+1, ph.Name, ph.Load, ph.Operations)
 		}
 		if i > 0 && ph.Start.Before(sum.Stages[i-1].End) {
