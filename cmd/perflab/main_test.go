@@ -322,7 +322,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now().UnixNano()
 		first.CompareAndSwap(0, now)
-		if time.Duration(now-first.Load()) > 1200*time.Millisecond {
+		if time.Duration(now-first.Load()) > 2*time.Second {
 			time.Sleep(20 * time.Millisecond)
 		} else {
 			time.Sleep(2 * time.Millisecond)
@@ -330,7 +330,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: soak, vus: 2, duration: 4s, flow: [{name: checkout, url: /c}]}]\n")
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: soak, vus: 2, duration: 6s, flow: [{name: checkout, url: /c}]}]\n")
 	if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
 		t.Fatal(errs)
 	}
@@ -339,9 +339,11 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("drift: %s", errs)
 	}
-	// The service slowed 1.2 s after the first request (2 ms to 20 ms a
+	// The service slowed 2 s after the first request (2 ms to 20 ms a
 	// request). A loaded machine adds to both levels (a few milliseconds to
-	// the p95 of the first), so only their order is asserted.
+	// the p95 of the first), so only their order is asserted. (With 1.2 s
+	// before the change in 4 s, a loaded machine's bursts once made the
+	// first level's p95 too noisy for the change to be significant.)
 	re := regexp.MustCompile(`p95 of checkout rose \d+% from ([\d.]+) ms to ([\d.]+) ms; the change began after (\d+\.\d) s`)
 	mm := re.FindStringSubmatch(text)
 	var from, to float64
@@ -352,13 +354,13 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	// Drift counts from the stage's start, the server from its first
 	// request, which a loaded machine may delay by a good part of a second.
 	sum := readSummary(t, out)
-	want := time.Unix(0, first.Load()).Sub(sum.Stages[0].Start) + 1200*time.Millisecond
+	want := time.Unix(0, first.Load()).Sub(sum.Stages[0].Start) + 2*time.Second
 	var after float64
 	if mm != nil {
 		after, _ = strconv.ParseFloat(mm[3], 64)
 	}
 	if mm == nil || math.Abs(after-want.Seconds()) > 0.45 || to < from+10 {
-		t.Errorf("no change of the p95 near %.1f s (1.2 s after the first request):\n%s", want.Seconds(), text)
+		t.Errorf("no change of the p95 near %.1f s (2 s after the first request):\n%s", want.Seconds(), text)
 	}
 	if !strings.Contains(text, "drift over time: degraded: ") || !strings.Contains(text, "method: each series") {
 		t.Errorf("no verdict:\n%s", text)
