@@ -73,7 +73,7 @@ func cmdSim(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
 	listen := fs.String("listen", "", "address to listen on, overriding the file's listen (loopback only)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab sim STUBS.yaml [--listen 127.0.0.1:PORT]\n\nServes the HTTP routes of STUBS.yaml until interrupted, then prints what each route saw.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab sim STUBS.yaml [--listen 127.0.0.1:PORT]\n\nServes the HTTP routes and gRPC methods of STUBS.yaml until interrupted, then prints what each saw.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -100,7 +100,11 @@ func cmdSim(std *stdio, args []string) int {
 		fmt.Fprintln(std.err, "perflab:", err)
 		return exitRunFailed
 	}
-	fmt.Fprintf(std.err, "perflab sim: serving %s on %s; Ctrl-C stops\n", fs.Arg(0), srv.URL())
+	where := srv.URL()
+	if g := srv.GRPCAddr(); g != "" {
+		where += " and gRPC on " + g
+	}
+	fmt.Fprintf(std.err, "perflab sim: serving %s on %s; Ctrl-C stops\n", fs.Arg(0), where)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()

@@ -53,7 +53,7 @@ func init() {
 		{"compare", "compare runs with a statistical verdict: perflab compare BASE CANDIDATE (run dirs, run ids or labels: release=A release=B)", cmdCompare},
 		{"drift", "did the system degrade over a long run: each series' trend and change of level, and the verdict: perflab drift RUN", cmdDrift},
 		{"demo", "start the built-in simulator and run the bundled demo plan against it", cmdDemo},
-		{"sim", "serve HTTP stubs from a YAML file: perflab sim STUBS.yaml", cmdSim},
+		{"sim", "serve HTTP and gRPC stubs from a YAML file: perflab sim STUBS.yaml", cmdSim},
 		{"version", "print perflab's version", func(std *stdio, _ []string) int { fmt.Fprintln(std.out, "perflab", version); return exitOK }},
 	}
 }
