@@ -36,8 +36,8 @@ type Simulator struct {
 // HTTPSimulator serves a stubs file on an address.
 type HTTPSimulator struct {
 	Pos Pos `yaml:"-"`
-	// Listen is HOST:PORT (default 127.0.0.1 and a free port; the plan can
-	// then reach it as ${sim.NAME.url}).
+	// Listen is HOST:PORT; required, so that the plan's steps and target
+	// can name it.
 	Listen string `yaml:"listen"`
 	// Stubs is the stubs file, relative to the plan; it may name a plan
 	// variable (stubs-${release}.yaml), resolved at load.
