@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -420,4 +421,54 @@ func startSim(t *testing.T, stubs string) *sim.Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// countingListener counts the connections it accepted.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// The VUs share grpc.connections connections to a target (reflection's
+// question too): 6 VUs over 3 connections open 3, and the calls go over
+// all of them (a connection opens on its first call).
+func TestConnectionsAreShared(t *testing.T) {
+	srv := grpc.NewServer()
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: l}
+	go srv.Serve(cl)
+	defer srv.Stop()
+	res, err := runPlan(t, `name: pool
+grpc: {target: "`+l.Addr().String()+`", reflection: true, connections: 3}
+scenarios:
+  - name: s
+    vus: 6
+    iterations: 20
+    flow:
+      - name: health
+        grpc: {service: grpc.health.v1.Health, method: Check}
+`)
+	if err != nil || res.Err != nil {
+		t.Fatal(err, res.Err)
+	}
+	if op := res.Summary.Stages[0].Operations[0]; op.Count != 120 || op.Errors.Total != 0 {
+		t.Errorf("health: %+v", op)
+	}
+	if n := cl.n.Load(); n != 3 {
+		t.Errorf("%d connections, want 3", n)
+	}
 }
