@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -112,6 +113,23 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*metrics.Run, error) 
 	return r.run(ctx)
 }
 
+// rootCAs are the certificate authorities of the plan's http.ca_file, for
+// every protocol's TLS; nil: the system's.
+func rootCAs(p *plan.Plan) *x509.CertPool {
+	if len(p.HTTP.CAs) == 0 {
+		return nil
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(p.HTTP.CAs)
+	return roots
+}
+
+// tlsConfig is the plan's TLS settings (http.ca_file,
+// http.insecure_skip_verify) for its gRPC and WebSocket connections.
+func tlsConfig(p *plan.Plan) *tls.Config {
+	return &tls.Config{RootCAs: rootCAs(p), InsecureSkipVerify: p.HTTP.InsecureSkipVerify} //nolint:gosec // the plan's choice, for test systems
+}
+
 func newClient(p *plan.Plan) *phttp.Client {
 	maxConns := p.HTTP.MaxConnsPerHost
 	if maxConns == 0 {
@@ -126,11 +144,7 @@ func newClient(p *plan.Plan) *phttp.Client {
 		}
 	}
 	keep := p.HTTP.KeepAlive == nil || *p.HTTP.KeepAlive
-	var roots *x509.CertPool
-	if len(p.HTTP.CAs) > 0 {
-		roots = x509.NewCertPool()
-		roots.AppendCertsFromPEM(p.HTTP.CAs)
-	}
+	roots := rootCAs(p)
 	var st *phttp.ServerTime
 	if p.HTTP.ServerTime != nil {
 		st = &phttp.ServerTime{Header: p.HTTP.ServerTime.Header, Metric: p.HTTP.ServerTime.Metric}
@@ -515,7 +529,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			case it.fn != nil:
 				res = call(ctx, it.fn, v)
 			case it.call != nil:
-				res = it.call.do(ctx, v).Result
+				res = it.call.do(v).Result
 			default:
 				res = w.client.Do(it.req, v, &scr)
 			}

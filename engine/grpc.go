@@ -32,8 +32,8 @@ func compileGRPC(p *plan.Plan, m *messaging, st *plan.Step) (*grpcStep, error) {
 
 // do makes the call. It is not bound to the load's end: a call in flight
 // completes (or meets its deadline), as an HTTP request does.
-func (g *grpcStep) do(ctx context.Context, vars *vars) pgrpc.Result {
-	return g.call.Do(context.WithoutCancel(ctx), g.client, vars)
+func (g *grpcStep) do(vars *vars) pgrpc.Result {
+	return g.call.Do(context.Background(), g.client, vars)
 }
 
 // grpcCall makes a VU's call, counted in flight.
@@ -42,7 +42,7 @@ func (w *worker) grpcCall(g *grpcStep) pgrpc.Result {
 		w.inflight.Add(1)
 		defer w.inflight.Add(-1)
 	}
-	return g.do(context.Background(), w.vars)
+	return g.do(w.vars)
 }
 
 // startGRPC makes the plan's gRPC client and, for a plan that asks its
@@ -51,11 +51,11 @@ func (w *worker) grpcCall(g *grpcStep) pgrpc.Result {
 // before anything is sent.
 func (m *messaging) startGRPC(ctx context.Context, p *plan.Plan, lookup tmpl.Lookup) error {
 	g := p.GRPC
-	c, err := pgrpc.NewClient(pgrpc.Options{Connections: g.Connections, TLS: g.TLS, CAs: p.HTTP.CAs,
-		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, UserAgent: "perflab"})
-	if err != nil {
-		return err
+	o := pgrpc.Options{Connections: g.Connections, UserAgent: "perflab"}
+	if g.TLS {
+		o.TLS = tlsConfig(p)
 	}
+	c := pgrpc.NewClient(o)
 	m.grpc = c
 	if g.Schema != nil {
 		return nil

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
@@ -30,16 +28,11 @@ type wsStep struct {
 // newWSDialer is the run's WebSocket dialer: the plan's TLS settings, its
 // connect timeout.
 func newWSDialer(p *plan.Plan) *pws.Dialer {
-	cfg := &tls.Config{InsecureSkipVerify: p.HTTP.InsecureSkipVerify} //nolint:gosec // the plan's choice, for test systems
-	if len(p.HTTP.CAs) > 0 {
-		cfg.RootCAs = x509.NewCertPool()
-		cfg.RootCAs.AppendCertsFromPEM(p.HTTP.CAs)
-	}
 	timeout := p.HTTP.ConnectTimeout.D
 	if timeout <= 0 {
 		timeout = p.HTTP.Timeout.D
 	}
-	return pws.NewDialer(cfg, timeout)
+	return pws.NewDialer(tlsConfig(p), timeout)
 }
 
 // wsDo runs a VU's WebSocket step and records its connect and unmatched

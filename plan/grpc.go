@@ -169,12 +169,7 @@ func (v *validator) grpcStep(st *Step, sc *scope, where string) {
 		if len(c.BodyContains) > 0 {
 			v.at(c.Pos, "%s: body_contains is for HTTP bodies: check the response's fields with json", who)
 		}
-		for _, jc := range c.JSON {
-			if _, err := GJSONPath(jc.Path); err != nil {
-				v.at(jc.Pos, "%s: %v", who, err)
-			}
-			v.refs(jc.Equals, sc)
-		}
+		v.jsonChecks(c, who, sc)
 	}
 	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)

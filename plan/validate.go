@@ -605,15 +605,20 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 				v.at(st.Check.Pos, "step %s: status %d is not an HTTP status code", st.Name, code)
 			}
 		}
-		for _, jc := range st.Check.JSON {
-			if _, err := GJSONPath(jc.Path); err != nil {
-				v.at(jc.Pos, "step %s: %v", st.Name, err)
-			}
-			v.refs(jc.Equals, sub)
-		}
+		v.jsonChecks(st.Check, "step "+st.Name, sub)
 	}
 	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)
+}
+
+// jsonChecks checks a step's json checks: their paths and placeholders.
+func (v *validator) jsonChecks(c *Check, who string, sc *scope) {
+	for _, jc := range c.JSON {
+		if _, err := GJSONPath(jc.Path); err != nil {
+			v.at(jc.Pos, "%s: %v", who, err)
+		}
+		v.refs(jc.Equals, sc)
+	}
 }
 
 // extracts checks a step's extractions and adds their names to the scope.

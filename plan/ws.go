@@ -86,12 +86,7 @@ func (v *validator) wsStep(st *Step, sc *scope, where string) {
 		if len(c.Status) > 0 {
 			v.at(c.Pos, "%s: a WebSocket message has no status: check its fields with json, or its text with body_contains", who)
 		}
-		for _, jc := range c.JSON {
-			if _, err := GJSONPath(jc.Path); err != nil {
-				v.at(jc.Pos, "%s: %v", who, err)
-			}
-			v.refs(jc.Equals, sc)
-		}
+		v.jsonChecks(c, who, sc)
 	}
 	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)

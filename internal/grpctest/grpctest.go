@@ -5,14 +5,11 @@
 package grpctest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/pyserver"
 	"github.com/perflab/perflab/protoschema"
 )
 
@@ -40,43 +37,9 @@ type Server struct {
 // Start starts the server for the test's time (at most 10 minutes).
 func Start(t testing.TB) *Server {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 is not installed: the gRPC tests' server runs on it")
-	}
-	if err := exec.Command(py, "-c", "import grpc, grpc_tools, grpc_reflection").Run(); err != nil {
-		testenv.Missing(t, "Python's grpcio, grpcio-tools and grpcio-reflection are not installed (pip install grpcio==1.85.1 grpcio-tools==1.85.1 grpcio-reflection==1.85.1)")
-	}
-	cmd := exec.Command(py, filepath.Join(Dir(), "server.py"), "600")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			line <- s.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l, ok := <-line:
-		port, found := strings.CutPrefix(l, "PORT ")
-		if !ok || !found {
-			t.Fatalf("the gRPC server did not start: %q\n%s", l, stderr.String())
-		}
-		return &Server{Addr: "127.0.0.1:" + port, t: t}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the gRPC server did not start in 60 s\n%s", stderr.String())
-	}
-	return nil
+	port := pyserver.Start(t, "grpc, grpc_tools, grpc_reflection",
+		"pip install grpcio==1.85.1 grpcio-tools==1.85.1 grpcio-reflection==1.85.1", filepath.Join(Dir(), "server.py"), "600")
+	return &Server{Addr: "127.0.0.1:" + port, t: t}
 }
 
 // Counts are the calls the server answered, by method (its Counts call).

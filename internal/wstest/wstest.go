@@ -5,18 +5,14 @@
 package wstest
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/pyserver"
 )
 
 // Server is a running test server.
@@ -31,45 +27,10 @@ type Server struct {
 // broadcasting on /feed rate messages a second.
 func Start(t testing.TB, rate int) *Server {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 is not installed: the WebSocket tests' server runs on it")
-	}
-	if err := exec.Command(py, "-c", "import websockets").Run(); err != nil {
-		testenv.Missing(t, "Python's websockets is not installed (pip install websockets==17.4)")
-	}
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "protocol", "ws", "testdata", "server.py")
-	cmd := exec.Command(py, script, "600", strconv.Itoa(rate))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			line <- s.Text()
-		}
-		close(line)
-	}()
-	select {
-	case l := <-line:
-		port, ok := strings.CutPrefix(l, "PORT ")
-		if !ok {
-			t.Fatalf("the WebSocket server did not start: %q\n%s", l, stderr.String())
-		}
-		return &Server{URL: "ws://127.0.0.1:" + port, port: port, t: t}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the WebSocket server did not start in 60 s\n%s", stderr.String())
-	}
-	return nil
+	port := pyserver.Start(t, "websockets", "pip install websockets==17.4", script, "600", strconv.Itoa(rate))
+	return &Server{URL: "ws://127.0.0.1:" + port, port: port, t: t}
 }
 
 // Counts are what the server counted: connections, received, sent.

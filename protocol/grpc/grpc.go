@@ -8,8 +8,6 @@ package grpc
 
 import (
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -23,11 +21,9 @@ import (
 type Options struct {
 	// Connections is how many connections to each target (at least 1).
 	Connections int
-	// TLS connects over TLS, trusting CAs (PEM; nil: the system's) or,
-	// with InsecureSkipVerify, any certificate.
-	TLS                bool
-	CAs                []byte
-	InsecureSkipVerify bool
+	// TLS, if set, connects over TLS so configured; plaintext (h2c)
+	// otherwise.
+	TLS *tls.Config
 	// UserAgent is sent with every call.
 	UserAgent string
 }
@@ -36,7 +32,7 @@ type Options struct {
 type Client struct {
 	o     Options
 	creds credentials.TransportCredentials
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	pools map[string]*pool
 }
 
@@ -47,27 +43,35 @@ type pool struct {
 }
 
 // NewClient makes a client; it connects to a target on its first call.
-func NewClient(o Options) (*Client, error) {
+func NewClient(o Options) *Client {
 	c := &Client{o: o, creds: insecure.NewCredentials(), pools: map[string]*pool{}}
 	if c.o.Connections < 1 {
 		c.o.Connections = 1
 	}
-	if o.TLS {
-		cfg := &tls.Config{InsecureSkipVerify: o.InsecureSkipVerify} //nolint:gosec // the plan's choice, for test systems
-		if len(o.CAs) > 0 {
-			cfg.RootCAs = x509.NewCertPool()
-			if !cfg.RootCAs.AppendCertsFromPEM(o.CAs) {
-				return nil, errors.New("grpc: the CA file holds no certificate")
-			}
-		}
-		c.creds = credentials.NewTLS(cfg)
+	if o.TLS != nil {
+		c.creds = credentials.NewTLS(o.TLS)
 	}
-	return c, nil
+	return c
 }
 
 // Conn is a connection to target: the next of its pool.
 func (c *Client) Conn(target string) (*grpc.ClientConn, error) {
+	c.mu.RLock()
+	p := c.pools[target]
+	c.mu.RUnlock()
+	if p == nil {
+		var err error
+		if p, err = c.newPool(target); err != nil {
+			return nil, err
+		}
+	}
+	return p.conns[p.next.Add(1)%uint64(len(p.conns))], nil
+}
+
+// newPool makes target's pool, unless another call just did.
+func (c *Client) newPool(target string) (*pool, error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	p := c.pools[target]
 	if p == nil {
 		p = &pool{}
@@ -77,7 +81,6 @@ func (c *Client) Conn(target string) (*grpc.ClientConn, error) {
 				grpc.WithUserAgent(c.o.UserAgent),
 				grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
 			if err != nil {
-				c.mu.Unlock()
 				for _, cc := range p.conns {
 					cc.Close()
 				}
@@ -87,8 +90,7 @@ func (c *Client) Conn(target string) (*grpc.ClientConn, error) {
 		}
 		c.pools[target] = p
 	}
-	c.mu.Unlock()
-	return p.conns[p.next.Add(1)%uint64(len(p.conns))], nil
+	return p, nil
 }
 
 // Close closes every connection.
