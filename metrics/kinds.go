@@ -73,6 +73,14 @@ const (
 	GRPCUnavailable
 	GRPCDataLoss
 	GRPCUnauthenticated
+	// InvalidRequest is a request whose URL, header or method, once its
+	// values were filled in, is not valid HTTP (a CR or LF that would split
+	// it, a space in a header name): refused before a byte was written.
+	InvalidRequest
+	// GeneratorLimit is a failure of the load generator's own host, not of
+	// the system under test: out of file descriptors (EMFILE, ENFILE) or of
+	// local ports (EADDRNOTAVAIL).
+	GeneratorLimit
 	numErrKinds
 )
 
@@ -90,6 +98,7 @@ var errKindNames = [...]string{
 	GRPCFailedPrecondition: "grpc_failed_precondition", GRPCAborted: "grpc_aborted", GRPCOutOfRange: "grpc_out_of_range",
 	GRPCUnimplemented: "grpc_unimplemented", GRPCInternal: "grpc_internal", GRPCUnavailable: "grpc_unavailable",
 	GRPCDataLoss: "grpc_data_loss", GRPCUnauthenticated: "grpc_unauthenticated",
+	InvalidRequest: "invalid_request", GeneratorLimit: "generator_limit",
 }
 
 // ParseErrKind reads an error kind's name ("timeout", "http_5xx", ...).
