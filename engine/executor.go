@@ -339,13 +339,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 			if dl, ok := ctx.Deadline(); ok && dl.Before(end) {
 				end = dl
 			}
-			for ; ; n++ {
-				d, ok := p.Due(n)
-				if !ok || !e.start.Add(d).Before(end) {
-					return
-				}
-				e.rec.Drop(0, s.iterOp)
-			}
+			e.rec.DropN(0, s.iterOp, dueBefore(p, end.Sub(e.start))-n)
 		}
 		al := newAlarm(ctx, func() bool { return e.inflight.Load() == 0 })
 		defer al.close()
@@ -368,16 +362,22 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 			switch {
 			case vus < s.MaxVUs:
 				spawn(&a)
+				continue
 			case backlog != nil:
 				select {
 				case backlog <- a:
 					e.rec.Queue(0, s.iterOp)
+					continue
 				default:
-					e.rec.Drop(0, s.iterOp)
 				}
-			default:
-				e.rec.Drop(0, s.iterOp)
 			}
+			// Every VU is busy (and the queue full): the arrivals already
+			// due after this one find them busy too, and are dropped with
+			// it at once, however many a late wake-up or a rate beyond
+			// the machine left behind.
+			m := max(dueBefore(p, time.Since(e.start)-pacerLateness), n+1)
+			e.rec.DropN(0, s.iterOp, m-n)
+			n = m - 1
 		}
 	})
 }

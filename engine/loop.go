@@ -269,15 +269,24 @@ func (el *evLoop) arrive() {
 			el.scheduleEnded()
 			return
 		}
-		el.dispatch(arrival{iter: el.s.iter(el.next), due: due})
-		el.next += int64(el.n)
+		next := el.next + int64(el.n)
+		if !el.dispatch(arrival{iter: el.s.iter(el.next), due: due}) {
+			// Every VU is busy: so are they for this loop's arrivals
+			// due since, dropped with it at once (as in arrivals).
+			skip := nextOf(next, dueBefore(el.p, now.Sub(el.e.start)-pacerLateness), el.n)
+			el.e.rec.DropN(0, el.s.iterOp, (skip-next)/int64(el.n))
+			next = skip
+		}
+		el.next = next
 	}
 	// The schedule is over: idle VUs end; busy ones finish the backlog.
 	el.releaseIdle()
 	el.maybeStop()
 }
 
-func (el *evLoop) dispatch(a arrival) {
+// dispatch starts arrival a on a VU, or queues it, or drops it and returns
+// false.
+func (el *evLoop) dispatch(a arrival) bool {
 	switch {
 	case len(el.idle) > 0:
 		v := el.idle[len(el.idle)-1]
@@ -293,7 +302,9 @@ func (el *evLoop) dispatch(a arrival) {
 		el.e.rec.Queue(0, el.s.iterOp)
 	default:
 		el.e.rec.Drop(0, el.s.iterOp)
+		return false
 	}
+	return true
 }
 
 // scheduleEnded counts as dropped what was due and not started by the
@@ -307,13 +318,9 @@ func (el *evLoop) scheduleEnded() {
 		if dl, ok := el.sched.Deadline(); ok && dl.Before(end) {
 			end = dl
 		}
-		for ; ; el.next += int64(el.n) {
-			d, ok := el.p.Due(el.next)
-			if !ok || !el.e.start.Add(d).Before(end) {
-				break
-			}
-			el.e.rec.Drop(0, el.s.iterOp)
-		}
+		next := nextOf(el.next, dueBefore(el.p, end.Sub(el.e.start)), el.n)
+		el.e.rec.DropN(0, el.s.iterOp, (next-el.next)/int64(el.n))
+		el.next = next
 		el.l.Cancel(el.pacing)
 		el.over = true
 	}

@@ -53,6 +53,7 @@ var engineTests = []struct {
 	{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
 	{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
 	{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
+	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},
 	{"TLSAndReadErrors", TestTLSAndReadErrors},

@@ -414,3 +414,62 @@ scenarios:
 		t.Errorf("ran %d, dropped %d, abandoned %d; want 0, about 99, 1", it.Count, it.Dropped, r.Stages[0].Abandoned)
 	}
 }
+
+// A rate far beyond what any machine can start (the engine's own limit,
+// past plan.MaxRate, which validation refuses) is paced by time: the stage
+// ends on time with every arrival of its schedule run or dropped, and an
+// interrupt stops it at once. Walking every due time, 10^12 a second, once
+// ran for minutes without a request.
+func TestRateBeyondTheMachine(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 100, duration: 500ms, vus: 2, max_vus: 2, flow: [{name: a, url: /a}]}
+`, nil)
+	p.Scenarios[0].Rate.Values = []string{"1e12"}
+	// Generous bounds: a stage of 0.5 s that does not end in a minute hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := Run(ctx, p, Options{RunID: "test", Seed: 1})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("status %s, %v: the stage did not end by itself", r.Status, err)
+	}
+	it := op(t, r.Stages[0], "s")
+	if it.Count == 0 || it.Count != int64(c.total()) || it.Count+it.Dropped != 5e11 {
+		t.Errorf("ran %d (the server saw %d) + dropped %d, want 5*10^11 in all", it.Count, c.total(), it.Dropped)
+	}
+
+	// Interrupted after 50 requests, in a stage of ten minutes: it stops,
+	// and what it counted as dropped is what was due before it stopped
+	// (at 10^12 a second, well under 10^15 for a minute).
+	var seen atomic.Int64
+	ictx, icancel := context.WithCancel(context.Background())
+	defer icancel()
+	srv2 := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		if seen.Add(1) == 50 {
+			icancel()
+		}
+	}))
+	defer srv2.Close()
+	p = load(t, srv2.URL, `target: TARGET
+scenarios:
+  - {name: s, rate: 100, duration: 10m, vus: 2, max_vus: 2, flow: [{name: a, url: /a}]}
+`, nil)
+	p.Scenarios[0].Rate.Values = []string{"1e12"}
+	done := make(chan *metrics.Run)
+	go func() {
+		r, _ := Run(ictx, p, Options{RunID: "test", Seed: 1})
+		done <- r
+	}()
+	select {
+	case r = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("an interrupted stage of 10^12 arrivals a second did not stop within a minute")
+	}
+	it = op(t, r.Stages[0], "s")
+	if r.Status != "interrupted" || it.Count < 50 || it.Dropped <= 0 || it.Dropped > 1e15 {
+		t.Errorf("status %s, ran %d, dropped %d", r.Status, it.Count, it.Dropped)
+	}
+}

@@ -24,10 +24,16 @@ type constantPacer struct {
 }
 
 func (p constantPacer) Due(n int64) (time.Duration, bool) {
-	if p.rate <= 0 {
+	if !(p.rate > 0) {
 		return 0, false
 	}
-	d := time.Duration(float64(n) / p.rate * float64(time.Second))
+	// Compared as a float first: far past the end, the offset does not fit
+	// a Duration (a tiny rate's second arrival).
+	f := float64(n) / p.rate * float64(time.Second)
+	if !(f < float64(p.duration)) {
+		return 0, false
+	}
+	d := time.Duration(f)
 	return d, d < p.duration
 }
 
@@ -74,6 +80,8 @@ func (p *rampPacer) Due(n int64) (time.Duration, bool) {
 				disc := r0*r0 + 2*slope*rem
 				t = (-r0 + math.Sqrt(math.Max(disc, 0))) / slope
 			}
+			// Rounding can put t a hair outside the segment.
+			t = min(max(t, 0), T)
 			return offset + time.Duration(t*float64(time.Second)), true
 		}
 		offset += s.Duration
@@ -91,6 +99,52 @@ type segmentPacer struct {
 }
 
 func (p segmentPacer) Due(n int64) (time.Duration, bool) { return p.p.Due(p.seg.Global(n)) }
+
+// dueBefore is the number of p's arrivals due before offset t: the first n
+// whose due time is t or later, or past the schedule's end. It asks Due
+// O(log n) times, so a pacer that has fallen behind, with every VU busy,
+// drops what it can no longer start in one step instead of walking every
+// due time (at a rate of 10^12 a second that walk never ends).
+func dueBefore(p pacer, t time.Duration) int64 {
+	before := func(n int64) bool {
+		d, ok := p.Due(n)
+		return ok && d < t
+	}
+	if !before(0) {
+		return 0
+	}
+	lo, hi := int64(0), int64(1) // before(lo), and hi is to be found
+	for before(hi) {
+		if hi >= maxArrivals {
+			return hi
+		}
+		lo, hi = hi, hi*2
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if before(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// maxArrivals bounds dueBefore's search: more arrivals than plan.MaxRate
+// makes in a year.
+const maxArrivals = 1 << 50
+
+// nextOf is the first of the arrivals n, n+every, n+2*every ... that is
+// not before m: where an event loop that paces every every-th arrival goes
+// on once the arrivals before m are dropped.
+func nextOf(n, m int64, every int) int64 {
+	if n >= m {
+		return n
+	}
+	steps := (m - n + int64(every) - 1) / int64(every)
+	return n + steps*int64(every)
+}
 
 // Total is the number of iterations the schedule starts.
 func (p *rampPacer) Total() float64 { return p.cum[len(p.cum)-1] }

@@ -69,10 +69,16 @@ func (r *Recorder) RecordServer(shardIdx, op int, srv, svc time.Duration) {
 }
 
 // Drop counts an iteration of operation op that could not start.
-func (r *Recorder) Drop(shardIdx, op int) {
+func (r *Recorder) Drop(shardIdx, op int) { r.DropN(shardIdx, op, 1) }
+
+// DropN counts n iterations of operation op that could not start.
+func (r *Recorder) DropN(shardIdx, op int, n int64) {
+	if n <= 0 {
+		return
+	}
 	sh := &r.shards[shardIdx%len(r.shards)]
 	sh.mu.Lock()
-	sh.stats[op].Dropped++
+	sh.stats[op].Dropped += n
 	sh.mu.Unlock()
 }
 

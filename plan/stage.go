@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func (n *Num) Float(vars map[string]string) (float64, error) {
 		return 0, err
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || f < 0 {
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("want a number >= 0, got %q", s)
 	}
 	return f, nil

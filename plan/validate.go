@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -171,6 +172,16 @@ const MaxStages = 10000
 
 // MaxVUs bounds the VUs of one scenario.
 const MaxVUs = 1_000_000
+
+// MaxRate bounds an arrival rate, in iterations a second. To start an
+// iteration takes a VU, a clock reading and a histogram record: over 100
+// ns of a core, so no process paces more, and a schedule beyond it would
+// be dropped, not run.
+const MaxRate = 10_000_000
+
+func tooFast(r float64) string {
+	return fmt.Sprintf("%g iterations a second is more than a load generator can start (at most %d: each start takes over 100 ns of a core)", r, MaxRate)
+}
 
 func (v *validator) define(pos Pos, name, what string) {
 	if v.global[name] {
@@ -381,16 +392,20 @@ func (v *validator) scenario(sc *Scenario) {
 	case !sc.IsOpen() && len(sc.RampVUs) == 0 && sc.Iterations == nil && sc.TotalIterations == nil && sc.Duration == nil:
 		v.at(sc.Pos, "scenario %s: give iterations, total_iterations or duration so the load ends", sc.Name)
 	}
-	if sc.StartRate < 0 {
-		v.at(sc.Pos, "scenario %s: start_rate %g is negative", sc.Name, sc.StartRate)
+	if !(sc.StartRate >= 0) || math.IsInf(sc.StartRate, 0) {
+		v.at(sc.Pos, "scenario %s: start_rate %g: want a number of iterations per second, 0 or more", sc.Name, sc.StartRate)
+	} else if sc.StartRate > MaxRate {
+		v.at(sc.Pos, "scenario %s: start_rate: %s", sc.Name, tooFast(sc.StartRate))
 	}
 	for _, steps := range [][]*RampStep{sc.RampRate, sc.RampVUs} {
 		for _, r := range steps {
 			if r.Duration.D <= 0 {
 				v.at(r.Pos, "scenario %s: every ramp segment needs a duration", sc.Name)
 			}
-			if r.Target < 0 || r.Target > MaxVUs && len(sc.RampVUs) > 0 {
+			if !(r.Target >= 0) || math.IsInf(r.Target, 0) || r.Target > MaxVUs && len(sc.RampVUs) > 0 {
 				v.at(r.Pos, "scenario %s: ramp target %g is out of range", sc.Name, r.Target)
+			} else if r.Target > MaxRate {
+				v.at(r.Pos, "scenario %s: ramp target: %s", sc.Name, tooFast(r.Target))
 			}
 		}
 	}
@@ -812,6 +827,8 @@ func (v *validator) checkNums() {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: %v", sc.Name, inStage(st, sc.Rate), err)
 			} else if sc.Rate != nil && r <= 0 {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: want more than 0 iterations per second", sc.Name, inStage(st, sc.Rate))
+			} else if r > MaxRate {
+				v.at(sc.Rate.Pos, "scenario %s: rate%s: %s", sc.Name, inStage(st, sc.Rate), tooFast(r))
 			}
 			if n, err := sc.MaxVUs.Int(vars); err != nil {
 				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %v", sc.Name, inStage(st, sc.MaxVUs), err)
