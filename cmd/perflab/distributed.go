@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,22 +146,14 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 		}
 		cmds[i] = cmd
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case sig := <-sigs:
-				for _, c := range cmds {
-					c.Process.Signal(sig)
-				}
-			}
+	// Passed on to the workers as one request to stop, and again as a
+	// second (they quit at once).
+	forward := func(sig os.Signal) {
+		for _, c := range cmds {
+			c.Process.Signal(sig)
 		}
-	}()
+	}
+	stopSignals := onStopSignals(forward, forward)
 	// Each worker is waited for as it ends: one killed is seen at once.
 	codes := make([]int, n)
 	var wg sync.WaitGroup
@@ -180,7 +171,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 		}()
 	}
 	wg.Wait()
-	close(done)
+	stopSignals()
 	code := exitOK
 	for i, c := range cmds {
 		for _, w := range c.Stderr.(*prefixed).flush() {

@@ -156,6 +156,33 @@ func TestRunFailureExitCodes(t *testing.T) {
 // The binary, interrupted with SIGINT, stops the load, runs teardown and
 // writes everything measured, with exit code 130.
 func TestInterruptWritesResults(t *testing.T) {
+	interruptedRun(t, nil, func(p *os.Process) { p.Signal(syscall.SIGINT) })
+}
+
+// SIGTERM takes the same path, and two at once are one request to stop,
+// not a second Ctrl-C that quits at once. GNU timeout signals the process
+// and then its process group, as it does when its time is up and when it
+// is itself signalled: here perflab runs under `timeout 5m`, signalled
+// once the load is under way, five times (the two signals once raced into
+// a run lost without summary or teardown in one try of three).
+func TestTerminatedTwiceAtOnce(t *testing.T) {
+	timeout, err := exec.LookPath("timeout")
+	if err != nil {
+		testenv.Missing(t, "GNU timeout (coreutils) is not installed")
+	}
+	for i := range 5 {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			interruptedRun(t, []string{timeout, "5m"}, func(p *os.Process) { p.Signal(syscall.SIGTERM) })
+		})
+	}
+}
+
+// interruptedRun runs the binary under load (by the command under, if
+// any), calls signal with the process started once the load is under
+// way, and checks that perflab stopped the load, ran teardown and wrote
+// everything measured, in its directory and the history, with exit code
+// 130.
+func interruptedRun(t *testing.T, under []string, signal func(*os.Process)) {
 	bin := perflabBin(t)
 	var mu sync.Mutex
 	counts := map[string]int{}
@@ -168,7 +195,8 @@ func TestInterruptWritesResults(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	plan := writePlan(t, "target: "+srv.URL+"\nscenarios: [{vus: 3, duration: 1m, flow: [{name: a, url: /a}]}]\nteardown: [{name: t, url: /teardown}]\n")
-	cmd := exec.Command(bin, "run", plan, "--out", out)
+	args := append(slices.Clone(under), bin, "run", plan, "--out", out)
+	cmd := exec.Command(args[0], args[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -184,10 +212,13 @@ func TestInterruptWritesResults(t *testing.T) {
 			break
 		}
 	}
-	cmd.Process.Signal(syscall.SIGINT)
+	signal(cmd.Process)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "perflab: quit") {
+		t.Errorf("it quit at once:\n%s", stderr.String())
 	}
 	s := readSummary(t, out)
 	mu.Lock()
@@ -223,6 +254,19 @@ func TestInterruptWritesResults(t *testing.T) {
 	}
 	if logged != int64(counts["/a"]) {
 		t.Errorf("the run directory's intervals count %d requests, the server saw %d", logged, counts["/a"])
+	}
+	// And the history has the run, interrupted, with the same count.
+	st, err := store.Open(store.DefaultPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := results.FromStore(st, s.RunID)
+	if err != nil {
+		t.Fatalf("history: %v", err)
+	}
+	if h.Summary.Status != "interrupted" || count(h.Summary, 0, "a") != int64(counts["/a"]) {
+		t.Errorf("history: status %s, count %d; the server saw %d", h.Summary.Status, count(h.Summary, 0, "a"), counts["/a"])
 	}
 }
 

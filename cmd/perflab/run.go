@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/perflab/perflab/lab"
@@ -232,20 +230,13 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		fmt.Fprintln(stderr, "\ninterrupted: stopping the load, running teardown, writing results (interrupt again to quit at once)")
+	defer onStopSignals(func(os.Signal) {
 		cancel()
-		if _, ok := <-sigs; ok {
-			fmt.Fprintln(stderr, "perflab: quit; the results of this run may be incomplete")
-			os.Exit(exitInterrupted)
-		}
-	}()
+		fmt.Fprintln(stderr, "\ninterrupted: stopping the load, running teardown, writing results (interrupt again to quit at once)")
+	}, func(os.Signal) {
+		fmt.Fprintln(stderr, "perflab: quit; the results of this run may be incomplete")
+		os.Exit(exitInterrupted)
+	})()
 	progress := f.progress
 	if f.quiet {
 		progress = "none"
