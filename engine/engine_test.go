@@ -241,6 +241,62 @@ scenarios:
 	}
 }
 
+// A response of the system under test cannot inject headers or requests
+// into later ones: a token with CR LF, extracted and sent in a header or
+// through ${raw:...} into a URL, fails those steps as invalid_request and
+// not a byte of them is sent; the steps around them run as ever, and a
+// value with spaces and UTF-8 goes percent-encoded.
+func TestInjectedValuesAreNotSent(t *testing.T) {
+	var c counter
+	var injected atomic.Int64
+	var encoded atomic.Value
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Injected") != "" || strings.HasPrefix(r.RequestURI, "/smuggled") {
+			injected.Add(1)
+		}
+		switch r.URL.Path {
+		case "/login":
+			io.WriteString(w, `{"token":"abc\r\nX-Injected: 1","path":"x HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET /smuggled","name":"café au lait"}`)
+		case "/named/café au lait":
+			encoded.Store(r.RequestURI)
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 2
+    iterations: 3
+    flow:
+      - {name: login, url: /login, extract: {token: $.token, path: $.path, name: $.name}}
+      - {name: header, url: /h, headers: {Authorization: "Bearer ${token}"}}
+      - {name: raw, url: "/r/${raw:path}"}
+      - {name: escaped, url: "/e/${path}"}
+      - {name: named, url: "/named/${raw:name}"}
+      - {name: after, url: /after}
+`, nil)
+	r := run(t, p)
+	for name, kind := range map[string]metrics.ErrKind{"header": metrics.InvalidRequest, "raw": metrics.InvalidRequest} {
+		if s := op(t, r.Stages[0], name); s.Count != 6 || s.Errors[kind] != 6 {
+			t.Errorf("%s: count %d, errors %v; want 6 of %s", name, s.Count, s.Errors, kind)
+		}
+	}
+	for _, name := range []string{"login", "escaped", "named", "after"} {
+		if s := op(t, r.Stages[0], name); s.Count != 6 || s.ErrorCount() != 0 {
+			t.Errorf("%s: count %d, errors %v; want 6 successes", name, s.Count, s.Errors)
+		}
+	}
+	total := c.total()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if total != 24 || c.counts["GET /h"] != 0 || injected.Load() != 0 {
+		t.Errorf("the server saw %v (%d injected); want 24 requests, none to /h or /r, none injected", c.counts, injected.Load())
+	}
+	if got, _ := encoded.Load().(string); got != "/named/caf%C3%A9%20au%20lait" {
+		t.Errorf("a value with a space and UTF-8 went as %q", got)
+	}
+}
+
 func TestTemplatingExtractionAndData(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]string{}

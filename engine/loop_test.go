@@ -53,6 +53,7 @@ var engineTests = []struct {
 	{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
 	{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
 	{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
+	{"InjectedValuesAreNotSent", TestInjectedValuesAreNotSent},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},
@@ -108,9 +109,11 @@ scenarios:
   - {name: plain, vus: 2, iterations: 3, flow: [{name: a, url: /a}]}
   - {name: bus, vus: 1, iterations: 1, flow: [{name: a, url: /a}, {name: p, publish: {bus: b, topic: t, body: x}}]}
   - {name: tls, vus: 1, iterations: 1, flow: [{name: s, url: "https://127.0.0.1:1/"}]}
-  - {name: ftp, vus: 1, iterations: 1, flow: [{name: s, url: "ftp://127.0.0.1:1/"}]}
+  - {name: scheme, vus: 1, iterations: 1, flow: [{name: s, url: "${schemes}://127.0.0.1:1/"}]}
+data:
+  schemes: {values: [http]}
 `
-	want := map[string]string{"plain": EngineLoop, "bus": EngineGoroutines, "tls": EngineLoop, "ftp": EngineGoroutines}
+	want := map[string]string{"plain": EngineLoop, "bus": EngineGoroutines, "tls": EngineLoop, "scheme": EngineGoroutines}
 	if runtime.GOOS != "linux" {
 		want["plain"], want["tls"] = EngineGoroutines, EngineGoroutines
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/dataset"
 	"github.com/perflab/perflab/sim"
@@ -129,10 +131,12 @@ func (v *validator) validate() {
 	if p.Target != nil {
 		v.refs(p.Target, nil)
 		v.checkTarget()
+		v.wireURL("target", p.Target)
 	}
 	for _, h := range p.Headers {
 		v.refs(h.Value, nil)
 	}
+	v.wireHeaders("headers", p.Headers)
 
 	v.buses()
 	v.simulators()
@@ -321,6 +325,9 @@ func (v *validator) checkTarget() {
 	if err != nil {
 		return // reported by refs
 	}
+	if strings.IndexFunc(s, isCTL) >= 0 {
+		return // wireURL says it
+	}
 	if msg := checkBaseURL(s); msg != "" {
 		v.at(v.p.Target.Pos, "target %q: %s", s, msg)
 	}
@@ -473,7 +480,7 @@ func (v *validator) distinct(scenario string, st *Step, tx string, seen map[[3]s
 // plan error, not a run of connect errors. Placeholders take the first
 // stage's values, and values known only at run time (data, extractions,
 // env) a digit, which fits a host or a port; a scheme known only at run
-// time is taken as http. The path and query are sent as written.
+// time is taken as http, a scheme other than http or https is refused.
 func (v *validator) checkURL(st *Step) {
 	src := st.URL.String()
 	scheme, _, abs := strings.Cut(src, "://")
@@ -481,26 +488,89 @@ func (v *validator) checkURL(st *Step) {
 		return
 	}
 	vars := v.p.VarsFor(Stage{})
-	u, err := st.URL.T.Expand(tmpl.LookupFunc(func(n string) (string, bool) {
-		if x, ok := vars[n]; ok {
-			return x, true
-		}
-		return "1", true
-	}))
+	expand := func(unknown string) (string, error) {
+		return st.URL.T.Expand(tmpl.LookupFunc(func(n string) (string, bool) {
+			if x, ok := vars[n]; ok {
+				return x, true
+			}
+			return unknown, true
+		}))
+	}
+	u, err := expand("1")
 	if err != nil {
 		return
 	}
 	if strings.Contains(scheme, "${") {
+		// The stage's values say the scheme, or a VU's values do.
+		known, _ := expand("\x00")
+		if scheme, _, _ = strings.Cut(known, "://"); strings.ContainsAny(scheme, "\x00/?#") {
+			scheme = "http"
+		}
 		_, rest, _ := strings.Cut(u, "://")
-		u = "http://" + rest
+		u = scheme + "://" + rest
 	}
 	if i := strings.IndexAny(u[strings.Index(u, "://")+3:], "/?#"); i >= 0 {
 		u = u[:strings.Index(u, "://")+3+i]
 	}
-	// The scheme is the engines' to judge: each says which it can send.
-	if msg := checkBaseURL(u); msg != "" && !strings.HasPrefix(msg, "want an http") {
+	if msg := checkBaseURL(u); msg != "" {
 		v.at(st.URL.Pos, "step %s: url %q: %s", st.Name, src, msg)
 	}
+}
+
+// wireURL refuses what the plan writes into a URL that would not be valid
+// HTTP on the wire: a control character (a CR or LF would end the request
+// line and start another), a % in the path that starts no escape. A space
+// or a letter beyond ASCII is fine: it is sent percent-encoded. Values
+// filled in at run time are checked as each request is built, and fail it
+// as invalid_request.
+func (v *validator) wireURL(who string, t *Text) {
+	if t == nil {
+		return
+	}
+	src := t.String()
+	if i := strings.IndexFunc(src, isCTL); i >= 0 {
+		v.at(t.Pos, "%s %q: the control character %q at byte %d would split the request", who, src, src[i], i)
+		return
+	}
+	path, _, _ := strings.Cut(src, "?")
+	path, _, _ = strings.Cut(path, "#")
+	for i := strings.IndexByte(path, '%'); i >= 0; i = nextByte(path, '%', i) {
+		if rest := path[i+1:]; !strings.HasPrefix(rest, "${") && !(len(rest) >= 2 && isHex(rest[0]) && isHex(rest[1])) {
+			v.at(t.Pos, "%s %q: the %% at byte %d starts no escape such as %%20 (%%25 is a percent sign)", who, src, i)
+			return
+		}
+	}
+}
+
+// wireHeaders refuses headers that would not be valid HTTP: a name that is
+// not a token (a space, a colon), a control character other than TAB in a
+// value as the plan writes it.
+func (v *validator) wireHeaders(who string, hs []Pair) {
+	for _, h := range hs {
+		if !httpguts.ValidHeaderFieldName(h.Name) {
+			v.at(h.Pos, "%s: %q is not a valid header name (letters, digits and !#$%%&'*+-.^_`|~, no space or colon)", who, h.Name)
+		}
+		if h.Value == nil {
+			continue
+		}
+		if src := h.Value.String(); strings.ContainsFunc(src, func(r rune) bool { return r != '\t' && isCTL(r) }) {
+			v.at(h.Pos, "%s: %s: the value %q has a control character, which would end the header and start another", who, h.Name, src)
+		}
+	}
+}
+
+func isCTL(r rune) bool { return r < ' ' || r == 0x7f }
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// nextByte is the index of the next c in s after i, or -1.
+func nextByte(s string, c byte, i int) int {
+	if j := strings.IndexByte(s[i+1:], c); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // labels checks that a name is not used by both a step and a transaction.
@@ -593,6 +663,8 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	} else {
 		v.checkURL(st)
 	}
+	v.wireURL("step "+st.Name+": url", st.URL)
+	v.wireHeaders("step "+st.Name+": headers", st.Headers)
 	local := sc.local
 	if st.Repeat != nil {
 		if strings.HasPrefix(where, "scenario") || strings.HasPrefix(where, "transaction") {

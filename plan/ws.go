@@ -61,9 +61,11 @@ func (v *validator) wsStep(st *Step, sc *scope, where string) {
 		v.at(st.Pos, "%s: url, body, json, headers, query and repeat are for HTTP requests: a ws step has them under ws", who)
 	}
 	v.refs(w.URL, sc)
+	v.wireURL(who+": url", w.URL)
 	for _, h := range w.Headers {
 		v.refs(h.Value, sc)
 	}
+	v.wireHeaders(who+": headers", w.Headers)
 	v.refs(w.Send, sc)
 	if w.JSON != nil {
 		v.refs(w.JSON.Text, sc)

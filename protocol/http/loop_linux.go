@@ -592,7 +592,7 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 		x.wbuf, auth, err = c.appendRequest(x.wbuf[:0], r, vars, s)
 		if err != nil {
 			x.built = nil
-			x.res = Result{Err: metrics.NotSent, Detail: err.Error()}
+			x.res = Result{Err: notSentKind(err), Detail: err.Error()}
 			l.done = append(l.done, x)
 			return
 		}

@@ -163,7 +163,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	defer fasthttp.ReleaseResponse(resp)
 
 	if err := c.build(r, vars, s, req); err != nil {
-		return Result{Err: metrics.NotSent, Detail: err.Error()}
+		return Result{Err: notSentKind(err), Detail: err.Error()}
 	}
 	start := time.Now()
 	err := c.c.DoTimeout(req, resp, r.timeout)
@@ -254,8 +254,25 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 	return nil
 }
 
-// appendURL appends the expanded URL with its query parameters to b.
+// appendURL appends the expanded URL with its query parameters to b,
+// encoded for the wire (wireURL): a URL that would not be valid HTTP is an
+// invalidRequest error.
 func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
+	start := len(b)
+	b, err := r.appendRawURL(b, vars)
+	if err != nil {
+		return b, err
+	}
+	u, encoded, err := wireURL(b[start:])
+	if err != nil || !encoded {
+		return b, err
+	}
+	return append(b[:start], u...), nil
+}
+
+// appendRawURL appends the expanded URL with its query parameters to b, as
+// the values made it.
+func (r *Request) appendRawURL(b []byte, vars Vars) ([]byte, error) {
 	start := len(b)
 	b, err := r.url.AppendURL(b, vars)
 	if err != nil {
@@ -285,11 +302,16 @@ func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
 	return b, nil
 }
 
-// eachHeader expands the request's headers.
+// eachHeader expands the request's headers; one that would not be valid
+// HTTP is an invalidRequest error (the request, with the headers set
+// before it, is not sent).
 func (r *Request) eachHeader(vars Vars, set func(name, value string)) error {
 	for _, h := range r.headers {
 		v, err := h.value.Expand(vars)
 		if err != nil {
+			return err
+		}
+		if err := CheckHeader(h.name, v); err != nil {
 			return err
 		}
 		set(h.name, v)

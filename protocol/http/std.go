@@ -43,13 +43,13 @@ func newStdClient(opts Options) *nethttp.Client {
 func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 	b, err := r.appendURL(s.buf[:0], vars)
 	if err != nil {
-		return Result{Err: metrics.NotSent, Detail: err.Error()}
+		return Result{Err: notSentKind(err), Detail: err.Error()}
 	}
 	u := string(b)
 	var body io.Reader
 	if r.body != nil {
 		if b, err = r.body.AppendTo(b[:0], vars); err != nil {
-			return Result{Err: metrics.NotSent, Detail: err.Error()}
+			return Result{Err: notSentKind(err), Detail: err.Error()}
 		}
 		body = bytes.NewReader(b)
 	}
@@ -57,7 +57,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 	defer cancel()
 	req, err := nethttp.NewRequestWithContext(ctx, string(r.method), u, body)
 	if err != nil {
-		return Result{Err: metrics.NotSent, Detail: err.Error()}
+		return Result{Err: notSentKind(err), Detail: err.Error()}
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	if err := r.eachHeader(vars, func(name, value string) {
@@ -66,7 +66,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		}
 		req.Header.Set(name, value)
 	}); err != nil {
-		return Result{Err: metrics.NotSent, Detail: err.Error()}
+		return Result{Err: notSentKind(err), Detail: err.Error()}
 	}
 	if r.contentType != "" {
 		req.Header.Set("Content-Type", r.contentType)

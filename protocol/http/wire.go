@@ -51,7 +51,7 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 		}
 		b = append(b, name...)
 		b = append(b, ": "...)
-		b = appendHeaderValue(b, value)
+		b = append(b, value...) // checked by eachHeader
 		b = append(b, "\r\n"...)
 	})
 	if err != nil {
@@ -88,14 +88,6 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 		b = append(b[:hostAt], b[hostEnd:]...)
 	}
 	return b, origin, nil
-}
-
-// appendHeaderValue appends v without CR or LF, which would end the header.
-func appendHeaderValue(b []byte, v string) []byte {
-	if strings.ContainsAny(v, "\r\n") {
-		return append(b, strings.NewReplacer("\r", " ", "\n", " ").Replace(v)...)
-	}
-	return append(b, v...)
 }
 
 // splitURL splits an absolute http or https URL into its origin (scheme

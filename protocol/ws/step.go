@@ -133,6 +133,9 @@ func (s *Step) Do(ctx context.Context, cs *Conns, vars phttp.Vars) Result {
 	if err != nil {
 		return fail(metrics.NotSent, err.Error())
 	}
+	if err := phttp.CheckURL(u); err != nil {
+		return fail(metrics.InvalidRequest, err.Error())
+	}
 	var msg []byte
 	if s.send != nil {
 		text, err := s.send.Expand(vars)
@@ -158,6 +161,9 @@ func (s *Step) Do(ctx context.Context, cs *Conns, vars phttp.Vars) Result {
 			v, err := hd.value.Expand(vars)
 			if err != nil {
 				return fail(metrics.NotSent, err.Error())
+			}
+			if err := phttp.CheckHeader(hd.name, v); err != nil {
+				return fail(metrics.InvalidRequest, err.Error())
 			}
 			h.Add(hd.name, v)
 		}
