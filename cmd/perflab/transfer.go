@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/perflab/perflab/ingest"
@@ -80,6 +81,11 @@ func cmdImport(std *stdio, args []string) int {
 		}
 		id, err := results.Import(st, dir, labels.Map())
 		if err != nil {
+			if *from != "" { // the run made here is not in the history: it goes, not to be met later half-imported
+				os.RemoveAll(dir)
+				fmt.Fprintf(std.err, "perflab: %s: %v; %s removed\n", arg, err, dir)
+				return exitUsage
+			}
 			fmt.Fprintf(std.err, "perflab: %s: %v\n", dir, err)
 			return exitUsage
 		}
