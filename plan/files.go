@@ -144,7 +144,7 @@ func (p *Plan) ReadData() error {
 		if d.read || d.File == "" && d.CSV == "" {
 			continue
 		}
-		if err := d.readData(filepath.Dir(p.File), true); err != nil {
+		if err := d.readData(p.dir, true); err != nil {
 			errs = append(errs, &Error{File: p.File, Line: d.Pos.Line, Col: d.Pos.Col, Msg: fmt.Sprintf("data %s: %v", d.Name, err)})
 			continue
 		}

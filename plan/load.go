@@ -104,7 +104,7 @@ func Parse(src []byte, name string, opts Options) (*Plan, error) {
 		return nil, ErrorList{{File: name, Msg: "the plan is empty"}}
 	}
 	d := &decoder{file: name}
-	p := &Plan{File: name, Source: bytes.Clone(src)}
+	p := &Plan{File: name, Source: bytes.Clone(src), dir: filepath.Dir(name)}
 	d.decode(doc.Content[0], reflect.ValueOf(p).Elem())
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted()

@@ -19,6 +19,9 @@ type Plan struct {
 	// File is the path the plan was read from; Source is its text.
 	File   string `yaml:"-"`
 	Source []byte `yaml:"-"`
+	// dir is where the data files named relative to the plan are, as
+	// loaded (File may be renamed for messages: perflab demo).
+	dir string
 
 	Name        string      `yaml:"name"`
 	Description string      `yaml:"description"`
