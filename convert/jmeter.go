@@ -16,6 +16,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
+// MaxInputBytes is the largest file perflab convert reads: 256 MiB. A
+// JMeter plan or an OpenAPI description is a few MB (GitHub's, among the
+// largest published, is about 10); a browser recording that keeps its
+// responses' bodies can be tens. Each is decoded whole.
+const MaxInputBytes = 256 << 20
+
 // Result is a converted plan and what could not be converted.
 type Result struct {
 	// Plan is the perflab plan, YAML, with what was not converted listed

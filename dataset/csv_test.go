@@ -202,3 +202,60 @@ func TestTableColumn(t *testing.T) {
 		t.Errorf("empty table: %d, %v", i, ok)
 	}
 }
+
+// zeros is an endless input: a reader that stopped only at its end would
+// never return.
+type zeros struct{ given int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'z'
+	}
+	z.given += int64(len(p))
+	return len(p), nil
+}
+
+// A row longer than MaxRow is refused once MaxRow (and a buffer) is read,
+// naming the line it follows: an endless line, a quote left open to the
+// end of a large file. A row of MaxRow bytes is read.
+func TestCSVRowLimit(t *testing.T) {
+	z := &zeros{}
+	_, err := ReadCSV(io.MultiReader(strings.NewReader("login\nann\n"), z), CSVOptions{Header: true})
+	if err == nil || err.Error() != "csv: the row after line 2 is longer than 16 MiB: rows are limited to 16 MiB (a quote left open makes the rest of a file one row)" {
+		t.Errorf("an endless row: %v", err)
+	}
+	if z.given > MaxRow+64<<10 {
+		t.Errorf("read %d bytes of the endless row, want about %d", z.given, MaxRow)
+	}
+	open := "a\n1\n\"" + strings.Repeat("x\n", MaxRow) + "\n"
+	if _, err := ReadCSV(strings.NewReader(open), CSVOptions{Header: true}); err == nil || !strings.Contains(err.Error(), "the row after line 2 is longer than 16 MiB") {
+		t.Errorf("a quote left open: %v", err)
+	}
+	long := strings.Repeat("y", MaxRow)
+	tb, err := ReadCSV(strings.NewReader("a,b\n1,"+long+"\n2,z\n"), CSVOptions{Header: true})
+	if err != nil || len(tb.Rows) != 2 || tb.Rows[0][1] != long {
+		t.Errorf("a row of MaxRow bytes: %v", err)
+	}
+}
+
+// CSVReader gives the rows one at a time, checked as ReadCSV checks them.
+func TestCSVReader(t *testing.T) {
+	cr, err := NewCSVReader(strings.NewReader("a,1\nb,2\nc\n"), CSVOptions{})
+	if err != nil || !reflect.DeepEqual(cr.Columns, []string{"1", "2"}) {
+		t.Fatalf("columns %q, %v", cr.Columns, err)
+	}
+	var got [][]string
+	for {
+		rec, err := cr.Read()
+		if err != nil {
+			if err.Error() != "csv line 3: 1 fields, want 2 (columns 1, 2)" {
+				t.Errorf("error %v", err)
+			}
+			break
+		}
+		got = append(got, rec)
+	}
+	if !reflect.DeepEqual(got, [][]string{{"a", "1"}, {"b", "2"}}) {
+		t.Errorf("rows %q", got)
+	}
+}

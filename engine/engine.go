@@ -85,6 +85,9 @@ var ErrSetupFailed = errors.New("setup failed")
 // on interrupt (ctx cancelled) or setup failure the run is marked so and
 // teardown still runs. The error is non-nil when the run could not complete.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*metrics.Run, error) {
+	if err := p.ReadData(); err != nil { // validation kept none of the data files
+		return nil, err
+	}
 	if opts.Tick <= 0 {
 		opts.Tick = time.Second
 	}

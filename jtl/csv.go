@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines"
 )
 
 // defaultColumns are the columns of a CSV file JMeter 5 writes with its
@@ -19,7 +21,7 @@ var defaultColumns = []string{"timeStamp", "elapsed", "label", "responseCode", "
 type csvReader struct {
 	name string
 	o    Options
-	r    *records
+	r    *lines.CSV
 	// col is each field's column, -1 where the file has none.
 	col   struct{ ts, elapsed, label, code, msg, thread, success, failure, bytes int }
 	first []string // the first record, when it was a sample
@@ -27,8 +29,8 @@ type csvReader struct {
 }
 
 func newCSV(r io.Reader, name string, o Options) (*csvReader, error) {
-	c := &csvReader{name: name, o: o, r: newRecords(r), strs: map[string]string{}}
-	rec, err := c.r.read()
+	c := &csvReader{name: name, o: o, r: lines.NewCSV(r), strs: map[string]string{}}
+	rec, err := c.r.Read()
 	if err != nil {
 		return nil, c.fail(err)
 	}
@@ -83,18 +85,23 @@ func (c *csvReader) fail(err error) error {
 	if errors.As(err, &pe) {
 		return &Error{c.name, pe.Line, pe.Err}
 	}
+	if errors.Is(err, lines.ErrTooLong) || errors.Is(err, lines.ErrNoLineEnd) {
+		return &Error{c.name, c.r.Line(), err}
+	}
 	if errors.Is(err, io.EOF) {
 		return &Error{c.name, 1, errors.New("empty: not a JMeter result file")}
 	}
 	return fmt.Errorf("%s: %w", c.name, err)
 }
 
-// intern keeps one copy of each label and thread name.
+// intern keeps one copy of each label, thread name, code and message
+// of up to 1 KiB: a longer one (a message with the request's id) is the
+// sample's own, so that the copies kept are at most 64 MiB.
 func (c *csvReader) intern(s string) string {
 	if v, ok := c.strs[s]; ok {
 		return v
 	}
-	if len(c.strs) > 1<<16 { // names that never repeat (a label per request): keep none
+	if len(c.strs) > 1<<16 || len(s) > 1<<10 { // names that never repeat (a label per request): keep none
 		return strings.Clone(s)
 	}
 	s = strings.Clone(s)
@@ -109,13 +116,13 @@ func (c *csvReader) Next() (Sample, error) {
 		c.first = nil
 	} else {
 		var err error
-		if rec, err = c.r.read(); err != nil {
+		if rec, err = c.r.Read(); err != nil {
 			if errors.Is(err, io.EOF) {
 				return Sample{}, io.EOF
 			}
 			return Sample{}, c.fail(err)
 		}
-		line = c.r.line
+		line = c.r.Line()
 	}
 	get := func(i int) string {
 		if i < 0 || i >= len(rec) {
@@ -143,6 +150,9 @@ func (c *csvReader) Next() (Sample, error) {
 	case "false":
 	default:
 		return Sample{}, &Error{c.name, line, fmt.Errorf("success %q is neither true nor false", v)}
+	}
+	if err := names(rec[c.col.label], get(c.col.thread)); err != nil {
+		return Sample{}, &Error{c.name, line, err}
 	}
 	s.Label, s.Thread = c.intern(rec[c.col.label]), c.intern(get(c.col.thread))
 	s.Code, s.Message = c.intern(get(c.col.code)), c.intern(get(c.col.msg))

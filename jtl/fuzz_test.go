@@ -11,8 +11,8 @@ import (
 // error that names the file and a line: never a panic, never a sample
 // without its line.
 func FuzzReader(f *testing.F) {
-	f.Add(header + lines)
-	f.Add(lines)
+	f.Add(header + rows)
+	f.Add(rows)
 	f.Add(xmlResults)
 	f.Add("timeStamp,elapsed,label,success\n1,2,\"a\nb\",true\n")
 	f.Fuzz(func(t *testing.T, src string) {

@@ -13,6 +13,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines"
 )
 
 // Sample is one sample of a result file.
@@ -83,6 +85,15 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
+
+// names checks a sample's label and thread name, which name its
+// operation and its scenario, against lines.MaxName.
+func names(label, thread string) error {
+	if err := lines.Name("label", label); err != nil {
+		return err
+	}
+	return lines.Name("thread name", thread)
+}
 
 // groupOf is a thread's thread group: its name without JMeter's " G-T"
 // numbering ("users 1-3" is users'; "setUp Thread Group 1-1" is "setUp

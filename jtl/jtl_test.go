@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines/linestest"
 )
 
 func readAll(t *testing.T, src string, o Options) ([]Sample, error) {
@@ -30,14 +32,14 @@ func readAll(t *testing.T, src string, o Options) ([]Sample, error) {
 const header = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n"
 
 // Lines as JMeter 5.6.3 writes them (from a run of ingest's test plan).
-const lines = `1795664773311,28,GET item,200,OK,users 1-3,,true,,113,122,4,4,http://127.0.0.1:18080/item,25,0,17
+const rows = `1795664773311,28,GET item,200,OK,users 1-3,,true,,113,122,4,4,http://127.0.0.1:18080/item,25,0,17
 1795664773525,47,POST cart,500,Internal Server Error,users 1-1,,false,,132,206,4,4,http://127.0.0.1:18080/cart,47,0,0
 1795664773480,91,buy,,"Number of samples in transaction : 2, number of failing samples : 1",users 1-1,,false,,245,328,4,4,null,91,2,0
 1795665024767,25,GET closed port,Non HTTP response code: org.apache.http.conn.HttpHostConnectException,"Non HTTP response message: Connect to 127.0.0.1:1 [/127.0.0.1] failed: Connection refused",shoppers 1-1,text,false,,2542,0,4,4,http://127.0.0.1:1/,0,0,25
 `
 
 func TestCSV(t *testing.T) {
-	for name, src := range map[string]string{"with a header": header + lines, "without": lines, "with a byte-order mark and CRLF": "\ufeff" + strings.ReplaceAll(header+lines, "\n", "\r\n")} {
+	for name, src := range map[string]string{"with a header": header + rows, "without": rows, "with a byte-order mark and CRLF": "\ufeff" + strings.ReplaceAll(header+rows, "\n", "\r\n")} {
 		got, err := readAll(t, src, Options{})
 		if err != nil || len(got) != 4 {
 			t.Fatalf("%s: %d samples, %v", name, len(got), err)
@@ -79,7 +81,8 @@ func TestBadFiles(t *testing.T) {
 		{"bad elapsed", header + "1795664773311,2x8,a,200,OK,t 1-1,,true,,1,1,1,1,u,1,0,1\n", "results.jtl:2: elapsed \"2x8\""},
 		{"bad stamp", header + "yesterday,28,a,200,OK,t 1-1,,true,,1,1,1,1,u,1,0,1\n", "results.jtl:2: time stamp \"yesterday\""},
 		{"bad success", header + "1795664773311,28,a,200,OK,t 1-1,,maybe,,1,1,1,1,u,1,0,1\n", "results.jtl:2: success \"maybe\""},
-		{"cut short", header + lines + "1795664773600,30,GET it", "results.jtl:6: 3 fields, fewer than the header's columns"},
+		{"cut short", header + rows + "1795664773600,30,GET it", "results.jtl:6: the last line has no line end: the file is cut short"},
+		{"fewer fields", header + rows + "1795664773600,30,GET it\n", "results.jtl:6: 3 fields, fewer than the header's columns"},
 		{"xml cut short", xmlResults[:strings.Index(xmlResults, "<httpSample t=\"11\"")+40], "cut short"},
 		{"xml not jmeter", "<html><body/></html>", "<html> where a JMeter result file has <testResults>"},
 		{"xml sample without ts", `<testResults version="1.2"><httpSample t="1" s="true" lb="a"/></testResults>`, "results.jtl:1: a sample without t, ts or s"},
@@ -155,5 +158,69 @@ line two",113,122,4,4,http://x/item,25,0,17
 	}
 	if err == nil || !strings.Contains(err.Error(), "results.jtl:5: elapsed \"2x\"") {
 		t.Errorf("error %v, want it on line 5", err)
+	}
+}
+
+// A file cut short anywhere in its last line, or anywhere before the end
+// of its XML, is refused with the line, whatever the cut leaves: JMeter
+// ends every CSV line, and a CSV line cut in its last fields has all its
+// fields (a Connect of 17 cut to 1).
+func TestCutAnywhereRefused(t *testing.T) {
+	src := header + rows
+	last := strings.LastIndex(src[:len(src)-1], "\n") + 1
+	for cut := last + 1; cut < len(src); cut++ {
+		got, err := readAll(t, src[:cut], Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "results.jtl:5: ") {
+			t.Errorf("cut at %d (%q): %d samples, %v", cut, src[cut-5:cut], len(got), err)
+		}
+	}
+	for cut := 1; cut < len(xmlResults)-1; cut++ { // the last byte is a line end after </testResults>
+		if got, err := readAll(t, xmlResults[:cut], Options{}); err == nil {
+			t.Errorf("XML cut at %d (%q): %d samples, no error", cut, xmlResults[max(cut-10, 0):cut], len(got))
+		}
+	}
+	if got, err := readAll(t, xmlResults[:len(xmlResults)-1], Options{}); err != nil || len(got) != 3 {
+		t.Errorf("XML without its last line end: %d samples, %v", len(got), err)
+	}
+}
+
+// A 300 MB label is refused once lines.MaxLine (16 MiB) of it is read,
+// in CSV and in XML, with its line; a label over lines.MaxName (64 KiB)
+// is refused as a name, as is a thread name.
+func TestLongFieldsRefused(t *testing.T) {
+	const big = 300 << 20
+	for _, c := range []struct {
+		name string
+		src  *linestest.Endless
+		want string
+	}{
+		{"csv", &linestest.Endless{Head: header + rows + "1795664773600,30,", C: 'x', N: big, Tail: ",200,OK,u 1-1,,true,,1,1,1,1,u,1,0,1\n"},
+			"results.jtl:6: a line longer than 16 MiB: lines are limited to 16 MiB (lines.MaxLine)"},
+		{"csv, quoted", &linestest.Endless{Head: header + rows + "1795664773600,30,\"", C: 'x', N: big, Tail: "\",200,OK,u 1-1,,true,,1,1,1,1,u,1,0,1\n"},
+			"results.jtl:6: a line longer than 16 MiB"},
+		{"xml", &linestest.Endless{Head: "<testResults>\n<httpSample t=\"1\" ts=\"1\" s=\"true\" lb=\"", C: 'x', N: big, Tail: "\"/></testResults>\n"},
+			"results.jtl:2: an element or a text longer than 16 MiB"},
+		{"xml text", &linestest.Endless{Head: "<testResults>\n<httpSample t=\"1\" ts=\"1\" s=\"true\" lb=\"a\"><responseData>", C: 'x', N: big, Tail: "</responseData></httpSample></testResults>\n"},
+			"results.jtl:2: an element or a text longer than 16 MiB"},
+	} {
+		r, err := NewReader(c.src, "results.jtl", Options{})
+		linestest.Refused(t, c.name, c.src, func() error {
+			if err == nil {
+				_, err = r.Next()
+			}
+			return err
+		}, c.want)
+	}
+	label := strings.Repeat("l", 65<<10)
+	for _, c := range []struct{ name, src, what string }{
+		{"csv label", header + "1795664773600,30," + label + ",200,OK,u 1-1,,true,,1,1,1,1,u,1,0,1\n", "label"},
+		{"xml label", "<testResults>\n<httpSample t=\"1\" ts=\"1\" s=\"true\" lb=\"" + label + "\"/>\n</testResults>\n", "label"},
+		{"csv thread", header + "1795664773600,30,a,200,OK," + label + " 1-1,,true,,1,1,1,1,u,1,0,1\n", "thread name"},
+	} {
+		_, err := readAll(t, c.src, Options{})
+		want := "results.jtl:2: a " + c.what + " of 65.0 KiB: names (labels, threads, k6's name, scenario, group and check tags) are limited to 64 KiB (lines.MaxName)"
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", c.name, err, want)
+		}
 	}
 }

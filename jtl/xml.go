@@ -1,12 +1,15 @@
 package jtl
 
 import (
+	"bufio"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines"
 )
 
 // xmlReader reads an XML result file: <testResults> of <httpSample> and
@@ -18,14 +21,46 @@ type xmlReader struct {
 	name    string
 	o       Options
 	d       *xml.Decoder
+	lim     *tokenLimit
 	pending []Sample
 	started bool
 	depth   int // of the element being read
 }
 
-func newXML(r io.Reader, name string, o Options) *xmlReader {
-	return &xmlReader{name: name, o: o, d: xml.NewDecoder(r)}
+func newXML(r *bufio.Reader, name string, o Options) *xmlReader {
+	lim := &tokenLimit{br: r}
+	return &xmlReader{name: name, o: o, d: xml.NewDecoder(lim), lim: lim}
 }
+
+// tokenLimit is the input of an xml.Decoder (which reads it a byte at a
+// time), cut off once a token is longer than lines.MaxLine: the decoder
+// holds a token whole (an attribute, a text), however long.
+type tokenLimit struct {
+	br *bufio.Reader
+	n  int // bytes given since the token's start
+}
+
+func (t *tokenLimit) ReadByte() (byte, error) {
+	if t.n > lines.MaxLine {
+		return 0, errLongToken
+	}
+	t.n++
+	return t.br.ReadByte()
+}
+
+func (t *tokenLimit) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	b, err := t.ReadByte()
+	if err != nil {
+		return 0, err
+	}
+	p[0] = b
+	return 1, nil
+}
+
+var errLongToken = fmt.Errorf("an element or a text longer than %d MiB: they are limited to %d MiB (lines.MaxLine)", lines.MaxLine>>20, lines.MaxLine>>20)
 
 // open is a sample element being read.
 type open struct {
@@ -48,6 +83,7 @@ func (x *xmlReader) Next() (Sample, error) {
 	var stack []*open
 	for {
 		line, _ := x.d.InputPos()
+		x.lim.n = 0
 		tok, err := x.d.Token()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -95,7 +131,11 @@ func (x *xmlReader) Next() (Sample, error) {
 			}
 		case xml.CharData:
 			if len(stack) > 0 {
-				stack[len(stack)-1].text.Write(t)
+				o := stack[len(stack)-1]
+				if o.text.Len()+len(t) > lines.MaxLine { // texts of many tokens (CDATA sections, comments between)
+					return Sample{}, &Error{x.name, line, errLongToken}
+				}
+				o.text.Write(t)
 			}
 		case xml.EndElement:
 			x.depth--
@@ -181,6 +221,9 @@ func (x *xmlReader) attrs(as []xml.Attr, line int) (Sample, error) {
 	}
 	if !haveT || !haveTS || !haveS {
 		return s, &Error{x.name, line, errors.New("a sample without t, ts or s: perflab needs its elapsed time, time stamp and success")}
+	}
+	if err := names(s.Label, s.Thread); err != nil {
+		return s, &Error{x.name, line, err}
 	}
 	return s, nil
 }

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines"
 )
 
 // csvReader reads k6's CSV output: a header line naming the columns
@@ -18,13 +21,22 @@ import (
 // point a line. The time stamps are as K6_CSV_TIME_FORMAT had them:
 // seconds since the epoch (k6's default), ms, µs or ns, or RFC 3339.
 func (k *Reader) csvReader(br *bufio.Reader) (func() (Point, error), error) {
-	r := csv.NewReader(br)
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = true
+	r := lines.NewCSV(br)
+	fail := func(err error) error {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return &Error{File: k.name, Line: pe.Line, Err: pe.Err}
+		}
+		if errors.Is(err, lines.ErrTooLong) || errors.Is(err, lines.ErrNoLineEnd) {
+			return &Error{File: k.name, Line: r.Line(), Err: err}
+		}
+		return fmt.Errorf("%s: %w", k.name, err)
+	}
 	head, err := r.Read()
 	if err != nil {
 		return nil, &Error{File: k.name, Line: 1, Err: fmt.Errorf("not a k6 result file (k6 run --out json=FILE or csv=FILE): %v", err)}
 	}
+	head = slices.Clone(head)
 	col := map[string]int{}
 	for i, h := range head {
 		col[strings.TrimSpace(h)] = i
@@ -47,13 +59,9 @@ func (k *Reader) csvReader(br *bufio.Reader) (func() (Point, error), error) {
 				return Point{}, io.EOF
 			}
 			if err != nil {
-				var pe *csv.ParseError
-				if errors.As(err, &pe) {
-					return Point{}, &Error{File: k.name, Line: pe.Line, Err: pe.Err}
-				}
-				return Point{}, fmt.Errorf("%s: %w", k.name, err)
+				return Point{}, fail(err)
 			}
-			line, _ := r.FieldPos(0)
+			line := r.Line()
 			if len(rec) < len(head) {
 				return Point{}, &Error{File: k.name, Line: line, Err: fmt.Errorf("%d fields, where the header has %d: the file is cut short", len(rec), len(head))}
 			}
@@ -74,6 +82,9 @@ func (k *Reader) csvReader(br *bufio.Reader) (func() (Point, error), error) {
 			p.Tags = Tags{Name: field(rec, "name"), Method: field(rec, "method"), Status: field(rec, "status"),
 				Scenario: field(rec, "scenario"), Group: field(rec, "group"), ExpectedResponse: field(rec, "expected_response"),
 				ErrorCode: field(rec, "error_code"), Error: field(rec, "error"), Check: field(rec, "check"), VU: field(rec, "vu")}
+			if err := p.names(); err != nil {
+				return Point{}, &Error{File: k.name, Line: line, Err: err}
+			}
 			return p, nil
 		}
 	}, nil

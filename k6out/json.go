@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines"
 )
 
 // jsonLine is a line of k6's JSON output: a metric's description
@@ -27,33 +29,27 @@ type jsonLine struct {
 }
 
 func (k *Reader) jsonReader(br *bufio.Reader) func() (Point, error) {
-	line := 0
-	var buf []byte
+	lr := lines.NewReader(br)
 	return func() (Point, error) {
 		for {
-			b, err := br.ReadSlice('\n')
-			if errors.Is(err, bufio.ErrBufferFull) { // a line longer than the buffer
-				buf = append(buf[:0], b...)
-				for errors.Is(err, bufio.ErrBufferFull) {
-					b, err = br.ReadSlice('\n')
-					buf = append(buf, b...)
-				}
-				b = buf
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return Point{}, fmt.Errorf("%s: %w", k.name, err)
-			}
-			if len(b) == 0 && errors.Is(err, io.EOF) {
+			b, err := lr.Next()
+			line := lr.Line()
+			if errors.Is(err, io.EOF) {
 				return Point{}, io.EOF
 			}
-			line++
+			if errors.Is(err, lines.ErrTooLong) {
+				return Point{}, &Error{File: k.name, Line: line, Err: err}
+			}
+			if err != nil {
+				return Point{}, fmt.Errorf("%s: %w", k.name, err)
+			}
 			if len(bytes.TrimSpace(b)) == 0 {
 				continue
 			}
 			// A point of a metric not kept is skipped undecoded. A line
 			// ending without a newline is the last, and may be cut short:
 			// decoded whole, so that a truncated file is an error.
-			if err == nil && !bytes.HasPrefix(b, []byte(`{"type":"Metric"`)) {
+			if bytes.HasSuffix(b, []byte{'\n'}) && !bytes.HasPrefix(b, []byte(`{"type":"Metric"`)) {
 				if name, ok := metricOf(b); ok && !k.kept(name) {
 					continue
 				}
@@ -94,6 +90,9 @@ func (k *Reader) jsonReader(br *bufio.Reader) func() (Point, error) {
 			p := Point{Metric: l.Metric, Time: l.Data.Time, Value: *l.Data.Value, Line: line}
 			if l.Data.Tags != nil {
 				p.Tags = *l.Data.Tags
+			}
+			if err := p.names(); err != nil {
+				return Point{}, &Error{File: k.name, Line: line, Err: err}
 			}
 			return p, nil
 		}

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines"
 )
 
 // Point is one value of a metric.
@@ -49,6 +51,19 @@ type Tags struct {
 	// VU is the VU's number, when k6 was told to tag it (--system-tags
 	// with vu).
 	VU string `json:"vu"`
+}
+
+// names checks the point's metric and the tags that name something in a
+// run (a step, a scenario, a transaction, a check, a VU) against
+// lines.MaxName.
+func (p *Point) names() error {
+	for _, f := range []struct{ what, s string }{{"metric name", p.Metric}, {"name tag", p.Tags.Name},
+		{"scenario tag", p.Tags.Scenario}, {"group tag", p.Tags.Group}, {"check tag", p.Tags.Check}, {"vu tag", p.Tags.VU}} {
+		if err := lines.Name(f.what, f.s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Metric is what the file says of a metric: its type (counter, gauge,

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/perflab/perflab/internal/lines/linestest"
 )
 
 // points reads every point of src, or the first error.
@@ -70,7 +72,9 @@ func TestJSONErrors(t *testing.T) {
 		{"no value", `{"type":"Point","metric":"x","data":{"time":"2026-11-26T05:59:14Z"}}` + "\n", "out:1: a point of x without its value"},
 		{"no time", `{"type":"Point","metric":"x","data":{"value":1}}` + "\n", "out:1: a point of x without its time"},
 		{"csv header", "a,b\n1,2\n", "out:1: no metric_name column"},
-		{"csv cut", csvLines + "http_req_duration,1795672754,4.04", "out:5: 3 fields, where the header has 19"},
+		{"csv cut", csvLines + "http_req_duration,1795672754,4.04", "out:5: the last line has no line end: the file is cut short"},
+		{"csv cut in its last field", csvLines + "http_req_duration,1795672754,4.04,,,,true,,GET,a,HTTP/1.1,browse,,200,,,a,,", "out:5: the last line has no line end"},
+		{"csv fewer fields", csvLines + "http_req_duration,1795672754,4.04\n", "out:5: 3 fields, where the header has 19"},
 		{"csv time", "metric_name,timestamp,metric_value\nx,yesterday,1\n", `out:2: timestamp "yesterday"`},
 		{"csv value", "metric_name,timestamp,metric_value\nx,1,fast\n", `out:2: metric_value "fast"`},
 	} {
@@ -115,6 +119,40 @@ func TestCSV(t *testing.T) {
 	} {
 		if got, err := csvTime(s); err != nil || !got.Equal(want) {
 			t.Errorf("%s: %v %v, want %v", s, got, err, want)
+		}
+	}
+}
+
+// A 300 MB line, of JSON or CSV, is refused with its line once
+// lines.MaxLine (16 MiB) of it is read; a name tag over lines.MaxName
+// (64 KiB) is refused as a name.
+func TestLongLinesRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		src  *linestest.Endless
+		want string
+	}{
+		{"json", &linestest.Endless{Head: jsonLines + `{"metric":"http_req_duration","type":"Point","data":{"time":"2026-11-26T05:59:14Z","value":1,"tags":{"name":"`, C: 'x', N: 300 << 20, Tail: "\"}}}\n"},
+			"out:7: a line longer than 16 MiB: lines are limited to 16 MiB (lines.MaxLine)"},
+		{"csv", &linestest.Endless{Head: csvLines + "http_req_duration,1795672754,4.04,,,,true,,GET,", C: 'x', N: 300 << 20, Tail: ",HTTP/1.1,browse,,200,,,a,,\n"},
+			"out:5: a line longer than 16 MiB"},
+	} {
+		r, err := NewReader(c.src, "out", nil)
+		linestest.Refused(t, c.name, c.src, func() error {
+			if err == nil {
+				_, err = r.Next()
+			}
+			return err
+		}, c.want)
+	}
+	name := strings.Repeat("n", 65<<10)
+	for format, src := range map[string]string{
+		"json": `{"metric":"http_req_duration","type":"Point","data":{"time":"2026-11-26T05:59:14Z","value":1,"tags":{"name":"` + name + `"}}}` + "\n",
+		"csv":  csvLines + "http_req_duration,1795672754,4.04,,,,true,,GET," + name + ",HTTP/1.1,browse,,200,,,a,,\n",
+	} {
+		_, _, err := points(t, src, nil)
+		if err == nil || !strings.HasSuffix(err.Error(), ": a name tag of 65.0 KiB: names (labels, threads, k6's name, scenario, group and check tags) are limited to 64 KiB (lines.MaxName)") {
+			t.Errorf("%s: %v", format, err)
 		}
 	}
 }

@@ -73,9 +73,13 @@ const IndexEnv = "JOB_COMPLETION_INDEX"
 // StoreEnv holds the history's DSN, from the Secret.
 const StoreEnv = "PERFLAB_STORE"
 
-// maxConfigMap is what a ConfigMap may hold (1 MiB), less room for its
+// MaxConfigMap is what a ConfigMap may hold (1 MiB), less room for its
 // metadata.
-const maxConfigMap = 1<<20 - 16<<10
+const MaxConfigMap = 1<<20 - 16<<10
+
+// TooBigForConfigMap says why the plan's files cannot go to the cluster
+// in its ConfigMap, and what to do.
+const TooBigForConfigMap = "more than a ConfigMap holds (1 MiB): build the data files into an image of your own, or generate them (data: range, glob)"
 
 // Manifests builds the ConfigMap holding the plan and its files, and the
 // Job of the run's workers.
@@ -119,8 +123,8 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 		items = append(items, corev1.KeyToPath{Key: key, Path: rel})
 		size += len(f.Data)
 	}
-	if size > maxConfigMap {
-		return nil, nil, fmt.Errorf("the plan and its files are %d KiB, more than a ConfigMap holds (1 MiB): build the data files into an image of your own, or generate them (data: range, glob)", size>>10)
+	if size > MaxConfigMap {
+		return nil, nil, fmt.Errorf("the plan and its files are %d KiB, %s", size>>10, TooBigForConfigMap)
 	}
 
 	n := int32(o.Workers)

@@ -112,6 +112,11 @@ type Result struct {
 // non-nil only when the run directory could not be written.
 func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	cfg.defaults()
+	// The data files' rows, before anything is recorded: a file over its
+	// limit (it grew since the plan was loaded) leaves no run behind.
+	if err := p.ReadData(); err != nil {
+		return nil, err
+	}
 	stdout, stderr := cfg.Stdout, cfg.Stderr
 	start := time.Now()
 	// lost is what the run could not record: said at its end, and the run

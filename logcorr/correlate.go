@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/perflab/perflab/internal/inputfile"
 )
 
 // Source is a set of log files and the pattern that finds requests in them.
@@ -154,12 +155,9 @@ func expand(patterns []string) ([]string, error) {
 		}
 	}
 	for _, f := range out {
-		st, err := os.Stat(f)
-		if err != nil {
+		// A log is read to its end: a device (/dev/zero) or a pipe has none.
+		if _, err := inputfile.Stat(f); err != nil {
 			return nil, err
-		}
-		if st.IsDir() {
-			return nil, fmt.Errorf("%s is a directory, not a log file", f)
 		}
 	}
 	return out, nil
@@ -268,7 +266,7 @@ type event struct {
 }
 
 func (s *state) scanFile(path string) error {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if err != nil {
 		return err
 	}

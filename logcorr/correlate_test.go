@@ -410,8 +410,9 @@ func TestCorrelateErrors(t *testing.T) {
 		{nil, "no log sources"},
 		{[]Source{{Pattern: good}}, "source 1: no log files"},
 		{[]Source{{Files: []string{log}, Pattern: good}, {Files: []string{log}}}, "source 2: pattern: set line, or start and end"},
-		{[]Source{{Files: []string{missing}, Pattern: good}}, "source 1: stat " + missing + ": no such file or directory"},
-		{[]Source{{Files: []string{dir}, Pattern: good}}, "source 1: " + dir + " is a directory, not a log file"},
+		{[]Source{{Files: []string{missing}, Pattern: good}}, "source 1: open " + missing + ": no such file or directory"},
+		{[]Source{{Files: []string{dir}, Pattern: good}}, "source 1: " + dir + " is a directory, not a regular file"},
+		{[]Source{{Files: []string{"/dev/zero"}, Pattern: good}}, "source 1: /dev/zero is a character device, not a regular file"},
 		{[]Source{{Files: []string{log, filepath.Join(dir, "*.txt")}, Pattern: good}}, `source 1: glob "` + filepath.Join(dir, "*.txt") + `" matches no files`},
 		{[]Source{{Files: []string{filepath.Join(dir, "[")}, Pattern: good}}, `source 1: glob "` + filepath.Join(dir, "[") + `": syntax error in pattern`},
 	} {

@@ -11,6 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -354,6 +355,11 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
 		d.keys = append(d.keys, k.Value)
 		d.decode(val, v.FieldByIndex(fi))
 		d.keys = d.keys[:len(d.keys)-1]
+		// The value's place, where the struct keeps one beside the
+		// field (CAFile's CAFilePos), for errors found later.
+		if p := v.FieldByName(v.Type().FieldByIndex(fi).Name + "Pos"); p.IsValid() && p.Type() == typPos {
+			p.Set(reflect.ValueOf(posOf(val)))
+		}
 	}
 }
 
@@ -573,18 +579,8 @@ func ParseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// FormatSize writes a number of bytes the way a plan may: 4 MiB, 1.5 KiB, 10 bytes.
-func FormatSize(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return strconv.FormatInt(n>>30, 10) + " GiB"
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return strconv.FormatInt(n>>20, 10) + " MiB"
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return strconv.FormatInt(n>>10, 10) + " KiB"
-	}
-	return strconv.FormatInt(n, 10) + " bytes"
-}
+// FormatSize writes a number of bytes the way a plan may: 4 MiB, 64 KiB, 10 bytes.
+func FormatSize(n int64) string { return inputfile.FormatSize(n) }
 
 func parseDuration(s string) (time.Duration, error) {
 	if s == "0" {

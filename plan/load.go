@@ -2,8 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/perflab/perflab/internal/inputfile"
 )
 
 // Override is a --set name=value given on the command line.
@@ -56,23 +58,20 @@ const (
 
 // Load reads, decodes and validates a plan file. The error, if any, is an
 // ErrorList with file:line:column for each problem; a file over
-// MaxPlanBytes is refused unread.
+// MaxPlanBytes is refused unread. The file may be a regular file or a
+// named pipe (<(...), /dev/stdin), which is read up to the limit; a
+// directory or a device is refused unopened.
 func Load(path string, opts Options) (*Plan, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	src, err := inputfile.ReadStream(path, MaxPlanBytes)
+	var tb *inputfile.TooBigError
+	var nr *inputfile.NotRegularError
+	switch {
+	case errors.As(err, &tb):
+		return nil, tooBig(path, tb.Size)
+	case errors.As(err, &nr):
+		return nil, ErrorList{{File: path, Msg: "not a plan: " + nr.Error()}}
+	case err != nil:
 		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxPlanBytes {
-		return nil, tooBig(path, fi.Size())
-	}
-	// Not a regular file (a pipe): read one byte past the limit to know.
-	src, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(src) > MaxPlanBytes {
-		return nil, tooBig(path, -1)
 	}
 	return Parse(src, path, opts)
 }
@@ -80,10 +79,7 @@ func Load(path string, opts Options) (*Plan, error) {
 // tooBig is the error of a plan of size bytes (-1: unknown) over
 // MaxPlanBytes.
 func tooBig(name string, size int64) error {
-	what := "over the limit"
-	if size >= 0 {
-		what = fmt.Sprintf("%.1f MiB (%d bytes)", float64(size)/(1<<20), size)
-	}
+	what := (&inputfile.TooBigError{Size: size}).What()
 	return ErrorList{{File: name, Msg: fmt.Sprintf("the plan is %s: plans are limited to %d MiB; put data in data files (data: csv, file, glob, range)", what, MaxPlanBytes>>20)}}
 }
 
@@ -108,7 +104,7 @@ func Parse(src []byte, name string, opts Options) (*Plan, error) {
 		return nil, ErrorList{{File: name, Msg: "the plan is empty"}}
 	}
 	d := &decoder{file: name}
-	p := &Plan{File: name, Source: bytes.Clone(src)}
+	p := &Plan{File: name, Source: bytes.Clone(src), dir: filepath.Dir(name)}
 	d.decode(doc.Content[0], reflect.ValueOf(p).Elem())
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted()

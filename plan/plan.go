@@ -19,6 +19,9 @@ type Plan struct {
 	// File is the path the plan was read from; Source is its text.
 	File   string `yaml:"-"`
 	Source []byte `yaml:"-"`
+	// dir is where the data files named relative to the plan are, as
+	// loaded (File may be renamed for messages: perflab demo).
+	dir string
 
 	Name        string      `yaml:"name"`
 	Description string      `yaml:"description"`
@@ -84,7 +87,8 @@ type HTTPOptions struct {
 	ConnectTimeout Duration `yaml:"connect_timeout"`
 	// CAFile is a PEM file of the certificate authorities that sign the
 	// servers' certificates (default: the system's).
-	CAFile string `yaml:"ca_file"`
+	CAFile    string `yaml:"ca_file"`
+	CAFilePos Pos    `yaml:"-"`
 	// CAs is CAFile's content, read by Load.
 	CAs []byte `yaml:"-"`
 	// ServerTime reads the time the service reports it spent on each
@@ -142,10 +146,12 @@ type Data struct {
 	// Columns names the CSV columns when the file has no header row.
 	Columns []string `yaml:"columns"`
 
-	// Filled by Load.
+	// Filled by Load, but for the files' content and rows: validation
+	// reads them as streams, and Plan.ReadData into memory for a run.
 	Content string     `yaml:"-"` // File
 	Cols    []string   `yaml:"-"` // CSV columns; nil for single-valued sources
 	Rows    [][]string `yaml:"-"` // CSV rows, or one value a row
+	read    bool       // ReadData read the file
 }
 
 // RangeGen generates integers from From to To inclusive.

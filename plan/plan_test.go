@@ -87,9 +87,14 @@ func TestValidPlan(t *testing.T) {
 	if th := flow[2].Think; th == nil || th.Min.String() != "100ms" || th.Max.String() != "300ms" {
 		t.Errorf("think = %+v", th)
 	}
+	// Validation reads the CSV file for its columns and keeps no row;
+	// ReadData reads the rows for a run, once.
 	users := p.Data[1]
-	if users.Name != "users_csv" || len(users.Rows) != 3 || users.Cols[1] != "password" {
+	if users.Name != "users_csv" || users.Rows != nil || users.Cols[1] != "password" {
 		t.Errorf("csv = %+v", users)
+	}
+	if err := p.ReadData(); err != nil || len(users.Rows) != 3 || users.Rows[2][0] != "cid" {
+		t.Errorf("ReadData: %v, rows %q", err, users.Rows)
 	}
 	if devices := p.Data[2]; len(devices.Rows) != 1000 || devices.Rows[999][0] != "C201-7-25A-40A1" {
 		t.Errorf("glob expanded to %d rows", len(devices.Rows))

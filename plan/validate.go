@@ -1,11 +1,10 @@
 package plan
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/dataset"
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
 )
@@ -100,12 +100,12 @@ func (v *validator) validate() {
 		v.at(st.Pos, "http.server_time: header is required, such as Server-Timing or X-Response-Time")
 	}
 	if f := p.HTTP.CAFile; f != "" {
-		b, err := os.ReadFile(v.path(f))
-		if err == nil && !strings.Contains(string(b), "-----BEGIN CERTIFICATE-----") {
+		b, err := inputfile.ReadFile(v.path(f), MaxCAFileBytes)
+		if err == nil && !bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
 			err = fmt.Errorf("%s holds no PEM certificate", f)
 		}
 		if err != nil {
-			v.errorf(nil, "http.ca_file: %v", err)
+			v.at(p.HTTP.CAFilePos, "http.ca_file: %v", inputfile.Explain(err, "a CA file may be "+inputfile.FormatSize(MaxCAFileBytes)))
 		}
 		p.HTTP.CAs = b
 	}
@@ -261,28 +261,8 @@ func (v *validator) data(d *Data) {
 	var values []string
 	var err error
 	switch {
-	case d.File != "":
-		var b []byte
-		b, err = os.ReadFile(v.path(d.File))
-		if err == nil && strings.EqualFold(filepath.Ext(d.File), ".json") && !json.Valid(b) {
-			err = fmt.Errorf("%s is not valid JSON", d.File)
-		}
-		d.Content = string(b)
-	case d.CSV != "":
-		var f *os.File
-		f, err = os.Open(v.path(d.CSV))
-		if err == nil {
-			defer f.Close()
-			opts := dataset.CSVOptions{Header: d.Header == nil || *d.Header, Columns: d.Columns}
-			var t *dataset.Table
-			t, err = dataset.ReadCSV(f, opts)
-			if err == nil {
-				d.Cols, d.Rows = t.Columns, t.Rows
-				if len(d.Rows) == 0 {
-					err = fmt.Errorf("%s has no rows", d.CSV)
-				}
-			}
-		}
+	case d.File != "" || d.CSV != "":
+		err = d.readData(v.dir, false)
 	case d.Glob != "":
 		values, err = dataset.ExpandGlob(d.Glob, 0)
 	case d.Range != nil:

@@ -11,11 +11,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/perflab/perflab/internal/inputfile"
 )
 
 // Schema holds the descriptors of a plan's services.
@@ -25,15 +28,20 @@ type Schema struct {
 	services []string
 }
 
+// MaxFileBytes is the largest .proto file compiled: 4 MiB. The largest
+// of Google's APIs are a few hundred KB.
+const MaxFileBytes = 4 << 20
+
 // Compile compiles .proto files (paths as given, found under
 // importPaths; the well-known types google/protobuf/*.proto are built
-// in). An error names the file, line and column the compiler gives.
+// in). Each must be a regular file of at most MaxFileBytes. An error
+// names the file, line and column the compiler gives.
 func Compile(ctx context.Context, files, importPaths []string) (*Schema, error) {
 	if len(importPaths) == 0 {
 		importPaths = []string{"."}
 	}
 	c := protocompile.Compiler{
-		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: importPaths}),
+		Resolver:       protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: importPaths, Accessor: openProto}),
 		SourceInfoMode: protocompile.SourceInfoStandard,
 	}
 	out, err := c.Compile(ctx, files...)
@@ -45,6 +53,12 @@ func Compile(ctx context.Context, files, importPaths []string) (*Schema, error) 
 		fds = append(fds, f)
 	}
 	return FromFiles(fds)
+}
+
+// openProto opens a .proto file: a regular file, read within
+// MaxFileBytes.
+func openProto(path string) (io.ReadCloser, error) {
+	return inputfile.OpenLimit(path, MaxFileBytes, "a .proto file may be "+inputfile.FormatSize(MaxFileBytes))
 }
 
 // FromFiles is a schema of file descriptors (a server's, by reflection),

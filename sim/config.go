@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/perflab/perflab/internal/inputfile"
 )
 
 // DefaultListen is the listen address when a Config gives none: a free
@@ -78,11 +79,17 @@ type Errors struct {
 	Body string `yaml:"body,omitempty"`
 }
 
-// Load reads and validates a simulator file. Errors start with the path.
+// MaxStubsBytes is the largest simulator file: 4 MiB, as a plan (YAML
+// decoded with its positions takes about 12 times the file's size). A
+// simulator's bodies are its responses' templates, not data.
+const MaxStubsBytes = 4 << 20
+
+// Load reads and validates a simulator file: a regular file of at most
+// MaxStubsBytes. Errors start with the path.
 func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadFile(path, MaxStubsBytes)
 	if err != nil {
-		return nil, err
+		return nil, inputfile.Explain(err, "a stubs file may be "+inputfile.FormatSize(MaxStubsBytes))
 	}
 	return Parse(b, path)
 }

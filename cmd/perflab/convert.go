@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/perflab/perflab/convert"
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -31,11 +33,11 @@ func cmdConvert(std *stdio, args []string) int {
 		return exitUsage
 	}
 	file := fs.Arg(1)
-	f, err := os.Open(file)
+	// A file or a pipe, read within a limit: it is decoded whole.
+	src, err := inputfile.ReadStream(file, convert.MaxInputBytes)
 	if err != nil {
-		return fail(std, err)
+		return fail(std, inputfile.Explain(err, "perflab convert reads "+inputfile.FormatSize(convert.MaxInputBytes)+" at most"))
 	}
-	defer f.Close()
 	conv := convert.JMeter
 	switch fs.Arg(0) {
 	case "openapi":
@@ -45,7 +47,7 @@ func cmdConvert(std *stdio, args []string) int {
 			return convert.HAR(r, file, convert.HAROptions{Static: *static, AllHosts: *allHosts})
 		}
 	}
-	res, err := conv(f, file)
+	res, err := conv(bytes.NewReader(src), file)
 	if err != nil {
 		return fail(std, err)
 	}

@@ -139,3 +139,49 @@ func TestImportK6AndCompare(t *testing.T) {
 		t.Errorf("under %s: %d runs, want 2", out, len(runs))
 	}
 }
+
+// A JTL cut short in its last line, one with a 300 MB line (a sparse
+// file: its hole reads as NULs), a k6 stream of the same, and a file
+// imported twice (the history refuses the second) are each refused with
+// the file and line, and leave no run directory and no history entry.
+func TestImportRefusedLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	db, out := filepath.Join(dir, "h.db"), filepath.Join(dir, "runs")
+	good := filepath.Join(dir, "good.jtl")
+	writeJTL(t, good, 20, 1)
+	if code, stdout, errs := runCLI(t, "import", "--from", "jmeter", good, "--store", db, "--out", out); code != exitOK {
+		t.Fatalf("import: %d\n%s%s", code, stdout, errs)
+	}
+	src, _ := os.ReadFile(good)
+	lines := strings.Count(string(src), "\n")
+	cut := filepath.Join(dir, "cut.jtl")
+	os.WriteFile(cut, src[:len(src)-2], 0o644) // a Connect of 1 cut to nothing, and no line end
+	huge := filepath.Join(dir, "huge.jtl")
+	os.WriteFile(huge, src[:bytes.IndexByte(src, '\n')+1], 0o644)
+	os.Truncate(huge, 300<<20)
+	k6huge := filepath.Join(dir, "huge.json")
+	os.WriteFile(k6huge, []byte(`{"type":"Metric","data":{"name":"http_req_duration","type":"trend","contains":"time"},"metric":"http_req_duration"}`+"\n"), 0o644)
+	os.Truncate(k6huge, 300<<20)
+	for _, c := range []struct{ from, file, want string }{
+		{"jmeter", cut, fmt.Sprintf("cut.jtl:%d: the last line has no line end: the file is cut short", lines)},
+		{"jmeter", huge, "huge.jtl:2: a line longer than 16 MiB: lines are limited to 16 MiB"},
+		{"k6", k6huge, "huge.json:2: a line longer than 16 MiB"},
+		{"jmeter", good, "already in the history"},
+		{"jmeter", "/dev/zero", "/dev/zero is a character device, not a regular file"},
+	} {
+		code, stdout, errs := runCLI(t, "import", "--from", c.from, c.file, "--store", db, "--out", out)
+		if code == exitOK || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: %d %q, want %q\n%s", c.file, code, errs, c.want, stdout)
+		}
+		if code, listed, _ := runCLI(t, "runs", "--store", db); code != exitOK || strings.Count(listed, "completed") != 1 {
+			t.Errorf("after %s:\n%s", c.file, listed)
+		}
+		if runs, _ := os.ReadDir(out); len(runs) != 1 { // the good run's directory, no more
+			var names []string
+			for _, r := range runs {
+				names = append(names, r.Name())
+			}
+			t.Errorf("after %s, under %s: %v", c.file, out, names)
+		}
+	}
+}

@@ -3,11 +3,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/k8s"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/store"
@@ -69,18 +69,17 @@ Flags:`)
 	if !splits(std, p, *workers, false) {
 		return exitInvalidPlan
 	}
-	src, err := os.ReadFile(planPath)
-	if err != nil {
-		return fail(std, err)
-	}
+	src := p.Source // as read: a plan through a pipe is not read twice
 	var files []k8s.File
 	for _, f := range p.Files() {
-		b, err := os.ReadFile(filepath.Join(filepath.Dir(planPath), f))
-		if filepath.IsAbs(f) {
-			b, err = os.ReadFile(f)
+		path := f
+		if !filepath.IsAbs(f) {
+			path = filepath.Join(filepath.Dir(planPath), f)
 		}
+		// None can be more than the ConfigMap holds.
+		b, err := inputfile.ReadFile(path, k8s.MaxConfigMap)
 		if err != nil {
-			return fail(std, err)
+			return fail(std, inputfile.Explain(err, k8s.TooBigForConfigMap))
 		}
 		files = append(files, k8s.File{Path: f, Data: b})
 	}

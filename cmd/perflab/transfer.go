@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/ingest"
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/jtl"
 	"github.com/perflab/perflab/k6out"
 	"github.com/perflab/perflab/lab"
@@ -80,6 +81,11 @@ func cmdImport(std *stdio, args []string) int {
 		}
 		id, err := results.Import(st, dir, labels.Map())
 		if err != nil {
+			if *from != "" { // the run made here is not in the history: it goes, not to be met later half-imported
+				os.RemoveAll(dir)
+				fmt.Fprintf(std.err, "perflab: %s: %v; %s removed\n", arg, err, dir)
+				return exitUsage
+			}
 			fmt.Fprintf(std.err, "perflab: %s: %v\n", dir, err)
 			return exitUsage
 		}
@@ -88,10 +94,11 @@ func cmdImport(std *stdio, args []string) int {
 	return exitOK
 }
 
-// openResults opens another tool's result file, through gzip if it is
-// gzipped (k6 writes --out json=FILE.gz so; JTLs are kept gzipped).
+// openResults opens another tool's result file (a regular file or a
+// pipe: it is read as a stream, a record at a time), through gzip if it
+// is gzipped (k6 writes --out json=FILE.gz so; JTLs are kept gzipped).
 func openResults(file string) (io.ReadCloser, error) {
-	f, err := os.Open(file)
+	f, err := inputfile.OpenStream(file)
 	if err != nil {
 		return nil, err
 	}
