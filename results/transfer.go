@@ -62,6 +62,9 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if err := CheckRunID(rd.Summary.RunID); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("summary.json: %w", err)
+	}
 	s := rd.Summary
 	if s.Status == metrics.StatusRunning {
 		return nil, nil, nil, nil, fmt.Errorf("%s: the run is still going (its process holds the interval log); import it once it has ended", dir)

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -106,7 +105,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	}
 	id := f.runID
 	if id == "" {
-		id = time.Now().Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
+		id = results.RunIDBase(time.Now(), p.Name)
 	}
 	exe, err := os.Executable()
 	if err != nil {

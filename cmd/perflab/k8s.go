@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/k8s"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -85,11 +86,11 @@ Flags:`)
 		files = append(files, k8s.File{Path: f, Data: b})
 	}
 	id := *runID
-	if id == "" {
-		id = time.Now().Format("20060102-150405") + "-" + strings.Trim(unsafeID.ReplaceAllString(strings.ToLower(p.Name), "-"), "-")
+	if !flagSet(fs, "run-id") {
+		id = results.RunIDBase(time.Now(), p.Name)
 	}
-	if unsafeID.MatchString(id) {
-		return fail(std, fmt.Errorf("--run-id %q: letters, digits, '.', '_' and '-' only", id))
+	if err := results.CheckRunID(id); err != nil {
+		return fail(std, fmt.Errorf("--run-id: %w", err))
 	}
 	var extra []string
 	for _, o := range set {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -129,6 +129,11 @@ func cmdRun(std *stdio, args []string) int {
 		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
 	}
+	if flagSet(fs, "run-id") {
+		if err := results.CheckRunID(f.runID); err != nil {
+			return fail(std, fmt.Errorf("--run-id: %w", err))
+		}
+	}
 	if f.workers != 0 || f.segment != "" || f.runID != "" {
 		return distributed(std, fs.Arg(0), p, &f)
 	}
@@ -164,8 +169,6 @@ func interleaved(fs *flag.FlagSet, args []string) []string {
 	}
 	return append(flags, pos...)
 }
-
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func cmdValidate(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
