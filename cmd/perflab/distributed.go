@@ -120,7 +120,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	for _, o := range f.set {
 		args = append(args, "--set", o.Name+"="+o.Value)
 	}
-	for _, o := range f.labels {
+	for _, o := range f.labels.setFlags {
 		args = append(args, "--label", o.Name+"="+o.Value)
 	}
 	for _, m := range f.monitors.raw {

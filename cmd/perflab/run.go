@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +43,22 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
+// labelFlags collects repeated --label name=value flags: a run's labels,
+// each name and value one line (plan.CheckName).
+type labelFlags struct{ setFlags }
+
+func (l *labelFlags) Set(v string) error {
+	o, err := plan.ParseOverride(v)
+	if err == nil {
+		err = errors.Join(plan.CheckName("label", o.Name), plan.CheckName("label value", o.Value))
+	}
+	if err != nil {
+		return err
+	}
+	l.setFlags = append(l.setFlags, o)
+	return nil
+}
+
 // listFlag collects names: repeated, or separated by commas.
 type listFlag []string
 
@@ -57,7 +74,7 @@ func (l *listFlag) Set(v string) error {
 
 type runFlags struct {
 	set        setFlags
-	labels     setFlags
+	labels     labelFlags
 	store      string
 	out        string
 	quiet      bool
