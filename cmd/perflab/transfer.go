@@ -166,7 +166,7 @@ func cmdExport(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab export RUN_ID DIR\n\nWrites a stored run as a run directory (summary.json, plan.yaml, latency.hlog).")
+		fmt.Fprintln(fs.Output(), "Usage: perflab export RUN_ID DIR\n\nWrites a stored run as a run directory (summary.json, plan.yaml, latency.hlog).\nDIR must be new or empty: a directory holding anything, another run's files, is refused.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
