@@ -94,6 +94,7 @@ type runFlags struct {
 	serve       serveFlag
 	serveToken  string
 	servePublic bool
+	serveHosts  listFlag
 	// --metrics-listen: Prometheus' /metrics
 	metricsListen string
 	metricsLinger time.Duration
@@ -130,6 +131,7 @@ func cmdRun(std *stdio, args []string) int {
 	fs.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-listen: go on serving the run's final figures this long after it ends, for a last scrape")
 	fs.StringVar(&f.serveToken, "serve-token", "", "with --serve beyond loopback: ask every request for this token")
 	fs.BoolVar(&f.servePublic, "serve-insecure-public", false, "with --serve beyond loopback: no token")
+	fs.Var(&f.serveHosts, "serve-allowed-host", "with --serve: a name the live server is reached by besides its address (and localhost on loopback): requests naming another host are refused, against DNS rebinding (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, totals.jsonl, resources.csv, plan.yaml, run.json).\n\nFlags:")
 		fs.PrintDefaults()
@@ -277,7 +279,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		if storePath == "" {
 			storePath = store.DefaultPath(f.out)
 		}
-		live, err := startLive(f.serve.addr, storePath, f.serveToken, f.servePublic, stderr)
+		live, err := startLive(f.serve.addr, storePath, f.serveToken, f.servePublic, f.serveHosts, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab: --serve: %v\n", err)
 			return exitUsage, ""
