@@ -89,15 +89,7 @@ func TestCSVCellsAreNotFormulas(t *testing.T) {
 	if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	if code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
-		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
-	}
-	dirs, _ := filepath.Glob(filepath.Join(out, "*-plan"))
-	if len(dirs) != 1 {
-		t.Fatalf("run directories %v", dirs)
-	}
-	run := dirs[0]
+	run := runDir(t, plan, t.TempDir(), "plan")
 	intervals := readCSVFile(t, filepath.Join(run, results.IntervalsCSV))
 	if n := checkCells(t, "intervals.csv", intervals, "stage", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"); n == 0 {
 		t.Error("intervals.csv: no cell quoted")

@@ -20,14 +20,7 @@ func TestExportRefusesAFullDirectory(t *testing.T) {
 	var ids []string
 	for _, name := range []string{"first", "second"} {
 		plan := writePlan(t, "name: "+name+"\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{vus: 1, iterations: 5, flow: [{name: a, url: /a}]}]\n")
-		if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
-			t.Fatal(errs)
-		}
-		dirs, _ := filepath.Glob(filepath.Join(out, "*-"+name))
-		if len(dirs) != 1 {
-			t.Fatalf("run directories %v", dirs)
-		}
-		ids = append(ids, filepath.Base(dirs[0]))
+		ids = append(ids, filepath.Base(runDir(t, plan, out, name)))
 	}
 	// A missing directory, under a missing one, is made.
 	dir := filepath.Join(t.TempDir(), "exports", "first")

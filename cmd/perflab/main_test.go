@@ -135,6 +135,20 @@ func writePlan(t *testing.T, body string) string {
 	return path
 }
 
+// runDir runs plan (perflab run PLAN --out out --quiet args...) and
+// returns its run directory, the one under out named after the plan.
+func runDir(t *testing.T, plan, out, name string, args ...string) string {
+	t.Helper()
+	if code, stdout, errs := runCLI(t, append([]string{"run", plan, "--out", out, "--quiet"}, args...)...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, errs)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-"+name))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	return dirs[0]
+}
+
 func TestRunFailureExitCodes(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/setup" {

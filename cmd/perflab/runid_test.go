@@ -40,13 +40,7 @@ func TestRunIDsAreChecked(t *testing.T) {
 	// A good one works, the longest too.
 	out := t.TempDir()
 	long := strings.Repeat("r", 200)
-	if code, _, errs := runCLI(t, "run", planPath, "--run-id", long, "--workers", "1", "--out", out, "--quiet"); code != exitOK {
-		t.Fatalf("run: %s", errs)
-	}
-	dirs, _ := filepath.Glob(filepath.Join(out, "*-ids"))
-	if len(dirs) != 1 {
-		t.Fatalf("run directories %v", dirs)
-	}
+	run := runDir(t, planPath, out, "ids", "--run-id", long, "--workers", "1")
 	if code, _, errs := runCLI(t, "k8s", planPath, "--workers", "2", "--run-id", long); code != exitOK {
 		t.Errorf("k8s --run-id of %d bytes: %s", len(long), errs)
 	}
@@ -55,7 +49,7 @@ func TestRunIDsAreChecked(t *testing.T) {
 	// nor merged.
 	for _, id := range []string{"..", "../../escaped", "-x", "a\nb"} {
 		dir := filepath.Join(t.TempDir(), "run")
-		if err := os.CopyFS(dir, os.DirFS(dirs[0])); err != nil {
+		if err := os.CopyFS(dir, os.DirFS(run)); err != nil {
 			t.Fatal(err)
 		}
 		setRunID(t, dir, id)
