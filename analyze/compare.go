@@ -53,8 +53,15 @@ func Compare(base, cand []float64, alpha, minChange float64, lowerIsBetter bool)
 		alpha = 0.05
 	}
 	c := Comparison{N1: len(base), N2: len(cand), Alpha: alpha, MinChange: minChange, P: 1}
-	c.BaseMedian, c.CandMedian = Median(base), Median(cand)
-	if c.BaseMedian != 0 {
+	// A side without values (a stage shorter than an interval) has no
+	// median: 0, and no change, not NaN (which JSON cannot hold).
+	if len(base) > 0 {
+		c.BaseMedian = Median(base)
+	}
+	if len(cand) > 0 {
+		c.CandMedian = Median(cand)
+	}
+	if c.BaseMedian != 0 && len(cand) > 0 {
 		c.Change = (c.CandMedian - c.BaseMedian) / c.BaseMedian
 	}
 	if len(base) < MinSamples || len(cand) < MinSamples {

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -105,5 +106,15 @@ func TestCompareChange(t *testing.T) {
 	}
 	if c := CompareChange(base[:2], cand[:2], 0.5, 0.05, 0.05, true); c.Verdict != TooFewToSay {
 		t.Errorf("two samples: %v", c.Verdict)
+	}
+}
+
+// A side without values has no median and no change: zeros, which JSON
+// holds, not NaN.
+func TestCompareEmptySide(t *testing.T) {
+	for _, c := range []Comparison{Compare(nil, []float64{3, 4}, 0.05, 0.05, true), Compare([]float64{3, 4}, nil, 0.05, 0.05, true), CompareChange(nil, nil, 0, 0.05, 0.05, true)} {
+		if _, err := json.Marshal(c); err != nil || c.Verdict != TooFewToSay || c.Change != 0 {
+			t.Errorf("%+v: %v", c, err)
+		}
 	}
 }

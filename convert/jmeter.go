@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/perflab/perflab/plan"
 )
 
 // MaxInputBytes is the largest file perflab convert reads: 256 MiB. A
@@ -45,15 +47,26 @@ func JMeter(r io.Reader, file string) (*Result, error) {
 
 // render writes a converted plan: a comment saying where it came from and
 // listing what was not converted (each with where it is), then the plan.
+//
+// The names come from the other tool's file, which anyone may have
+// written: a name with a line break or another control character would
+// be refused by the plan's validator (and would break the lines and
+// documents names go into), so they become spaces, and the plan says so.
+// The comment's lines are made one line each too: a line break in a file
+// name or an element's name would end the comment.
 func render(p *planOut, skipped []string, from, whole, where string) (*Result, error) {
+	skipped = append(skipped, singleLineNames(p)...)
+	for i, s := range skipped {
+		skipped[i] = oneLine(s)
+	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Converted from %s.\n", from)
+	fmt.Fprintf(&b, "# Converted from %s.\n", oneLine(from))
 	if len(skipped) == 0 {
 		fmt.Fprintf(&b, "# %s\n", whole)
 	} else {
 		fmt.Fprintf(&b, "# Not converted (%s: what):\n", where)
 		for _, s := range skipped {
-			fmt.Fprintf(&b, "#   %s\n", strings.ReplaceAll(s, "\n", " "))
+			fmt.Fprintf(&b, "#   %s\n", s)
 		}
 	}
 	enc := yaml.NewEncoder(&b)
@@ -65,6 +78,40 @@ func render(p *planOut, skipped []string, from, whole, where string) (*Result, e
 		return nil, err
 	}
 	return &Result{Plan: b.Bytes(), Skipped: skipped}, nil
+}
+
+// oneLine is s with its line breaks and control characters made spaces.
+func oneLine(s string) string {
+	s, _ = plan.SingleLine(s)
+	return s
+}
+
+// singleLineNames makes the plan's names one line each (plan.SingleLine),
+// and says which were changed.
+func singleLineNames(p *planOut) []string {
+	var notes []string
+	fix := func(what string, name *string) {
+		if s, changed := plan.SingleLine(*name); changed {
+			notes = append(notes, fmt.Sprintf("%s %.60q: its line breaks and control characters, which a name may not hold, are spaces in %.60q", what, *name, s))
+			*name = s
+		}
+	}
+	var steps func([]*stepOut)
+	steps = func(list []*stepOut) {
+		for _, st := range list {
+			fix("the step", &st.Name)
+			fix("the transaction", &st.Transaction)
+			steps(st.Steps)
+		}
+	}
+	fix("the plan's name", &p.Name)
+	steps(p.Setup)
+	for _, sc := range p.Scenarios {
+		fix("the scenario", &sc.Name)
+		steps(sc.Flow)
+	}
+	steps(p.Teardown)
+	return notes
 }
 
 type converter struct {

@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/csv"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,7 +38,7 @@ func (l *requestLog) add(op, id string, start, end time.Time, ok bool) {
 		l.header = true
 	}
 	if l.err == nil {
-		l.err = l.w.Write([]string{op, id, strconv.FormatInt(start.UnixNano(), 10), strconv.FormatInt(end.UnixNano(), 10), strconv.FormatBool(ok)})
+		l.err = l.w.Write(logcorr.Row(logcorr.Request{Operation: op, ID: id, Start: start, End: end, OK: ok}))
 	}
 }
 

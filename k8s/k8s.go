@@ -9,6 +9,7 @@
 package k8s
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -18,12 +19,15 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -31,6 +35,9 @@ import (
 type Options struct {
 	// RunID is the run's id, shared by its workers.
 	RunID string
+	// Plan is the plan's name: an annotation as it is, a label as
+	// Kubernetes allows (LabelValue).
+	Plan string
 	// Workers is the number of pods (the Job's completions and
 	// parallelism), each one worker.
 	Workers int
@@ -94,15 +101,34 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 	case o.SecretName == "" || o.SecretKey == "":
 		return nil, nil, fmt.Errorf("no Secret for the history's DSN")
 	}
+	if o.Namespace != "" {
+		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(o.SecretName); len(errs) > 0 {
+		return nil, nil, fmt.Errorf("the Secret's name %q: %s", o.SecretName, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsConfigMapKey(o.SecretKey); len(errs) > 0 {
+		return nil, nil, fmt.Errorf("the Secret's key %q: %s", o.SecretKey, strings.Join(errs, "; "))
+	}
 	name := Name(o.RunID)
 	labels := map[string]string{"app.kubernetes.io/name": "perflab", "app.kubernetes.io/component": "worker", "perflab.dev/run": name}
-	meta := metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: map[string]string{"perflab.dev/run-id": o.RunID}}
+	if v := LabelValue(o.Plan); v != "" {
+		labels["perflab.dev/plan"] = v
+	}
+	annotations := map[string]string{"perflab.dev/run-id": o.RunID}
+	if o.Plan != "" {
+		annotations["perflab.dev/plan"] = o.Plan
+	}
+	meta := metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: labels, Annotations: annotations}
 
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: meta,
-		Data:       map[string]string{"plan.yaml": string(plan)},
+		Data:       map[string]string{},
 	}
+	put(cm, "plan.yaml", plan)
 	items := []corev1.KeyToPath{{Key: "plan.yaml", Path: "plan.yaml"}}
 	size := len(plan)
 	for i, f := range files {
@@ -111,15 +137,12 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 			return nil, nil, fmt.Errorf("%s: a file the plan reads must be under the plan's directory to go to the cluster with it", f.Path)
 		}
 		rel = path.Clean(rel)
-		key := fmt.Sprintf("file%d-%s", i+1, keyChars.ReplaceAllString(path.Base(rel), "_"))
-		if utf8.Valid(f.Data) {
-			cm.Data[key] = string(f.Data)
-		} else {
-			if cm.BinaryData == nil {
-				cm.BinaryData = map[string][]byte{}
-			}
-			cm.BinaryData[key] = f.Data
+		base := keyChars.ReplaceAllString(path.Base(rel), "_")
+		key := fmt.Sprintf("file%d-%s", i+1, base[:min(len(base), 200)])
+		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
+			return nil, nil, fmt.Errorf("%s: no ConfigMap key for it: %s", f.Path, strings.Join(errs, "; "))
 		}
+		put(cm, key, f.Data)
 		items = append(items, corev1.KeyToPath{Key: key, Path: rel})
 		size += len(f.Data)
 	}
@@ -218,27 +241,61 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 }
 
 var (
-	keyChars  = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
-	nameChars = regexp.MustCompile(`[^a-z0-9-]+`)
+	keyChars   = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+	nameChars  = regexp.MustCompile(`[^a-z0-9-]+`)
+	labelChars = regexp.MustCompile(`[^-_.A-Za-z0-9]+`)
 )
 
-// Name is the objects' name for a run id: a DNS label (lower case
-// letters, digits and '-', at most 63 characters), "perflab-" and the id,
-// shortened with a hash of the id when it is too long.
+// Name is the objects' name for a run id: a DNS label (RFC 1123: lower
+// case letters, digits and '-', at most 63 characters, as Kubernetes
+// requires of a Job's name), "perflab-" and the id, shortened with a hash
+// of the id when it is too long.
 func Name(runID string) string {
 	s := strings.Trim(nameChars.ReplaceAllString(strings.ToLower(runID), "-"), "-")
 	name := "perflab-" + s
-	if len(name) <= 63 && s != "" {
+	if s != "" && len(validation.IsDNS1123Label(name)) == 0 {
 		return name
 	}
 	h := sha256.Sum256([]byte(runID))
 	sum := hex.EncodeToString(h[:4])
-	return strings.TrimRight(name[:min(len(name), 63-9)], "-") + "-" + sum
+	return strings.TrimRight(name[:min(len(name), validation.DNS1123LabelMaxLength-9)], "-") + "-" + sum
+}
+
+// LabelValue is s as the value of a Kubernetes label: at most 63
+// characters, letters, digits, '-', '_' and '.', beginning and ending
+// with a letter or a digit; the others made '-', and "" when nothing is
+// left.
+func LabelValue(s string) string {
+	v := labelChars.ReplaceAllString(s, "-")
+	v = v[:min(len(v), content.LabelValueMaxLength)]
+	v = strings.TrimFunc(v, func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	if len(content.IsLabelValue(v)) > 0 {
+		return ""
+	}
+	return v
+}
+
+// put keeps a file in the ConfigMap: as text (data) when YAML carries it
+// as it is, else as bytes (binaryData, in base64). YAML holds UTF-8 text
+// and no control character but tab, line feed and carriage return: the
+// encoder refuses NUL and DEL, and reads NEL (U+0085) back as a line
+// break (a space, or the start of a document).
+func put(cm *corev1.ConfigMap, key string, b []byte) {
+	if utf8.Valid(b) && !bytes.ContainsFunc(b, func(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' }) {
+		cm.Data[key] = string(b)
+		return
+	}
+	if cm.BinaryData == nil {
+		cm.BinaryData = map[string][]byte{}
+	}
+	cm.BinaryData[key] = b
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// Write writes objects as YAML documents, for kubectl apply -f -.
+// Write writes objects as YAML documents, for kubectl apply -f -. Each
+// is the YAML encoder's, with the API types' own names and omissions:
+// no text put in a field can end the field, or the document.
 func Write(w io.Writer, objs ...any) error {
 	for i, o := range objs {
 		b, err := yaml.Marshal(o)

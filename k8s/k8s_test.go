@@ -9,51 +9,19 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/perflab/perflab/internal/k8stest"
 )
 
-// Decode splits YAML documents and decodes each strictly into the API's
-// type for its kind: an unknown or misspelt field, a duplicate key or a
-// value of the wrong type is an error, as kubectl apply's server-side
-// validation would make it.
-func Decode(t *testing.T, b []byte) (*corev1.ConfigMap, *batchv1.Job) {
+// written is the manifests of a run as Write writes them, and as kubectl
+// reads them back.
+func written(t *testing.T, plan []byte, files []File, o Options) (*bytes.Buffer, *corev1.ConfigMap, *batchv1.Job) {
 	t.Helper()
-	var cm *corev1.ConfigMap
-	var job *batchv1.Job
-	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
-		var head struct{ APIVersion, Kind string }
-		if err := yaml.Unmarshal(doc, &head); err != nil {
-			t.Fatal(err)
-		}
-		switch head.APIVersion + " " + head.Kind {
-		case "v1 ConfigMap":
-			cm = &corev1.ConfigMap{}
-			if err := yaml.UnmarshalStrict(doc, cm); err != nil {
-				t.Fatalf("ConfigMap: %v", err)
-			}
-		case "batch/v1 Job":
-			job = &batchv1.Job{}
-			if err := yaml.UnmarshalStrict(doc, job); err != nil {
-				t.Fatalf("Job: %v", err)
-			}
-		default:
-			t.Fatalf("unexpected object %q %q:\n%s", head.APIVersion, head.Kind, doc)
-		}
-	}
-	if cm == nil || job == nil {
-		t.Fatalf("want a ConfigMap and a Job:\n%s", b)
-	}
-	return cm, job
-}
-
-func TestManifests(t *testing.T) {
-	plan := []byte("name: p\n")
-	bin := []byte{0xff, 0x00, 0x01}
-	cm, job, err := Manifests(plan, []File{{Path: "data/users.csv", Data: []byte("id\n1\n")}, {Path: "blob.bin", Data: bin}}, Options{
-		RunID: "20261126-101010-Checkout.Flow", Workers: 4, Image: "registry.example/perflab:1.2", Namespace: "load",
-		SecretName: "perflab-store", SecretKey: "dsn", Args: []string{"--set", "users=40"},
-		CPU: "2", Memory: "1Gi", JoinTimeout: 5 * time.Minute, TTL: time.Hour,
-	})
+	cm, job, err := Manifests(plan, files, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +29,18 @@ func TestManifests(t *testing.T) {
 	if err := Write(&buf, cm, job); err != nil {
 		t.Fatal(err)
 	}
-	gotCM, gotJob := Decode(t, buf.Bytes())
+	gotCM, gotJob := k8stest.Decode(t, buf.Bytes())
+	return &buf, gotCM, gotJob
+}
+
+func TestManifests(t *testing.T) {
+	plan := []byte("name: p\n")
+	bin := []byte{0xff, 0x00, 0x01}
+	buf, gotCM, gotJob := written(t, plan, []File{{Path: "data/users.csv", Data: []byte("id\n1\n")}, {Path: "blob.bin", Data: bin}}, Options{
+		RunID: "20261126-101010-Checkout.Flow", Workers: 4, Image: "registry.example/perflab:1.2", Namespace: "load",
+		SecretName: "perflab-store", SecretKey: "dsn", Args: []string{"--set", "users=40"},
+		CPU: "2", Memory: "1Gi", JoinTimeout: 5 * time.Minute, TTL: time.Hour,
+	})
 
 	name := "perflab-20261126-101010-checkout-flow"
 	if gotCM.Name != name || gotJob.Name != name || gotJob.Namespace != "load" || gotJob.Annotations["perflab.dev/run-id"] != "20261126-101010-Checkout.Flow" {
@@ -135,6 +114,9 @@ func TestManifestsRefuse(t *testing.T) {
 		"too big":   {files: []File{{Path: "big.csv", Data: make([]byte, 2<<20)}}, msg: "more than a ConfigMap holds"},
 		"no worker": {o: func(o *Options) { o.Workers = 0 }, msg: "at least 1"},
 		"bad cpu":   {o: func(o *Options) { o.CPU = "lots" }, msg: "cpu"},
+		"namespace": {o: func(o *Options) { o.Namespace = "Load\n---" }, msg: `namespace "Load\n---": a lowercase RFC 1123 label`},
+		"secret":    {o: func(o *Options) { o.SecretName = "perflab store" }, msg: `the Secret's name "perflab store"`},
+		"key":       {o: func(o *Options) { o.SecretKey = "dsn/x" }, msg: `the Secret's key "dsn/x"`},
 	} {
 		o := ok
 		if tc.o != nil {
@@ -155,8 +137,82 @@ func TestName(t *testing.T) {
 			t.Errorf("Name(%q) = %q, want %q", id, got, want)
 		}
 	}
+	for _, id := range []string{hostile, "..", "", "-", "ÜBER", strings.Repeat("a-", 40)} {
+		if errs := validation.IsDNS1123Label(Name(id)); len(errs) > 0 {
+			t.Errorf("Name(%q) = %q: %v", id, Name(id), errs)
+		}
+	}
 	long := Name(strings.Repeat("a", 100))
 	if len(long) > 63 || !strings.HasPrefix(long, "perflab-aaa") || long == Name(strings.Repeat("a", 101)) {
 		t.Errorf("a long id: %q", long)
+	}
+}
+
+// hostile would be a document of its own where text is written into YAML
+// as it is: a Pod, which kubectl apply would create.
+const hostile = "x\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: evil}\n"
+
+// Whatever text the plan, its files and its name hold, the manifests are
+// a ConfigMap and a Job, and that text is in them as it was: the pods
+// read the files as they were.
+func TestManifestsHoldAnyText(t *testing.T) {
+	files := map[string]string{
+		"plan.yaml": "name: p\n---\napiVersion: v1\nkind: Pod\n...\n",
+		"crlf.txt":  "a\r\n---\r\nkind: Pod\r---\rkind: Pod\n",
+		"ls.txt":    "a\u2028---\u2029kind: Pod\u2028\n",
+		"nel.txt":   "a\u0085--- b\u0085kind: Pod\n", // YAML reads NEL as a line break
+		"ctl.txt":   "\x00\x01\x1b[31m\x7f\u0080\u009f",
+		"lead.txt":  "\n---\n",
+	}
+	var list []File
+	for _, name := range []string{"crlf.txt", "ls.txt", "nel.txt", "ctl.txt", "lead.txt"} {
+		list = append(list, File{Path: name, Data: []byte(files[name])})
+	}
+	_, gotCM, gotJob := written(t, []byte(files["plan.yaml"]), list, Options{
+		RunID: "r-1", Plan: hostile, Workers: 2, Image: "i\n---\nkind: Pod", SecretName: "s", SecretKey: "k", Args: []string{"--set", "x=" + hostile},
+	})
+	for _, it := range gotJob.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
+		got, ok := gotCM.Data[it.Key]
+		if b, bin := gotCM.BinaryData[it.Key]; bin {
+			got, ok = string(b), !ok
+		}
+		if !ok || got != files[it.Path] {
+			t.Errorf("%s: %q, want %q", it.Path, got, files[it.Path])
+		}
+	}
+	c := gotJob.Spec.Template.Spec.Containers[0]
+	if c.Image != "i\n---\nkind: Pod" || c.Args[len(c.Args)-1] != "x="+hostile {
+		t.Errorf("image %q args %q", c.Image, c.Args)
+	}
+	for _, meta := range []metav1.ObjectMeta{gotCM.ObjectMeta, gotJob.ObjectMeta} {
+		if meta.Annotations["perflab.dev/plan"] != hostile || meta.Labels["perflab.dev/plan"] != "x-----apiVersion-v1-kind-Pod-metadata-name-evil" {
+			t.Errorf("%s: annotations %q labels %q", meta.Name, meta.Annotations, meta.Labels)
+		}
+		for k, v := range meta.Labels {
+			if errs := content.IsLabelValue(v); len(errs) > 0 {
+				t.Errorf("label %s=%q: %v", k, v, errs)
+			}
+		}
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	for s, want := range map[string]string{
+		"checkout":                      "checkout",
+		"Checkout Flow (v2)":            "Checkout-Flow-v2",
+		"-_.x.y_-":                      "x.y",
+		"über":                          "ber",
+		"":                              "",
+		"---":                           "",
+		strings.Repeat("a", 62) + "-bc": strings.Repeat("a", 62),
+		hostile:                         "x-----apiVersion-v1-kind-Pod-metadata-name-evil",
+	} {
+		got := LabelValue(s)
+		if got != want {
+			t.Errorf("LabelValue(%q) = %q, want %q", s, got, want)
+		}
+		if errs := content.IsLabelValue(got); len(errs) > 0 {
+			t.Errorf("LabelValue(%q) = %q: %v", s, got, errs)
+		}
 	}
 }

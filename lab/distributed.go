@@ -96,8 +96,8 @@ type stageRef struct {
 // joinRun registers this worker and makes its part's directory.
 func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coordinator, *results.Writer, error) {
 	w := *cfg.Worker
-	if w.RunID == "" || results.UnsafeID.MatchString(w.RunID) {
-		return nil, nil, fmt.Errorf("a distributed run needs --run-id, the same for every worker, of letters, digits, '.', '_' and '-' (got %q)", w.RunID)
+	if err := results.CheckRunID(w.RunID); err != nil {
+		return nil, nil, fmt.Errorf("a distributed run needs --run-id, the same for every worker: %w", err)
 	}
 	if w.JoinTimeout <= 0 {
 		w.JoinTimeout = 2 * time.Minute

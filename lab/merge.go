@@ -119,6 +119,9 @@ func writeMerged(out string, m *results.Run, st *store.Store) (string, error) {
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
+		if err := results.CheckRunID(id); err != nil {
+			return "", fmt.Errorf("the merged run's id, made from the first run's: %w", err)
+		}
 		if st != nil {
 			if have, err := st.Runs(store.Filter{ID: id}); err == nil && len(have) > 0 {
 				continue

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perflab/perflab/internal/csvcell"
 )
 
 // Request is one request perflab sent and marked for correlation: a row of
@@ -32,18 +34,21 @@ func WriteRequests(w io.Writer, reqs []Request) error {
 	if err := cw.Write(requestColumns); err != nil {
 		return err
 	}
-	row := make([]string, 5)
 	for _, r := range reqs {
-		row[0], row[1] = r.Operation, r.ID
-		row[2] = strconv.FormatInt(r.Start.UnixNano(), 10)
-		row[3] = strconv.FormatInt(r.End.UnixNano(), 10)
-		row[4] = strconv.FormatBool(r.OK)
-		if err := cw.Write(row); err != nil {
+		if err := cw.Write(Row(r)); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// Row is a request's row of requests.csv. The operation and the id (which
+// the service may have given) are text a spreadsheet must not take for a
+// formula (csvcell).
+func Row(r Request) []string {
+	return []string{csvcell.Escape(r.Operation), csvcell.Escape(r.ID), strconv.FormatInt(r.Start.UnixNano(), 10),
+		strconv.FormatInt(r.End.UnixNano(), 10), strconv.FormatBool(r.OK)}
 }
 
 // ReadRequestsFile reads a requests.csv file; its errors name the file and
@@ -104,7 +109,7 @@ func ReadRequests(r io.Reader) ([]Request, error) {
 		if len(rec) != width {
 			return nil, fmt.Errorf("line %d: %d fields, want %d like the header", line, len(rec), width)
 		}
-		req := Request{Operation: rec[col[0]], ID: rec[col[1]]}
+		req := Request{Operation: csvcell.Unescape(rec[col[0]]), ID: csvcell.Unescape(rec[col[1]])}
 		start, err := strconv.ParseInt(strings.TrimSpace(rec[col[2]]), 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: start_unix_ns %q is not an integer", line, rec[col[2]])

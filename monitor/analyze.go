@@ -266,7 +266,7 @@ func monitorFigures(name string, metrics map[string][]sample, w Window) (Monitor
 	covers := map[string]bool{MetricBusy: true, MetricBusyMaxCore: true}
 	for _, metric := range memoryMetrics {
 		covers[metric] = true
-		if in := within(metrics[metric], w); len(in) > 0 {
+		if in := levels(metrics[metric], w); len(in) > 0 {
 			mf.Memory = append(mf.Memory, memoryTrend(metric, in))
 		}
 	}
@@ -278,7 +278,7 @@ func monitorFigures(name string, metrics map[string][]sample, w Window) (Monitor
 	}
 	sort.Strings(gauges)
 	for _, metric := range gauges {
-		in := within(metrics[metric], w)
+		in := levels(metrics[metric], w)
 		if len(in) == 0 {
 			continue
 		}
@@ -301,6 +301,22 @@ func within(s []sample, w Window) []sample {
 		return nil
 	}
 	return s[lo:hi]
+}
+
+// levels are the samples of a level (memory, a gauge) that tell the
+// window's: those inside it; for a window between two samples with none
+// inside (a stage shorter than the sampling interval, its edges' samples
+// taken just outside it), the two around it, the levels it went between.
+// A window with no sample before or after it has none.
+func levels(s []sample, w Window) []sample {
+	if in := within(s, w); len(in) > 0 {
+		return in
+	}
+	after := sort.Search(len(s), func(i int) bool { return s[i].t.After(w.End) })
+	if after == 0 || after == len(s) {
+		return nil
+	}
+	return s[after-1 : after+1]
 }
 
 // increase is how much a cumulative series grew in the window: each step

@@ -177,7 +177,15 @@ func TestWindowBetweenSamples(t *testing.T) {
 	}
 	// 0.5 CPU s per second for 4 s.
 	if api == nil || api.Samples != 0 || api.CPU == nil || math.Abs(api.CPU.Seconds-2) > 1e-9 || api.CPU.MSPerTx == nil || math.Abs(*api.CPU.MSPerTx-500) > 1e-6 {
-		t.Errorf("%+v", api)
+		t.Fatalf("%+v", api)
+	}
+	// Its memory and threads: the levels of the samples around it, at 10 s
+	// (101 MB) and 20 s (102 MB).
+	if len(api.Memory) != 1 || api.Memory[0].PeakBytes != 102<<20 || api.Memory[0].AvgBytes != 101.5*(1<<20) || !api.Memory[0].TooShort {
+		t.Errorf("memory %+v, want a peak of 102 MB and an average of 101.5 MB", api.Memory)
+	}
+	if len(api.Gauges) != 1 || api.Gauges[0].Metric != MetricThreads || api.Gauges[0].Max != 4 {
+		t.Errorf("gauges %+v", api.Gauges)
 	}
 }
 

@@ -55,6 +55,11 @@ func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 	d.errs = append(d.errs, e)
 }
 
+// nameKeys are the keys whose values are names (of the plan, a
+// scenario, a step, a transaction, a monitor, a bus, a simulator; a call
+// names its step when the step has no name): single lines (CheckName).
+var nameKeys = map[string]bool{"name": true, "transaction": true, "call": true}
+
 func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
 
 var (
@@ -258,6 +263,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			return
 		}
 		v.SetString(n.Value)
+		if len(d.keys) > 0 && nameKeys[d.keys[len(d.keys)-1]] {
+			if err := CheckName(d.keys[len(d.keys)-1], n.Value); err != nil {
+				d.errorAt(n, "%v", err)
+			}
+		}
 	case reflect.Bool:
 		b, ok := scalarBool(n)
 		if !ok {

@@ -63,7 +63,8 @@ func (v *validator) report(pos Pos, format string, args ...any) {
 func (v *validator) validate() {
 	p := v.p
 	if p.Name == "" {
-		p.Name = strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File))
+		// The file's name, made one line as a name is.
+		p.Name, _ = SingleLine(strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File)))
 	}
 	if p.Interval.D == 0 {
 		p.Interval.D = defaultInterval
@@ -572,6 +573,15 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 }
 
 func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
+	// A step without a name is named from what it does (METHOD URL, the
+	// call, the topic): a name, one line as the names given are.
+	defer func() {
+		if v.unnamed[st] {
+			if err := CheckName("step", st.Name); err != nil {
+				v.at(st.Pos, "%v (the step is named from what it does: give it a name)", err)
+			}
+		}
+	}()
 	kinds := 0
 	for _, is := range []bool{st.IsTransaction(), st.IsRequest() && st.GRPC == nil && st.WS == nil, st.Publish != nil, st.Await != nil, st.Call != "", st.GRPC != nil, st.WS != nil} {
 		if is {

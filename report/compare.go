@@ -47,10 +47,19 @@ func writeResourceComparison(w io.Writer, rs []judge.ResourceComparison) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "stage\tmonitor\tcpu ms/tx base\tcand\tchange\tcores base\tcand\tpeak MB base\tcand\tchange")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%s\t%.2f\t%.2f\t%.1f\t%.1f\t%s\n", r.Stage, r.Monitor, r.BaseMSPerTx, r.CandMSPerTx, pctChange(r.BaseMSPerTx, r.CandMSPerTx),
-			r.BaseCores, r.CandCores, r.BasePeakMB, r.CandPeakMB, pctChange(r.BasePeakMB, r.CandPeakMB))
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%s\t%.2f\t%.2f\t%s\t%s\t%s\n", r.Stage, r.Monitor, r.BaseMSPerTx, r.CandMSPerTx, pctChange(r.BaseMSPerTx, r.CandMSPerTx),
+			r.BaseCores, r.CandCores, peakCell(r.BasePeakMB), peakCell(r.CandPeakMB), pctChange(r.BasePeakMB, r.CandPeakMB))
 	}
 	return tw.Flush()
+}
+
+// peakCell is a peak in MB, "-" for none: a side whose monitor sampled no
+// memory in the stage (0 would say it used none).
+func peakCell(mb float64) string {
+	if mb == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", mb)
 }
 
 func pctChange(base, cand float64) string {

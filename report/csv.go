@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/perflab/perflab/internal/csvcell"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
@@ -34,7 +35,7 @@ func WriteCSVTable(w io.Writer, rd *results.Run, table string) error {
 			for _, op := range ph.Operations {
 				if err == nil && op.Kind == kind && names[op.Name] {
 					l := op.Latency
-					err = cw.Write([]string{ph.Name, op.Name, string(op.Kind), f(l.Mean), f(l.P50), f(l.P75), f(l.P95)})
+					err = cw.Write([]string{csvcell.Escape(ph.Name), csvcell.Escape(op.Name), string(op.Kind), f(l.Mean), f(l.P50), f(l.P75), f(l.P95)})
 				}
 			}
 		}
@@ -51,7 +52,7 @@ func WriteCSVTable(w io.Writer, rd *results.Run, table string) error {
 		err = cw.Write([]string{"threshold", "stage", "operation", "actual", "pass", "note"})
 		for _, r := range s.Thresholds {
 			if err == nil {
-				err = cw.Write([]string{r.Threshold, r.Stage, r.Operation, f(r.Actual), strconv.FormatBool(r.Pass), r.Note})
+				err = cw.Write([]string{csvcell.Escape(r.Threshold), csvcell.Escape(r.Stage), csvcell.Escape(r.Operation), f(r.Actual), strconv.FormatBool(r.Pass), csvcell.Escape(r.Note)})
 			}
 		}
 	case "intervals":

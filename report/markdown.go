@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perflab/perflab/internal/csvcell"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
@@ -194,7 +195,7 @@ func WriteCSV(w io.Writer, s *results.Summary) error {
 			if d := op.StartDelay; d != nil {
 				open[2], open[3], open[4] = f(d.P50), f(d.P99), f(d.Max)
 			}
-			row := []string{ph.Name, op.Scenario, op.Name, string(op.Kind), strconv.FormatInt(op.Count, 10),
+			row := []string{csvcell.Escape(ph.Name), csvcell.Escape(op.Scenario), csvcell.Escape(op.Name), string(op.Kind), strconv.FormatInt(op.Count, 10),
 				strconv.FormatInt(op.Errors.Total, 10), f(op.SuccessRatio), f(op.RPS), f(l.Min), f(l.Mean), f(l.Max),
 				f(l.P50), f(l.P75), f(l.P90), f(l.P95), f(l.P99), f(l.P999), f(r.Min), f(r.Max), f(r.Avg)}
 			row = append(append(row, open...), strconv.FormatInt(op.Dropped, 10), strconv.FormatInt(op.Queued, 10))

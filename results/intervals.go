@@ -14,6 +14,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/perflab/perflab/internal/csvcell"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/store"
 )
@@ -145,7 +146,7 @@ func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl i
 // QuantilesRow is IntervalRow of a histogram's quantiles.
 func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q metrics.Quantiles) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-	row := []string{strconv.Itoa(stage), scenario, operation, string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
+	row := []string{strconv.Itoa(stage), csvcell.Escape(scenario), csvcell.Escape(operation), string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
 		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", ""}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
@@ -216,7 +217,7 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 			}
 			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
 		}
-		out = append(out, store.Histogram{Phase: stage, Scenario: r[1], Operation: r[2], Kind: string(kind), Interval: ivl,
+		out = append(out, store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
 			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols)})
 	}
 	return out, nil

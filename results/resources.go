@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/perflab/perflab/internal/csvcell"
 	"github.com/perflab/perflab/monitor"
 )
 
@@ -28,7 +29,7 @@ func readResources(path string) ([]monitor.Point, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
 		}
-		out = append(out, monitor.Point{Time: time.UnixMilli(t), Monitor: r[1], Metric: r[2], Value: v})
+		out = append(out, monitor.Point{Time: time.UnixMilli(t), Monitor: csvcell.Unescape(r[1]), Metric: csvcell.Unescape(r[2]), Value: v})
 	}
 	return out, nil
 }
@@ -39,7 +40,7 @@ func WriteResources(w io.Writer, points iter.Seq[monitor.Point]) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"time_ms", "monitor", "metric", "value"})
 	for p := range points {
-		cw.Write([]string{strconv.FormatInt(p.Time.UnixMilli(), 10), p.Monitor, p.Metric, strconv.FormatFloat(p.Value, 'g', -1, 64)})
+		cw.Write([]string{strconv.FormatInt(p.Time.UnixMilli(), 10), csvcell.Escape(p.Monitor), csvcell.Escape(p.Metric), strconv.FormatFloat(p.Value, 'g', -1, 64)})
 	}
 	cw.Flush()
 	return cw.Error()

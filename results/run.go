@@ -40,13 +40,44 @@ type Run struct {
 }
 
 // RunIDBase is the id a run started at start of a plan named plan gets,
-// before a suffix that makes it unique: 20261126-034613.311-checkout.
+// before a suffix that makes it unique: 20261126-034613.311-checkout. The
+// plan's name is cut to 100 bytes.
 func RunIDBase(start time.Time, plan string) string {
-	return start.Format("20060102-150405.000") + "-" + strings.Trim(UnsafeID.ReplaceAllString(plan, "-"), "-")
+	name := strings.Trim(unsafeID.ReplaceAllString(plan, "-"), "-")
+	if len(name) > 100 {
+		name = strings.TrimRight(name[:100], "-")
+	}
+	return start.Format("20060102-150405.000") + "-" + name
 }
 
-// UnsafeID matches what a run id must not hold: it names a directory.
-var UnsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// unsafeID matches what a run id must not hold.
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// MaxRunID is the longest run id, in bytes: with what perflab appends to
+// make the ids of a run's parts and merges (-w12, -merged, -2), a
+// directory's name stays within the 255 bytes file systems allow.
+const MaxRunID = 200
+
+// CheckRunID says why id cannot be a run id, nil if it can. A run id
+// names the run's directory (and its parts', its merge's), its place in
+// the history, and is an argument of perflab's commands: letters, digits,
+// '.', '_' and '-', beginning with a letter or a digit (so neither "." nor
+// ".." nor an option), at most MaxRunID bytes.
+func CheckRunID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("the run id is empty")
+	case len(id) > MaxRunID:
+		return fmt.Errorf("run id %.40q...: %d bytes, more than a run id's %d", id, len(id), MaxRunID)
+	case unsafeID.MatchString(id) || !isAlnum(id[0]):
+		return fmt.Errorf("run id %.60q: a run id is letters, digits, '.', '_' and '-', beginning with a letter or a digit (it names a directory)", id)
+	}
+	return nil
+}
+
+func isAlnum(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
 
 // IntervalsOf is an operation's interval histograms in a stage. A
 // transaction or scenario of a run directory written before tags carried

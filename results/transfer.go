@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -61,6 +63,9 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 	rd, err = ReadDir(dir)
 	if err != nil {
 		return nil, nil, nil, nil, err
+	}
+	if err := CheckRunID(rd.Summary.RunID); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("summary.json: %w", err)
 	}
 	s := rd.Summary
 	if s.Status == metrics.StatusRunning {
@@ -139,9 +144,13 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 // latency.hlog, intervals.csv and resources.csv, readable by perflab and
 // HdrHistogram's tools. It returns the run's summary, from which the
 // renderers write the rest of a run directory (summary.txt, junit.xml).
+// dir must be missing or empty (freshDir).
 func Export(st *store.Store, id, dir string) (*Summary, error) {
 	sum, err := st.Summary(id)
 	if err != nil {
+		return nil, err
+	}
+	if err := freshDir(dir); err != nil {
 		return nil, err
 	}
 	src, err := st.PlanSource(id)
@@ -154,9 +163,6 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 	}
 	samples, err := st.Samples(id)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	if len(samples) > 0 {
@@ -234,4 +240,31 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// freshDir makes dir for a run directory of its own: missing, it is made;
+// it may exist empty. A directory holding anything is refused, untouched:
+// another run's files would be overwritten, or left beside this run's
+// (its run.json beside this summary.json).
+func freshDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is a file, not a directory: give a new or empty directory", dir)
+		}
+		return err
+	case len(entries) > 0:
+		names := make([]string, 0, 3)
+		for _, e := range entries[:min(3, len(entries))] {
+			names = append(names, e.Name())
+		}
+		if len(entries) > 3 {
+			names = append(names, "...")
+		}
+		return fmt.Errorf("%s is not empty (it holds %s): a run is exported into a directory of its own; give a new or empty directory", dir, strings.Join(names, ", "))
+	}
+	return nil
 }

@@ -25,7 +25,7 @@ func BenchmarkRunPage24h(b *testing.B) {
 		b.Run(path, func(b *testing.B) {
 			url, cached := strings.CutPrefix(path, "cached ")
 			if cached { // opened before: from the finished run's cache
-				warm.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, url, nil))
+				warm.ServeHTTP(httptest.NewRecorder(), newRequest(http.MethodGet, url, nil))
 			} else {
 				url = path
 			}
@@ -37,7 +37,7 @@ func BenchmarkRunPage24h(b *testing.B) {
 				}
 				w := httptest.NewRecorder()
 				t0 := time.Now()
-				app.ServeHTTP(w, httptest.NewRequest(http.MethodGet, url, nil))
+				app.ServeHTTP(w, newRequest(http.MethodGet, url, nil))
 				took += time.Since(t0)
 				if w.Code != http.StatusOK {
 					b.Fatalf("%s: %d %s", path, w.Code, w.Body.String())

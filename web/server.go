@@ -9,6 +9,7 @@ package web
 import (
 	"crypto/subtle"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -40,6 +41,9 @@ type Options struct {
 	Version string
 	// Log receives the errors a visitor is not shown (default: none).
 	Log *log.Logger
+	// Hosts is what a request's Host header may name (AllowedHosts);
+	// nil, the loopback names: localhost, 127.0.0.1, ::1.
+	Hosts *Hosts
 }
 
 // Server is the application, an http.Handler.
@@ -53,6 +57,9 @@ type Server struct {
 func New(o Options) *Server {
 	if o.Poll <= 0 {
 		o.Poll = time.Second
+	}
+	if o.Hosts == nil {
+		o.Hosts = &Hosts{names: loopbackNames}
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), cache: newCache(128 << 20)}
 	static, _ := fs.Sub(assets, "assets")
@@ -102,6 +109,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, http.StatusInternalServerError, "perflab could not make this page; the server's log says why")
 		}
 	}()
+	if !s.o.Hosts.Allows(r.Host) {
+		s.fail(w, r, http.StatusMisdirectedRequest, fmt.Sprintf("this perflab serve answers to %s, not to %q: a page of another site may be reading it through its own name (DNS rebinding). If %q is a name you reach it by, start perflab serve with --allowed-host %s (perflab run: --serve-allowed-host)",
+			s.o.Hosts, r.Host, r.Host, hostOnly(r.Host)))
+		return
+	}
 	if s.o.Token != "" && !s.authorized(w, r) {
 		return
 	}
@@ -150,7 +162,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, msg st
 	if strings.HasPrefix(r.URL.Path, "/api/") {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		fmt.Fprintf(w, "{\"error\": %q}\n", msg)
+		json.NewEncoder(w).Encode(map[string]string{"error": msg})
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -87,9 +87,17 @@ func seed(t testing.TB) *seeded {
 	return s
 }
 
+// newRequest is a request to the server on 127.0.0.1, as a browser that
+// opened its address sends it.
+func newRequest(method, target string, body io.Reader) *http.Request {
+	req := httptest.NewRequest(method, target, body)
+	req.Host = "127.0.0.1:5665"
+	return req
+}
+
 func get(t testing.TB, h http.Handler, path string, header ...string) (*http.Response, string) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req := newRequest(http.MethodGet, path, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -175,15 +183,25 @@ func TestErrors(t *testing.T) {
 		{"GET", "/history?plan=x&percentile=42", 400, "percentile"},
 	} {
 		w := httptest.NewRecorder()
-		app.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+		app.ServeHTTP(w, newRequest(tc.method, tc.path, nil))
 		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.says) || strings.Contains(w.Body.String(), "goroutine") {
 			t.Errorf("%s %s: %d, want %d saying %q:\n%s", tc.method, tc.path, w.Code, tc.status, tc.says, w.Body.String())
+		}
+	}
+	// A request naming another host, as a page of another site whose name
+	// points at the server sends it (DNS rebinding): 421, said so, and
+	// nothing of the history.
+	for _, path := range []string{"/", "/api/runs", "/runs/" + s.ids[0], "/static/live.js"} {
+		w := httptest.NewRecorder()
+		app.ServeHTTP(w, httptest.NewRequest("GET", path, nil)) // Host: example.com
+		if body := w.Body.String(); w.Code != http.StatusMisdirectedRequest || !strings.Contains(body, "DNS rebinding") || strings.Contains(body, "shop") {
+			t.Errorf("GET %s, Host example.com: %d\n%.400s", path, w.Code, body)
 		}
 	}
 	// A history that cannot be read: 503, said so.
 	s.st.Close()
 	w := httptest.NewRecorder()
-	app.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	app.ServeHTTP(w, newRequest("GET", "/", nil))
 	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "the run history cannot be read") {
 		t.Errorf("closed store: %d\n%s", w.Code, w.Body.String())
 	}

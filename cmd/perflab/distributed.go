@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -105,7 +104,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	}
 	id := f.runID
 	if id == "" {
-		id = time.Now().Format("20060102-150405.000") + "-" + strings.Trim(unsafeID.ReplaceAllString(p.Name, "-"), "-")
+		id = results.RunIDBase(time.Now(), p.Name)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -120,7 +119,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	for _, o := range f.set {
 		args = append(args, "--set", o.Name+"="+o.Value)
 	}
-	for _, o := range f.labels {
+	for _, o := range f.labels.setFlags {
 		args = append(args, "--label", o.Name+"="+o.Value)
 	}
 	for _, m := range f.monitors.raw {

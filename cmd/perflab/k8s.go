@@ -10,13 +10,15 @@ import (
 	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/k8s"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
 // cmdK8s writes the manifests of a distributed run on Kubernetes.
 func cmdK8s(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("k8s", flag.ContinueOnError)
-	var set, labels setFlags
+	var set setFlags
+	var labels labelFlags
 	fs.Var(&set, "set", "override a plan variable, in every worker (repeatable)")
 	fs.Var(&labels, "label", "label the run, as release=Honeysuckle (repeatable)")
 	workers := fs.Int("workers", 0, "the number of workers (pods), each running its share of the plan (required)")
@@ -84,28 +86,32 @@ Flags:`)
 		files = append(files, k8s.File{Path: f, Data: b})
 	}
 	id := *runID
-	if id == "" {
-		id = time.Now().Format("20060102-150405") + "-" + strings.Trim(unsafeID.ReplaceAllString(strings.ToLower(p.Name), "-"), "-")
+	if !flagSet(fs, "run-id") {
+		id = results.RunIDBase(time.Now(), p.Name)
 	}
-	if unsafeID.MatchString(id) {
-		return fail(std, fmt.Errorf("--run-id %q: letters, digits, '.', '_' and '-' only", id))
+	if err := results.CheckRunID(id); err != nil {
+		return fail(std, fmt.Errorf("--run-id: %w", err))
 	}
 	var extra []string
 	for _, o := range set {
 		extra = append(extra, "--set", o.Name+"="+o.Value)
 	}
-	for _, o := range labels {
+	for _, o := range labels.setFlags {
 		extra = append(extra, "--label", o.Name+"="+o.Value)
 	}
 	cm, job, err := k8s.Manifests(src, files, k8s.Options{
-		RunID: id, Workers: *workers, Image: *image, Namespace: *namespace,
+		RunID: id, Plan: p.Name, Workers: *workers, Image: *image, Namespace: *namespace,
 		SecretName: secretName, SecretKey: secretKey, Args: extra,
 		CPU: *cpu, Memory: *memory, JoinTimeout: *join, TTL: *ttl,
 	})
 	if err != nil {
 		return fail(std, err)
 	}
-	fmt.Fprintf(std.out, "# perflab k8s: run %s of plan %s on %d workers\n", id, p.Name, *workers)
+	// The plan's name is one line (the validator refuses any other), and
+	// the comment is made one line whatever it holds: a line break would
+	// end it, and what followed would be YAML.
+	comment, _ := plan.SingleLine(fmt.Sprintf("perflab k8s: run %s of plan %s on %d workers", id, p.Name, *workers))
+	fmt.Fprintf(std.out, "# %s\n", comment)
 	if err := k8s.Write(std.out, cm, job); err != nil {
 		return fail(std, err)
 	}

@@ -7,13 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
-
+	"github.com/perflab/perflab/internal/k8stest"
 	"github.com/perflab/perflab/k8s"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/store"
@@ -61,18 +59,7 @@ scenarios:
 	if strings.Contains(manifests, "perflab@") || strings.Contains(manifests, "postgres://") {
 		t.Fatal("the manifests hold the DSN")
 	}
-	var cm corev1.ConfigMap
-	var job batchv1.Job
-	docs := strings.Split(manifests, "\n---\n")
-	if len(docs) != 2 {
-		t.Fatalf("%d documents", len(docs))
-	}
-	if err := yaml.UnmarshalStrict([]byte(docs[0]), &cm); err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
-		t.Fatal(err)
-	}
+	cm, job := k8stest.Decode(t, []byte(manifests))
 	// The pods' volumes, on this machine.
 	pod := t.TempDir()
 	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
@@ -146,5 +133,56 @@ scenarios:
 	}
 	if merged.Len() == 0 {
 		t.Error("no pod wrote the merged run's directory")
+	}
+}
+
+// hostileName would end the comment line perflab k8s writes and start a
+// document of its own, a Pod, which kubectl apply -f - would create.
+const hostileName = "x\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: evil}\n"
+
+// A plan named so is refused with its place, and perflab k8s writes
+// nothing; the same name from an OpenAPI description's title is made one
+// line by perflab convert, and the manifests of the converted plan are a
+// ConfigMap and a Job, nothing else.
+func TestK8sHostilePlanName(t *testing.T) {
+	dir := t.TempDir()
+	planPath := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(planPath, []byte("name: "+strconv.Quote(hostileName)+"\ntarget: http://127.0.0.1:1\nscenarios: [{vus: 1, iterations: 1, flow: [{url: /a}]}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "k8s", planPath, "--workers", "2", "--run-id", "r-1")
+	if code != exitInvalidPlan || out != "" || !strings.Contains(errs, planPath+`:1:7: name "x\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: evil}\n" holds a line break (U+000A)`) {
+		t.Errorf("k8s: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+
+	api := filepath.Join(dir, "api.yaml")
+	if err := os.WriteFile(api, []byte("openapi: 3.0.0\ninfo: {title: "+strconv.Quote(hostileName)+", version: '1'}\npaths: {/a: {get: {responses: {'200': {description: ok}}}}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	converted := filepath.Join(dir, "converted.yaml")
+	code, _, errs = runCLI(t, "convert", "openapi", api, "-o", converted)
+	if code != exitOK || !strings.Contains(errs, "its line breaks and control characters, which a name may not hold, are spaces") {
+		t.Fatalf("convert: exit %d: %s", code, errs)
+	}
+	code, out, errs = runCLI(t, "k8s", converted, "--workers", "2", "--run-id", "r-1")
+	if code != exitOK {
+		t.Fatalf("k8s: exit %d: %s", code, errs)
+	}
+	cm, job := k8stest.Decode(t, []byte(out))
+	const name = "x --- apiVersion: v1 kind: Pod metadata: {name: evil} "
+	if job.Annotations["perflab.dev/plan"] != name || job.Labels["perflab.dev/plan"] != "x-----apiVersion-v1-kind-Pod-metadata-name-evil" || cm.Name != "perflab-r-1" {
+		t.Errorf("annotations %q labels %q name %s", job.Annotations, job.Labels, cm.Name)
+	}
+	if first, _, _ := strings.Cut(out, "\n"); first != "# perflab k8s: run r-1 of plan "+name+" on 2 workers" {
+		t.Errorf("the comment: %q", first)
+	}
+	// A label is one line too.
+	code, out, errs = runCLI(t, "k8s", converted, "--workers", "2", "--label", "release=R1\n---\nkind: Pod")
+	if code != exitUsage || out != "" || !strings.Contains(errs, `label value "R1\n---\nkind: Pod" holds a line break (U+000A)`) {
+		t.Errorf("k8s --label: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	src, err := os.ReadFile(converted)
+	if err != nil || cm.Data["plan.yaml"] != string(src) {
+		t.Errorf("the ConfigMap's plan: %q", cm.Data["plan.yaml"])
 	}
 }

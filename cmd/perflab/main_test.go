@@ -135,6 +135,20 @@ func writePlan(t *testing.T, body string) string {
 	return path
 }
 
+// runDir runs plan (perflab run PLAN --out out --quiet args...) and
+// returns its run directory, the one under out named after the plan.
+func runDir(t *testing.T, plan, out, name string, args ...string) string {
+	t.Helper()
+	if code, stdout, errs := runCLI(t, append([]string{"run", plan, "--out", out, "--quiet"}, args...)...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, errs)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-"+name))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	return dirs[0]
+}
+
 func TestRunFailureExitCodes(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/setup" {
@@ -1099,25 +1113,8 @@ func TestKilledBeforeTheFirstInterval(t *testing.T) {
 // operation, matched and unmatched apart (as the Drools PDP report does from audit.log).
 func TestLogCorrelation(t *testing.T) {
 	dir := t.TempDir()
-	logPath := filepath.Join(dir, "audit.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	var mu sync.Mutex
-	var n int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		time.Sleep(4 * time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
-		n++
-		if n%5 != 0 { // the service logs four requests in five
-			fmt.Fprintf(logf, "%s %s event=%s\n", start.UTC().Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano), r.Header.Get("X-Request-ID"))
-		}
-	}))
-	defer srv.Close()
+	// The service logs four requests in five.
+	srv := loggingServer(t, filepath.Join(dir, "audit.log"), 4*time.Millisecond, func(n int, _ string) bool { return n%5 != 0 })
 	plan := filepath.Join(dir, "plan.yaml")
 	body := "target: " + srv.URL + "\n" +
 		"logs: [{files: [audit.log], pattern: {line: '^(?P<start>\\S+) (?P<end>\\S+) event=(?P<id>\\S+)$'}}]\n" +
@@ -1145,6 +1142,32 @@ func TestLogCorrelation(t *testing.T) {
 	if !strings.Contains(stdout, "processing time in the service, from its logs") {
 		t.Errorf("no log table:\n%s", stdout)
 	}
+}
+
+// loggingServer is a service that takes sleep to answer each request and
+// logs the n-th (from 1) to logPath when logs(n, its X-Request-ID) says
+// so, with its start, its end and its id: START END event=ID.
+func loggingServer(t *testing.T, logPath string, sleep time.Duration, logs func(n int, id string) bool) *httptest.Server {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logf.Close() })
+	var mu sync.Mutex
+	var n int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		time.Sleep(sleep)
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if id := r.Header.Get("X-Request-ID"); logs(n, id) {
+			fmt.Fprintf(logf, "%s %s event=%s\n", start.UTC().Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano), id)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 // Monitors sample the system under test beside the load: here perflab's

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
 
@@ -40,6 +41,22 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
+// labelFlags collects repeated --label name=value flags: a run's labels,
+// each name and value one line (plan.CheckName).
+type labelFlags struct{ setFlags }
+
+func (l *labelFlags) Set(v string) error {
+	o, err := plan.ParseOverride(v)
+	if err == nil {
+		err = errors.Join(plan.CheckName("label", o.Name), plan.CheckName("label value", o.Value))
+	}
+	if err != nil {
+		return err
+	}
+	l.setFlags = append(l.setFlags, o)
+	return nil
+}
+
 // listFlag collects names: repeated, or separated by commas.
 type listFlag []string
 
@@ -55,7 +72,7 @@ func (l *listFlag) Set(v string) error {
 
 type runFlags struct {
 	set        setFlags
-	labels     setFlags
+	labels     labelFlags
 	store      string
 	out        string
 	quiet      bool
@@ -75,6 +92,7 @@ type runFlags struct {
 	serve       serveFlag
 	serveToken  string
 	servePublic bool
+	serveHosts  listFlag
 	// --metrics-listen: Prometheus' /metrics
 	metricsListen string
 	metricsLinger time.Duration
@@ -111,6 +129,7 @@ func cmdRun(std *stdio, args []string) int {
 	fs.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-listen: go on serving the run's final figures this long after it ends, for a last scrape")
 	fs.StringVar(&f.serveToken, "serve-token", "", "with --serve beyond loopback: ask every request for this token")
 	fs.BoolVar(&f.servePublic, "serve-insecure-public", false, "with --serve beyond loopback: no token")
+	fs.Var(&f.serveHosts, "serve-allowed-host", "with --serve: a name the live server is reached by besides its address (and localhost on loopback): requests naming another host are refused, against DNS rebinding (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab run PLAN.yaml [flags]\n\nRuns a plan and writes its run directory (summary.json, summary.txt, latency.hlog, intervals.csv, totals.jsonl, resources.csv, plan.yaml, run.json).\n\nFlags:")
 		fs.PrintDefaults()
@@ -126,6 +145,11 @@ func cmdRun(std *stdio, args []string) int {
 	if err != nil {
 		fmt.Fprintln(std.err, err)
 		return exitInvalidPlan
+	}
+	if flagSet(fs, "run-id") {
+		if err := results.CheckRunID(f.runID); err != nil {
+			return fail(std, fmt.Errorf("--run-id: %w", err))
+		}
 	}
 	if f.workers != 0 || f.segment != "" || f.runID != "" {
 		return distributed(std, fs.Arg(0), p, &f)
@@ -162,8 +186,6 @@ func interleaved(fs *flag.FlagSet, args []string) []string {
 	}
 	return append(flags, pos...)
 }
-
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func cmdValidate(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
@@ -248,7 +270,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		if storePath == "" {
 			storePath = store.DefaultPath(f.out)
 		}
-		live, err := startLive(f.serve.addr, storePath, f.serveToken, f.servePublic, stderr)
+		live, err := startLive(f.serve.addr, storePath, f.serveToken, f.servePublic, f.serveHosts, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab: --serve: %v\n", err)
 			return exitUsage, ""

@@ -35,6 +35,8 @@ func cmdServe(std *stdio, args []string) int {
 	listen := fs.String("listen", defaultServe, "address to listen on; anything but loopback needs --token or --insecure-public")
 	token := fs.String("token", "", "ask every request for this token (Authorization: Bearer, or ?token= once)")
 	public := fs.Bool("insecure-public", false, "listen beyond loopback without a token: anyone who reaches the address reads the history")
+	var allowed listFlag
+	fs.Var(&allowed, "allowed-host", "a name the server is reached by besides the listen address (and localhost on loopback): requests naming another host are refused, against DNS rebinding (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: perflab serve [--store FILE|postgres://...] [--listen 127.0.0.1:5665] [--token TOKEN]
 
@@ -54,7 +56,8 @@ Flags:`)
 		fs.Usage()
 		return exitUsage
 	}
-	if err := checkListen(*listen, *token, *public); err != nil {
+	hosts, err := checkListen(serveFlags, *listen, *token, *public, allowed)
+	if err != nil {
 		return fail(std, err)
 	}
 	st, err := openExisting(*path)
@@ -66,7 +69,7 @@ Flags:`)
 	if err != nil {
 		return fail(std, err)
 	}
-	srv := newWebServer(st, *token, std.err)
+	srv := newWebServer(st, *token, hosts, std.err)
 	fmt.Fprintf(std.err, "perflab serve: %s (history %s; Ctrl-C stops)\n", web.URL(l.Addr().String(), "/", *token), store.Redact(*path))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -80,21 +83,35 @@ Flags:`)
 	return exitOK
 }
 
+// listenFlags are the names of the flags of a web server: perflab
+// serve's, or perflab run's for its live server.
+type listenFlags struct{ listen, token, public, hosts string }
+
+var (
+	serveFlags    = listenFlags{"--listen", "--token", "--insecure-public", "--allowed-host"}
+	runServeFlags = listenFlags{"--serve", "--serve-token", "--serve-insecure-public", "--serve-allowed-host"}
+)
+
 // checkListen refuses to serve beyond loopback without a token, unless
-// asked to in so many words.
-func checkListen(addr, token string, public bool) error {
+// asked to in so many words, and says what a request's Host may name
+// (web.AllowedHosts).
+func checkListen(flags listenFlags, addr, token string, public bool, allowed []string) (*web.Hosts, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return fmt.Errorf("--listen %q: want HOST:PORT, such as %s", addr, defaultServe)
+		return nil, fmt.Errorf("%s %q: want HOST:PORT, such as %s", flags.listen, addr, defaultServe)
 	}
-	if web.Loopback(addr) || token != "" || public {
-		return nil
+	if !web.Loopback(addr) && token == "" && !public {
+		return nil, fmt.Errorf("%s %s is reachable beyond this machine: give %s TOKEN (such as $(openssl rand -hex 16)), or %s to serve the history to anyone who reaches it", flags.listen, addr, flags.token, flags.public)
 	}
-	return fmt.Errorf("--listen %s is reachable beyond this machine: give --token TOKEN (such as $(openssl rand -hex 16)), or --insecure-public to serve the history to anyone who reaches it", addr)
+	hosts, err := web.AllowedHosts(addr, allowed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flags.hosts, err)
+	}
+	return hosts, nil
 }
 
 // newWebServer is the HTTP server of the web UI over st.
-func newWebServer(st *store.Store, token string, errs io.Writer) *http.Server {
-	app := web.New(web.Options{Store: st, Token: token, Version: version, Log: log.New(errs, "", 0)})
+func newWebServer(st *store.Store, token string, hosts *web.Hosts, errs io.Writer) *http.Server {
+	app := web.New(web.Options{Store: st, Token: token, Hosts: hosts, Version: version, Log: log.New(errs, "", 0)})
 	return &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 }
 
@@ -124,8 +141,9 @@ type liveServer struct {
 	token string
 }
 
-func startLive(addr, storePath, token string, public bool, errs io.Writer) (*liveServer, error) {
-	if err := checkListen(addr, token, public); err != nil {
+func startLive(addr, storePath, token string, public bool, allowed []string, errs io.Writer) (*liveServer, error) {
+	hosts, err := checkListen(runServeFlags, addr, token, public, allowed)
+	if err != nil {
 		return nil, err
 	}
 	if storePath == "off" {
@@ -140,7 +158,7 @@ func startLive(addr, storePath, token string, public bool, errs io.Writer) (*liv
 		st.Close()
 		return nil, err
 	}
-	srv := newWebServer(st, token, errs)
+	srv := newWebServer(st, token, hosts, errs)
 	go srv.Serve(l)
 	return &liveServer{srv: srv, st: st, addr: l.Addr().String(), token: token}, nil
 }

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -20,7 +22,7 @@ func TestRunServe(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	plan := writePlan(t, "name: served\ntarget: "+srv.URL+"\ninterval: 250ms\nscenarios: [{vus: 2, duration: 4s, flow: [{name: a, url: /a}]}]\n")
-	c := exec.Command(bin, "run", plan, "--out", t.TempDir(), "--quiet", "--serve=127.0.0.1:0")
+	c := exec.Command(bin, "run", plan, "--out", t.TempDir(), "--quiet", "--serve=127.0.0.1:0", "--serve-allowed-host", "perflab.test")
 	stderr, err := c.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +53,15 @@ func TestRunServe(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), `data-status="running"`) || res.Header.Get("Content-Security-Policy") == "" {
 		t.Errorf("%s: %d\n%.500s", url, res.StatusCode, b)
 	}
+	// The live server answers to its address and the names it was given,
+	// not to another site's name.
+	path := strings.TrimPrefix(url, "http://"+res.Request.URL.Host)
+	if code, body := rawGet(t, res.Request.URL.Host, "evil.example", path); code != http.StatusMisdirectedRequest || !strings.Contains(body, "--serve-allowed-host") {
+		t.Errorf("Host evil.example: %d %.300s", code, body)
+	}
+	if code, body := rawGet(t, res.Request.URL.Host, "perflab.test", path); code != http.StatusOK {
+		t.Errorf("Host perflab.test, given by --serve-allowed-host: %d %.300s", code, body)
+	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
 	select {
@@ -63,11 +74,145 @@ func TestRunServe(t *testing.T) {
 	}
 }
 
-// Beyond loopback, serve asks for a token, or to be told it is public.
+// Beyond loopback, serve asks for a token, or to be told it is public;
+// run --serve names its own flags for them.
 func TestServeRefusesPublicWithoutToken(t *testing.T) {
 	code, _, errs := runCLI(t, "serve", "--listen", "0.0.0.0:0", "--store", t.TempDir()+"/none.db")
-	if code != exitUsage || !strings.Contains(errs, "give --token TOKEN") {
+	if code != exitUsage || !strings.Contains(errs, "give --token TOKEN") || !strings.Contains(errs, "or --insecure-public") {
 		t.Errorf("%d %s", code, errs)
+	}
+	plan := writePlan(t, "target: http://127.0.0.1:1\nscenarios: [{vus: 1, iterations: 1, flow: [{url: /a}]}]\n")
+	code, _, errs = runCLI(t, "run", plan, "--out", t.TempDir(), "--quiet", "--serve=0.0.0.0:0")
+	if code != exitUsage || !strings.Contains(errs, "perflab: --serve: --serve 0.0.0.0:0 is reachable beyond this machine: give --serve-token TOKEN") || !strings.Contains(errs, "or --serve-insecure-public") {
+		t.Errorf("run --serve: %d %s", code, errs)
+	}
+	if code, _, errs = runCLI(t, "serve", "--allowed-host", "http://perflab.test/", "--store", t.TempDir()+"/none.db"); code != exitUsage || !strings.Contains(errs, `--allowed-host: allowed host "http://perflab.test/": want a host name or an IP address`) {
+		t.Errorf("serve --allowed-host with a scheme: %d %s", code, errs)
+	}
+}
+
+// rawGet sends GET path to addr with the Host header host, as a page of
+// another site whose name points at addr (DNS rebinding) makes a browser
+// send it, and returns the status and the body.
+func rawGet(t *testing.T, addr, host, path string) (int, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := "GET " + path + " HTTP/1.1\r\nConnection: close\r\n"
+	if host != "" {
+		req += "Host: " + host + "\r\n"
+	}
+	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// startServe starts perflab serve with args and returns its address
+// (HOST:PORT) from the URL it prints.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	serve := exec.Command(perflabBin(t), append([]string{"serve"}, args...)...)
+	serr, err := serve.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Kill(); serve.Wait() })
+	sc := bufio.NewScanner(serr)
+	for sc.Scan() {
+		if m := regexp.MustCompile(`perflab serve: http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(sc.Text()); m != nil {
+			go io.Copy(io.Discard, serr)
+			return m[1]
+		}
+	}
+	t.Fatal("serve printed no URL")
+	return ""
+}
+
+// perflab serve answers only to the names it is reached by: the listen
+// address, localhost on loopback, the names given by --allowed-host. A
+// request naming another host, as a page of another site whose name was
+// made to point at the server (DNS rebinding) sends it, gets 421 and
+// nothing of the history.
+func TestServeRefusesOtherHosts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "name: secret-plan\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{vus: 1, iterations: 3, flow: [{name: a, url: /a}]}]\n")
+	if code, _, errs := runCLI(t, "run", plan, "--out", out, "--quiet"); code != exitOK {
+		t.Fatal(errs)
+	}
+	db := out + "/perflab.db"
+	addr := startServe(t, "--store", db, "--listen", "127.0.0.1:0", "--allowed-host", "perflab.test", "--allowed-host", "10.1.2.3")
+	_, port, _ := net.SplitHostPort(addr)
+	for host, want := range map[string]int{
+		"127.0.0.1:" + port:         http.StatusOK,
+		"localhost:" + port:         http.StatusOK,
+		"[::1]:" + port:             http.StatusOK,
+		"LocalHost.":                http.StatusOK,
+		"perflab.test":              http.StatusOK,
+		"PERFLAB.TEST.:" + port:     http.StatusOK,
+		"10.1.2.3:" + port:          http.StatusOK,
+		"evil.example:" + port:      http.StatusMisdirectedRequest,
+		"evil.example":              http.StatusMisdirectedRequest,
+		"127.0.0.1.nip.io:" + port:  http.StatusMisdirectedRequest,
+		"localhost.evil.example":    http.StatusMisdirectedRequest,
+		"perflab.test.evil.example": http.StatusMisdirectedRequest,
+		"192.0.2.1:" + port:         http.StatusMisdirectedRequest,
+	} {
+		for _, path := range []string{"/api/runs", "/", "/static/live.js"} {
+			code, body := rawGet(t, addr, host, path)
+			if code != want {
+				t.Errorf("Host %s, %s: %d, want %d\n%.300s", host, path, code, want, body)
+			}
+			if want != http.StatusOK && (strings.Contains(body, "secret-plan") || !strings.Contains(body, "DNS rebinding") || !strings.Contains(body, "--allowed-host")) {
+				t.Errorf("Host %s, %s: the refusal:\n%.500s", host, path, body)
+			}
+			if want == http.StatusOK && path == "/api/runs" && !strings.Contains(body, "secret-plan") {
+				t.Errorf("Host %s: the runs:\n%.300s", host, body)
+			}
+		}
+	}
+	// HTTP/1.0 without a Host header names no host it answers to.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /api/runs HTTP/1.0\r\n\r\n")
+	if res, err := http.ReadResponse(bufio.NewReader(conn), nil); err != nil || res.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("no Host: %v %v", res, err)
+	}
+
+	// On every address (with its token), any IP address and this
+	// machine's name are what a browser may send; other names are not.
+	token := "t0ken"
+	addr = startServe(t, "--store", db, "--listen", "0.0.0.0:0", "--token", token)
+	hostname, _ := os.Hostname()
+	for host, want := range map[string]int{
+		"127.0.0.1":    http.StatusOK,
+		"192.0.2.1":    http.StatusOK,
+		"[fe80::1]:80": http.StatusOK,
+		hostname:       http.StatusOK,
+		"localhost":    http.StatusOK,
+		"evil.example": http.StatusMisdirectedRequest,
+	} {
+		code, body := rawGet(t, addr, host, "/api/runs?token="+token)
+		if want == http.StatusOK && code != http.StatusSeeOther || want != http.StatusOK && code != want {
+			t.Errorf("0.0.0.0, Host %s: %d, want %d\n%.300s", host, code, want, body)
+		}
 	}
 }
 
@@ -79,27 +224,7 @@ func TestServeFollowsARunOfAnotherProcess(t *testing.T) {
 	dsn := pgSchema(t, "serve_test")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	serve := exec.Command(bin, "serve", "--store", dsn, "--listen", "127.0.0.1:0")
-	serr, err := serve.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer serve.Process.Kill()
-	sc := bufio.NewScanner(serr)
-	base := ""
-	for sc.Scan() {
-		if m := regexp.MustCompile(`perflab serve: (http://127\.0\.0\.1:\d+)/`).FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
-			break
-		}
-	}
-	go io.Copy(io.Discard, serr)
-	if base == "" {
-		t.Fatal("serve printed no URL")
-	}
+	base := "http://" + startServe(t, "--store", dsn, "--listen", "127.0.0.1:0")
 	plan := writePlan(t, "name: followed\ntarget: "+srv.URL+"\ninterval: 300ms\nscenarios: [{vus: 2, duration: 3s, flow: [{name: a, url: /a}]}]\n")
 	run := exec.Command(bin, "run", plan, "--out", t.TempDir(), "--quiet", "--store", dsn)
 	if err := run.Start(); err != nil {

@@ -22,7 +22,7 @@ import (
 func cmdImport(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	path := fs.String("store", store.DefaultPath("runs"), "run history: a SQLite file or a postgres:// URL")
-	var labels setFlags
+	var labels labelFlags
 	fs.Var(&labels, "label", "label the imported run, as release=Goldenrod (repeatable)")
 	from := fs.String("from", "", "the files are another tool's results: jmeter (a JTL file, CSV or XML), k6 (its --out json or csv), hdr (an HdrHistogram interval log); gzipped or not")
 	unit := fs.String("unit", "us", "with --from hdr: the unit of the log's values: ns, us or ms")
@@ -173,7 +173,7 @@ func cmdExport(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	path := storeFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab export RUN_ID DIR\n\nWrites a stored run as a run directory (summary.json, plan.yaml, latency.hlog).")
+		fmt.Fprintln(fs.Output(), "Usage: perflab export RUN_ID DIR\n\nWrites a stored run as a run directory (summary.json, plan.yaml, latency.hlog).\nDIR must be new or empty: a directory holding anything, another run's files, is refused.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -204,7 +204,7 @@ func cmdMerge(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "runs", "directory under which the merged run gets its own")
 	storePath := fs.String("store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
-	var labels setFlags
+	var labels labelFlags
 	fs.Var(&labels, "label", "label the merged run, as release=Goldenrod (repeatable; added to the first run's labels)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `Usage: perflab merge RUN_DIR... [--out DIR] [--store FILE] [--label k=v]...
