@@ -504,23 +504,24 @@ func (v *validator) checkURL(st *Step) {
 // or a letter beyond ASCII is fine: it is sent percent-encoded. Values
 // filled in at run time are checked as each request is built, and fail it
 // as invalid_request.
-func (v *validator) wireURL(who string, t *Text) {
+func (v *validator) wireURL(who string, t *Text) (refused bool) {
 	if t == nil {
-		return
+		return false
 	}
 	src := t.String()
 	if i := strings.IndexFunc(src, isCTL); i >= 0 {
 		v.at(t.Pos, "%s %q: the control character %q at byte %d would split the request", who, src, src[i], i)
-		return
+		return true
 	}
 	path, _, _ := strings.Cut(src, "?")
 	path, _, _ = strings.Cut(path, "#")
 	for i := strings.IndexByte(path, '%'); i >= 0; i = nextByte(path, '%', i) {
 		if rest := path[i+1:]; !strings.HasPrefix(rest, "${") && !(len(rest) >= 2 && isHex(rest[0]) && isHex(rest[1])) {
 			v.at(t.Pos, "%s %q: the %% at byte %d starts no escape such as %%20 (%%25 is a percent sign)", who, src, i)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // wireHeaders refuses headers that would not be valid HTTP: a name that is
@@ -653,7 +654,13 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	} else {
 		v.checkURL(st)
 	}
-	v.wireURL("step "+st.Name+": url", st.URL)
+	who := "step " + st.Name
+	if v.unnamed[st] { // named from its URL: the URL says it
+		who = "a step"
+	}
+	if v.wireURL(who+": url", st.URL) {
+		delete(v.unnamed, st) // its name from the URL is no better: one error
+	}
 	v.wireHeaders("step "+st.Name+": headers", st.Headers)
 	local := sc.local
 	if st.Repeat != nil {
