@@ -339,8 +339,9 @@ func (c *Call) accepts(code int) bool {
 }
 
 // kindOf is the error kind of a status: its code's, except that an
-// UNAVAILABLE whose cause is a refused connection, a name not found or a
-// failed TLS handshake is that, as perflab's HTTP steps say it.
+// UNAVAILABLE whose cause is a refused connection, a name not found, a
+// failed TLS handshake or this host out of descriptors or ports
+// (generator_limit) is that, as perflab's HTTP steps say it.
 func kindOf(st *status.Status) metrics.ErrKind {
 	if st.Code() == codes.DeadlineExceeded && strings.Contains(st.Message(), "waiting for connections to become ready") {
 		return metrics.Connect // no connection in time: the host never answered
@@ -348,6 +349,12 @@ func kindOf(st *status.Status) metrics.ErrKind {
 	if st.Code() == codes.Unavailable {
 		msg := st.Message()
 		switch {
+		case strings.Contains(msg, "while dialing") && metrics.NamesGeneratorLimit(msg):
+			// gRPC keeps the dialer's error as text only: "transport:
+			// Error while dialing: dial tcp ...: socket: too many open
+			// files". A server's own status saying it is out of
+			// descriptors says nothing of dialing: the target's failure.
+			return metrics.GeneratorLimit
 		case strings.Contains(msg, "connection refused"):
 			return metrics.ConnRefused
 		case strings.Contains(msg, "no such host"), strings.Contains(msg, "produced zero addresses"):

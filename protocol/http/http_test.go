@@ -11,15 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/tmpl"
 )
-
-type mapVars map[string]string
-
-func (m mapVars) Lookup(n string) (string, bool) { v, ok := m[n]; return v, ok }
-func (m mapVars) Set(n, v string)                { m[n] = v }
 
 func text(s string) *plan.Text { return &plan.Text{T: tmpl.MustParse(s)} }
 
@@ -68,7 +64,7 @@ func TestDoSendsWhatThePlanSays(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := NewClient(Options{Timeout: time.Second, KeepAlive: false})
-	vars := mapVars{"vu": "3", "tok": "t1"}
+	vars := testenv.Vars{"vu": "3", "tok": "t1"}
 	res := c.Do(r, vars, &Scratch{})
 	if res.Err != metrics.OK || res.Status != 200 {
 		t.Fatalf("result %+v", res)
@@ -100,7 +96,7 @@ func TestNoRetries(t *testing.T) {
 	}))
 	defer srv.Close()
 	r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text(srv.URL + "/")}, time.Second)
-	res := NewClient(Options{KeepAlive: true}).Do(r, mapVars{}, &Scratch{})
+	res := NewClient(Options{KeepAlive: true}).Do(r, testenv.Vars{}, &Scratch{})
 	if res.Err != metrics.ConnReset || n.Load() != 1 {
 		t.Errorf("err %v after %d server requests; want connection_reset after exactly 1", res.Err, n.Load())
 	}
@@ -113,7 +109,7 @@ func TestUndefinedVariableFailsTheRequest(t *testing.T) {
 	defer srv.Close()
 	for _, opts := range []Options{{}, {HTTP2: true}} {
 		r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text(srv.URL + "/${nope}")}, time.Second)
-		res := NewClient(opts).Do(r, mapVars{}, &Scratch{})
+		res := NewClient(opts).Do(r, testenv.Vars{}, &Scratch{})
 		if res.Err != metrics.NotSent || !strings.Contains(res.Detail, "nope") || n.Load() != 0 {
 			t.Errorf("%+v; the server saw %d", res, n.Load())
 		}
@@ -130,7 +126,7 @@ func TestHandshakeTimesOut(t *testing.T) {
 		opts.KeepAlive = true
 		r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text("https://" + addr + "/")}, timeout)
 		done := make(chan Result, 1)
-		go func() { done <- NewClient(opts).Do(r, mapVars{}, &Scratch{}) }()
+		go func() { done <- NewClient(opts).Do(r, testenv.Vars{}, &Scratch{}) }()
 		select {
 		case res := <-done:
 			if res.Err != metrics.Timeout || res.Latency < timeout {
@@ -183,7 +179,7 @@ func BenchmarkDo(b *testing.B) {
 	defer srv.Close()
 	r, _ := Compile(text(srv.URL), nil, &plan.Step{Name: "g", Method: "GET", URL: text("/item/${vu}")}, time.Second)
 	c := NewClient(Options{KeepAlive: true})
-	vars := mapVars{"vu": "1"}
+	vars := testenv.Vars{"vu": "1"}
 	var s Scratch
 	b.ReportAllocs()
 	b.ResetTimer()

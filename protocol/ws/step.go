@@ -263,6 +263,8 @@ func dialKind(err error) metrics.ErrKind {
 	var dnsErr *net.DNSError
 	var timeout interface{ Timeout() bool }
 	switch {
+	case metrics.IsGeneratorLimit(err):
+		return metrics.GeneratorLimit // this host out of descriptors or ports
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return metrics.ConnRefused
 	case errors.As(err, &dnsErr):
