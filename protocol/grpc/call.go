@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -118,6 +119,31 @@ func Compile(st *plan.Step, target *plan.Text, deadline time.Duration) (*Call, e
 		}
 	}
 	return c, nil
+}
+
+// Target is the target the call dials and its host:port, as far as a
+// stage's variables tell them: "" when a VU's values do; addr is "" too
+// for a target that is no TCP address (unix:PATH).
+func (c *Call) Target(vars map[string]string) (target, addr string) {
+	target, err := c.target.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}))
+	if err != nil {
+		return "", ""
+	}
+	addr = target
+	scheme, rest, _ := strings.Cut(target, ":")
+	switch {
+	case scheme == "unix" || scheme == "unix-abstract":
+		return target, ""
+	case strings.HasPrefix(rest, "//"): // scheme://[authority]/host:port, as grpc.NewClient names targets
+		_, addr, _ = strings.Cut(rest[2:], "/")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, "443") // gRPC's default port
+	}
+	return target, addr
 }
 
 // Result is a call's outcome: its Latency runs from the call's start to

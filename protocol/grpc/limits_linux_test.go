@@ -91,3 +91,21 @@ scenarios:
 	}
 	return call
 }
+
+// The target a call dials and its host:port, as a stage's variables tell
+// them: gRPC's target names, its default port, a unix socket (no port).
+func TestCallTarget(t *testing.T) {
+	for _, c := range []struct{ target, want, addr string }{
+		{"127.0.0.1:50051", "127.0.0.1:50051", "127.0.0.1:50051"},
+		{"shop.example", "shop.example", "shop.example:443"},
+		{"dns:///shop.example:50051", "dns:///shop.example:50051", "shop.example:50051"},
+		{"dns://8.8.8.8/shop.example:50051", "dns://8.8.8.8/shop.example:50051", "shop.example:50051"},
+		{"[::1]:50051", "[::1]:50051", "[::1]:50051"},
+		{"unix:///run/shop.sock", "unix:///run/shop.sock", ""},
+	} {
+		got, addr := getItem(t, c.target).Target(map[string]string{})
+		if got != c.want || addr != c.addr {
+			t.Errorf("%s: target %q, address %q; want %q, %q", c.target, got, addr, c.want, c.addr)
+		}
+	}
+}

@@ -190,20 +190,24 @@ func BenchmarkDo(b *testing.B) {
 	}
 }
 
-// A request's scheme is known from a stage's variables, or unknown when
-// its URL begins with a VU's value.
+// A request's scheme and the address it dials are known from a stage's
+// variables, or unknown when its URL begins with a VU's value (its
+// address too when its host does).
 func TestRequestScheme(t *testing.T) {
-	vars := map[string]string{"base": "HTTPS://api.example", "path": "/x"}
+	vars := map[string]string{"base": "HTTPS://api.example", "path": "/x", "port": "8443"}
 	for _, c := range []struct {
-		target, url, want string
+		target, url, want, addr string
 	}{
-		{"", "http://127.0.0.1/a", "http"},
-		{"http://127.0.0.1", "/a", "http"},
-		{"${base}", "${path}", "https"},
-		{"", "${base}/a", "https"},
-		{"${host}", "/a", ""},            // a data row's or an extraction's value
-		{"http://${host}", "/a", "http"}, // the host is a VU's, the scheme is not
-		{"", "${scheme}://h/a", ""},
+		{"", "http://127.0.0.1/a", "http", "127.0.0.1:80"},
+		{"http://127.0.0.1", "/a", "http", "127.0.0.1:80"},
+		{"${base}", "${path}", "https", "api.example:443"},
+		{"", "${base}/a", "https", "api.example:443"},
+		{"${host}", "/a", "", ""},            // a data row's or an extraction's value
+		{"http://${host}", "/a", "http", ""}, // the host is a VU's, the scheme is not
+		{"", "${scheme}://h/a", "", ""},
+		{"https://api.example:${port}", "/users/${id}", "https", "api.example:8443"}, // the path is a VU's, the host is not
+		{"http://u:p@[::1]:8080", "/a", "http", "[::1]:8080"},
+		{"http://[::1]", "/a", "http", "[::1]:80"},
 	} {
 		st := &plan.Step{Name: "s", Method: "GET", URL: text(c.url)}
 		var target *plan.Text
@@ -216,6 +220,9 @@ func TestRequestScheme(t *testing.T) {
 		}
 		if got := r.Scheme(vars); got != c.want {
 			t.Errorf("target %q url %q: scheme %q, want %q", c.target, c.url, got, c.want)
+		}
+		if got := r.Address(vars); got != c.addr {
+			t.Errorf("target %q url %q: address %q, want %q", c.target, c.url, got, c.addr)
 		}
 	}
 }
