@@ -168,6 +168,9 @@ type runner struct {
 	requests *requestLog
 	// setupVars are values extracted by setup, visible to stages and teardown.
 	setupVars map[string]string
+	// host is what the generator's host lets the run open, read before
+	// setup: each stage's load is checked against it (limits.go).
+	host hostLimits
 }
 
 func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
@@ -191,6 +194,7 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 		r.msg = m
 		defer func() { run.Simulators = m.close() }()
 	}
+	r.host = readHostLimits()
 
 	// Teardown must run even when the load is interrupted: it gets a context
 	// of its own.
@@ -352,6 +356,10 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	}
 	rec := metrics.NewRecorder(lay.ops, min(max(totalVUs, 1), 2*runtime.GOMAXPROCS(0)), open)
 	r.opts.OnEvent(fmt.Sprintf("stage %d/%d %s: %s", st.Index, nStages, st.Name(), strings.Join(desc, "; ")))
+	ph.Limits = checkLimits(st, stageSockets(r.p, scens, base), r.host)
+	for _, l := range ph.Limits {
+		r.opts.OnEvent("warning: " + l.Sentence)
+	}
 
 	var sink metrics.Sink
 	if r.opts.Sink != nil {

@@ -22,7 +22,8 @@ const (
 )
 
 // Generator judges every stage of s: open models' start delay and
-// dropped iterations, and the CPU that the generator's monitors saw
+// dropped iterations, the limits of the generator's host that the load
+// could pass (found by the engine before the stage), and the CPU that the generator's monitors saw
 // (s.Resources; maxProcs is the cores Go could use, 0 where perflab's own
 // process is not to be judged: a merged run's parts were judged each on
 // its own machine). Each problem is also a warning of the summary.
@@ -48,6 +49,9 @@ func Generator(s *results.Summary, maxProcs int) {
 				add(results.GeneratorProblem{Kind: "dropped", Scenario: op.Scenario, Value: float64(op.Dropped),
 					Sentence: fmt.Sprintf("%s: scenario %s dropped %d of %d iterations due: every VU was busy; raise max_vus, or queue them (when_busy: queue)", where, op.Scenario, op.Dropped, op.Dropped+op.Count)})
 			}
+		}
+		for _, l := range ph.Limits {
+			add(results.GeneratorProblem{Kind: l.Kind, Value: float64(l.Need), Limit: float64(l.Limit), Sentence: l.Sentence})
 		}
 		if busy, what := generatorBusy(s.Resources, ph.Name, maxProcs); busy >= MaxGeneratorBusy {
 			add(results.GeneratorProblem{Kind: "cpu", Value: busy, Limit: MaxGeneratorBusy,

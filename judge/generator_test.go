@@ -1,10 +1,12 @@
 package judge
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/runtest"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
 
@@ -45,5 +47,30 @@ func TestGeneratorThatFellBehindIsNamed(t *testing.T) {
 	Generator(s, 1)
 	if g := s.Stages[0].Generator; !g.KeptUp || len(g.Problems) != 0 || len(s.Warnings) != 0 {
 		t.Errorf("a generator that kept up: %+v, warnings %q", g, s.Warnings)
+	}
+}
+
+// A limit of the generator's host that a stage's load could pass, found
+// before the stage, is a problem of its generator check and a warning,
+// with its figures.
+func TestHostLimitsAreProblems(t *testing.T) {
+	run := runtest.OpenRun()
+	run.Stages[0].Limits = []metrics.HostLimit{{Kind: metrics.LimitOpenFiles, Need: 50000, Limit: 19988, Sentence: "stage 1 (rate=100): 50000 sockets"}}
+	s := results.Summarize(run, runtest.Host)
+	if l := s.Stages[0].Limits; len(l) != 1 || l[0].Need != 50000 {
+		t.Fatalf("the stage's limits in the summary: %+v", l)
+	}
+	Generator(s, 0)
+	var found *results.GeneratorProblem
+	for i, p := range s.Stages[0].Generator.Problems {
+		if p.Kind == metrics.LimitOpenFiles {
+			found = &s.Stages[0].Generator.Problems[i]
+		}
+	}
+	if found == nil || found.Value != 50000 || found.Limit != 19988 || s.Stages[0].Generator.KeptUp {
+		t.Fatalf("generator check %+v: want an open_files problem, 50000 over 19988", s.Stages[0].Generator)
+	}
+	if !slices.Contains(s.Warnings, "stage 1 (rate=100): 50000 sockets") {
+		t.Errorf("warnings %q do not say it", s.Warnings)
 	}
 }

@@ -1,5 +1,11 @@
 package metrics
 
+import (
+	"errors"
+	"strings"
+	"syscall"
+)
+
 // Kind says what an operation is.
 type Kind string
 
@@ -99,6 +105,36 @@ var errKindNames = [...]string{
 	GRPCUnimplemented: "grpc_unimplemented", GRPCInternal: "grpc_internal", GRPCUnavailable: "grpc_unavailable",
 	GRPCDataLoss: "grpc_data_loss", GRPCUnauthenticated: "grpc_unauthenticated",
 	InvalidRequest: "invalid_request", GeneratorLimit: "generator_limit",
+}
+
+// limitErrnos are the generator's own host running out: of file
+// descriptors, the process's (EMFILE) or the system's (ENFILE), or of
+// local ports (EADDRNOTAVAIL).
+var limitErrnos = [...]syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EADDRNOTAVAIL}
+
+// IsGeneratorLimit reports whether err is a GeneratorLimit: EMFILE, ENFILE
+// or EADDRNOTAVAIL anywhere in its chain, as Go's net package wraps them
+// (a *net.OpError around an *os.SyscallError) or as a raw system call
+// returns them.
+func IsGeneratorLimit(err error) bool {
+	for _, e := range limitErrnos {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// NamesGeneratorLimit reports whether msg, an error that reached perflab
+// as text only (a gRPC status's message, a resolver's error), names one
+// of those errors: "socket: too many open files".
+func NamesGeneratorLimit(msg string) bool {
+	for _, e := range limitErrnos {
+		if strings.Contains(msg, e.Error()) {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseErrKind reads an error kind's name ("timeout", "http_5xx", ...).

@@ -37,6 +37,35 @@ type Phase struct {
 	// stopped waiting for them: the server may have seen them, perflab did
 	// not record them.
 	Abandoned int64
+	// Limits are the limits of the generator's host that the stage's load
+	// could pass, found before it started.
+	Limits []HostLimit
+}
+
+// Kinds of HostLimit.
+const (
+	// LimitOpenFiles is the process's open-file limit (RLIMIT_NOFILE),
+	// less the descriptors it had open.
+	LimitOpenFiles = "open_files"
+	// LimitLocalPorts is the local (ephemeral) port range: how many
+	// connections the host can hold to one destination address.
+	LimitLocalPorts = "local_ports"
+)
+
+// HostLimit is a limit of the load generator's host that a stage's load
+// could pass: the connections beyond it fail, as GeneratorLimit, however
+// the system under test is doing.
+type HostLimit struct {
+	// Kind is LimitOpenFiles or LimitLocalPorts.
+	Kind string `json:"kind"`
+	// Target is the destination (host:port) of LimitLocalPorts.
+	Target string `json:"target,omitempty"`
+	// Need is the most sockets the load may hold open at once (to
+	// Target); Limit what the host allows.
+	Need  int `json:"need"`
+	Limit int `json:"limit"`
+	// Sentence says it, and what to do.
+	Sentence string `json:"sentence"`
 }
 
 // Load is a scenario's workload in a stage.

@@ -9,14 +9,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/plan"
 	phttp "github.com/perflab/perflab/protocol/http"
 )
-
-type vars map[string]string
-
-func (v vars) Lookup(name string) (string, bool) { s, ok := v[name]; return s, ok }
-func (v vars) Set(name, value string)            { v[name] = value }
 
 func noHeader(string) ([]byte, bool) { return nil, false }
 
@@ -28,7 +24,7 @@ func extract(t *testing.T, ex *plan.Extract, body []byte) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	v := vars{}
+	v := testenv.Vars{}
 	_, _ = xs.Apply(noHeader, body, v)
 	s, ok := v["x"]
 	return s, ok

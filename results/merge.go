@@ -44,7 +44,9 @@ import (
 // part's; its status is the worst of the parts'; its warnings are the
 // parts' warnings, each saying whose. Thresholds and whether the
 // generators kept up are not judged (package judge): the merged run has
-// none until its caller judges it. What the monitors saw stays each part's:
+// none until its caller judges it; the limits of each part's host that its
+// load could pass (metrics.HostLimit) stay in that part's warnings. What
+// the monitors saw stays each part's:
 // its figures per stage (CPU per transaction of that part's transactions)
 // and its points, each monitor named after its part (#1, #2, ...) when
 // there is more than one part.

@@ -207,6 +207,9 @@ type PhaseSummary struct {
 	Load       []metrics.Load    `json:"load,omitempty"`
 	Abandoned  int64             `json:"abandoned,omitempty"`
 	Operations []Operation       `json:"operations"`
+	// Limits are the limits of the generator's host that the stage's
+	// load could pass, found before it started (stages only).
+	Limits []metrics.HostLimit `json:"host_limits,omitempty"`
 	// Generator says whether the load generator kept up (stages only).
 	Generator *GeneratorCheck `json:"generator,omitempty"`
 }
@@ -364,7 +367,7 @@ func scaling(run *metrics.Run) *Scaling {
 func phaseSummary(ph *metrics.Phase) PhaseSummary {
 	ps := PhaseSummary{
 		Index: ph.Index, Name: ph.Name, Values: map[string]string{}, Start: ph.Start, End: ph.End,
-		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Abandoned: ph.Abandoned, Operations: []Operation{},
+		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Abandoned: ph.Abandoned, Limits: ph.Limits, Operations: []Operation{},
 	}
 	for _, kv := range ph.Values {
 		ps.Values[kv.Name] = kv.Value

@@ -41,8 +41,10 @@ type GeneratorCheck struct {
 type GeneratorProblem struct {
 	// Kind is start_delay (an open model's start delay p99 above its
 	// limit, in ms), dropped (iterations an open model could not start:
-	// every VU was busy) or cpu (the generator's process or host busy
-	// above its limit, as a fraction).
+	// every VU was busy), cpu (the generator's process or host busy
+	// above its limit, as a fraction), open_files or local_ports (the
+	// sockets the load could hold at once, above what the host allows:
+	// metrics.HostLimit).
 	Kind     string  `json:"kind"`
 	Scenario string  `json:"scenario,omitempty"`
 	Value    float64 `json:"value"`

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/perflab/perflab/dataset"
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/results"
@@ -935,6 +936,18 @@ func TestSummaryValidates(t *testing.T) {
 	imported.Origin = &results.Origin{Tool: "jmeter", File: "results.jtl", Samples: 5, NotCarried: []string{"each sample's Latency"}}
 	if err := sch.Validate(summaryDoc(t, &imported)); err != nil {
 		t.Errorf("an imported run's summary does not match summary.schema.json: %v", err)
+	}
+
+	// A stage whose load could pass the host's limits, judged.
+	run := summaryRun()
+	run.Stages[0].Limits = []metrics.HostLimit{
+		{Kind: metrics.LimitOpenFiles, Need: 50000, Limit: 19988, Sentence: "stage 1 (s): 50000 sockets ..."},
+		{Kind: metrics.LimitLocalPorts, Target: "127.0.0.1:8080", Need: 50000, Limit: 28232, Sentence: "stage 1 (s): 50000 connections to 127.0.0.1:8080 ..."},
+	}
+	limited := results.Summarize(run, results.HostFacts())
+	judge.Generator(limited, 0)
+	if err := sch.Validate(summaryDoc(t, limited)); err != nil {
+		t.Errorf("a summary with host limits does not match summary.schema.json: %v", err)
 	}
 
 	// Changes the schema must notice.

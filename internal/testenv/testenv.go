@@ -5,6 +5,10 @@
 // where the variable CI is set, as .ci/run sets it after installing and
 // starting all of them. A test's skip is never silent, and CI never passes
 // a test that did not run.
+//
+// It also gives a test a process of its own (InChild), for a test that
+// uses up what its process may hold (its file descriptors: ExhaustFiles)
+// without starving the other tests, and a VU's variables as a map (Vars).
 package testenv
 
 import (

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -118,6 +119,31 @@ func Compile(st *plan.Step, target *plan.Text, deadline time.Duration) (*Call, e
 		}
 	}
 	return c, nil
+}
+
+// Target is the target the call dials and its host:port, as far as a
+// stage's variables tell them: "" when a VU's values do; addr is "" too
+// for a target that is no TCP address (unix:PATH).
+func (c *Call) Target(vars map[string]string) (target, addr string) {
+	target, err := c.target.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}))
+	if err != nil {
+		return "", ""
+	}
+	addr = target
+	scheme, rest, _ := strings.Cut(target, ":")
+	switch {
+	case scheme == "unix" || scheme == "unix-abstract":
+		return target, ""
+	case strings.HasPrefix(rest, "//"): // scheme://[authority]/host:port, as grpc.NewClient names targets
+		_, addr, _ = strings.Cut(rest[2:], "/")
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, "443") // gRPC's default port
+	}
+	return target, addr
 }
 
 // Result is a call's outcome: its Latency runs from the call's start to
@@ -339,8 +365,9 @@ func (c *Call) accepts(code int) bool {
 }
 
 // kindOf is the error kind of a status: its code's, except that an
-// UNAVAILABLE whose cause is a refused connection, a name not found or a
-// failed TLS handshake is that, as perflab's HTTP steps say it.
+// UNAVAILABLE whose cause is a refused connection, a name not found, a
+// failed TLS handshake or this host out of descriptors or ports
+// (generator_limit) is that, as perflab's HTTP steps say it.
 func kindOf(st *status.Status) metrics.ErrKind {
 	if st.Code() == codes.DeadlineExceeded && strings.Contains(st.Message(), "waiting for connections to become ready") {
 		return metrics.Connect // no connection in time: the host never answered
@@ -348,6 +375,12 @@ func kindOf(st *status.Status) metrics.ErrKind {
 	if st.Code() == codes.Unavailable {
 		msg := st.Message()
 		switch {
+		case strings.Contains(msg, "while dialing") && metrics.NamesGeneratorLimit(msg):
+			// gRPC keeps the dialer's error as text only: "transport:
+			// Error while dialing: dial tcp ...: socket: too many open
+			// files". A server's own status saying it is out of
+			// descriptors says nothing of dialing: the target's failure.
+			return metrics.GeneratorLimit
 		case strings.Contains(msg, "connection refused"):
 			return metrics.ConnRefused
 		case strings.Contains(msg, "no such host"), strings.Contains(msg, "produced zero addresses"):

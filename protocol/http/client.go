@@ -176,6 +176,32 @@ func (c *Client) CloseIdleConnections() {
 	}
 }
 
+// connectKind is the error kind of a connection that could not be opened,
+// on either engine: generator_limit when this host is out of file
+// descriptors or local ports (EMFILE, ENFILE, EADDRNOTAVAIL: not the
+// target's failure), connection_refused, else connect (the connect
+// timeout, an unreachable network).
+func connectKind(err error) metrics.ErrKind {
+	switch {
+	case metrics.IsGeneratorLimit(err):
+		return metrics.GeneratorLimit
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return metrics.ConnRefused
+	}
+	return metrics.Connect
+}
+
+// lookupKind is the error kind of a name that could not be looked up, on
+// either engine: generator_limit when the resolver could not open its
+// socket for want of a descriptor or a port (its error says so in text
+// only), else dns.
+func lookupKind(err error) metrics.ErrKind {
+	if metrics.IsGeneratorLimit(err) || metrics.NamesGeneratorLimit(err.Error()) {
+		return metrics.GeneratorLimit
+	}
+	return metrics.DNS
+}
+
 // Classify maps a transport error to an error kind: where it happened
 // (connect, TLS, write, read) and what it was (refused, reset, timeout).
 func Classify(err error) metrics.ErrKind {
@@ -190,11 +216,9 @@ func Classify(err error) metrics.ErrKind {
 	case err == nil:
 		return metrics.OK
 	case errors.As(err, &dnsErr):
-		return metrics.DNS
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return metrics.ConnRefused
-	case errors.As(err, &de):
-		return metrics.Connect // connect timeout, unreachable
+		return lookupKind(err)
+	case errors.As(err, &de), errors.Is(err, syscall.ECONNREFUSED), metrics.IsGeneratorLimit(err):
+		return connectKind(err)
 	case errors.As(err, &tlsRec), errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr),
 		errors.Is(err, fasthttp.ErrTLSHandshakeTimeout), strings.Contains(err.Error(), "tls:"):
 		return metrics.TLS

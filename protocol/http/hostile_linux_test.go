@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 )
@@ -80,7 +81,7 @@ func bothEngines(t *testing.T, c *Client, vus int, r *Request) map[string][]Resu
 	for range vus {
 		wg.Go(func() {
 			var s Scratch
-			res := c.Do(r, mapVars{}, &s)
+			res := c.Do(r, testenv.Vars{}, &s)
 			mu.Lock()
 			out["goroutines"] = append(out["goroutines"], res)
 			mu.Unlock()
@@ -290,7 +291,7 @@ func TestURLValuesAreEscapedOnTheWire(t *testing.T) {
 			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 		}
 	})
-	vars := mapVars{"base": "http://" + addr, "v": `a b"c<d>%#?/é&=+`, "raw": "x%41/y?z=1"}
+	vars := testenv.Vars{"base": "http://" + addr, "v": `a b"c<d>%#?/é&=+`, "raw": "x%41/y?z=1"}
 	st := &plan.Step{Name: "s", Method: "GET", URL: text("/p/${v}/lit%20eral?q=${v}&r=${raw:raw}#${v}"),
 		Query: []plan.Pair{{Name: "k", Value: text("${v}")}}}
 	r, err := Compile(text("${base}/api"), nil, st, 10*time.Second)

@@ -11,15 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/tmpl"
 )
-
-type mapVars map[string]string
-
-func (m mapVars) Lookup(n string) (string, bool) { v, ok := m[n]; return v, ok }
-func (m mapVars) Set(n, v string)                { m[n] = v }
 
 func text(s string) *plan.Text { return &plan.Text{T: tmpl.MustParse(s)} }
 
@@ -68,7 +64,7 @@ func TestDoSendsWhatThePlanSays(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := NewClient(Options{Timeout: time.Second, KeepAlive: false})
-	vars := mapVars{"vu": "3", "tok": "t1"}
+	vars := testenv.Vars{"vu": "3", "tok": "t1"}
 	res := c.Do(r, vars, &Scratch{})
 	if res.Err != metrics.OK || res.Status != 200 {
 		t.Fatalf("result %+v", res)
@@ -100,7 +96,7 @@ func TestNoRetries(t *testing.T) {
 	}))
 	defer srv.Close()
 	r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text(srv.URL + "/")}, time.Second)
-	res := NewClient(Options{KeepAlive: true}).Do(r, mapVars{}, &Scratch{})
+	res := NewClient(Options{KeepAlive: true}).Do(r, testenv.Vars{}, &Scratch{})
 	if res.Err != metrics.ConnReset || n.Load() != 1 {
 		t.Errorf("err %v after %d server requests; want connection_reset after exactly 1", res.Err, n.Load())
 	}
@@ -113,7 +109,7 @@ func TestUndefinedVariableFailsTheRequest(t *testing.T) {
 	defer srv.Close()
 	for _, opts := range []Options{{}, {HTTP2: true}} {
 		r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text(srv.URL + "/${nope}")}, time.Second)
-		res := NewClient(opts).Do(r, mapVars{}, &Scratch{})
+		res := NewClient(opts).Do(r, testenv.Vars{}, &Scratch{})
 		if res.Err != metrics.NotSent || !strings.Contains(res.Detail, "nope") || n.Load() != 0 {
 			t.Errorf("%+v; the server saw %d", res, n.Load())
 		}
@@ -130,7 +126,7 @@ func TestHandshakeTimesOut(t *testing.T) {
 		opts.KeepAlive = true
 		r, _ := Compile(nil, nil, &plan.Step{Name: "g", Method: "GET", URL: text("https://" + addr + "/")}, timeout)
 		done := make(chan Result, 1)
-		go func() { done <- NewClient(opts).Do(r, mapVars{}, &Scratch{}) }()
+		go func() { done <- NewClient(opts).Do(r, testenv.Vars{}, &Scratch{}) }()
 		select {
 		case res := <-done:
 			if res.Err != metrics.Timeout || res.Latency < timeout {
@@ -183,7 +179,7 @@ func BenchmarkDo(b *testing.B) {
 	defer srv.Close()
 	r, _ := Compile(text(srv.URL), nil, &plan.Step{Name: "g", Method: "GET", URL: text("/item/${vu}")}, time.Second)
 	c := NewClient(Options{KeepAlive: true})
-	vars := mapVars{"vu": "1"}
+	vars := testenv.Vars{"vu": "1"}
 	var s Scratch
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -194,20 +190,24 @@ func BenchmarkDo(b *testing.B) {
 	}
 }
 
-// A request's scheme is known from a stage's variables, or unknown when
-// its URL begins with a VU's value.
+// A request's scheme and the address it dials are known from a stage's
+// variables, or unknown when its URL begins with a VU's value (its
+// address too when its host does).
 func TestRequestScheme(t *testing.T) {
-	vars := map[string]string{"base": "HTTPS://api.example", "path": "/x"}
+	vars := map[string]string{"base": "HTTPS://api.example", "path": "/x", "port": "8443"}
 	for _, c := range []struct {
-		target, url, want string
+		target, url, want, addr string
 	}{
-		{"", "http://127.0.0.1/a", "http"},
-		{"http://127.0.0.1", "/a", "http"},
-		{"${base}", "${path}", "https"},
-		{"", "${base}/a", "https"},
-		{"${host}", "/a", ""},            // a data row's or an extraction's value
-		{"http://${host}", "/a", "http"}, // the host is a VU's, the scheme is not
-		{"", "${scheme}://h/a", ""},
+		{"", "http://127.0.0.1/a", "http", "127.0.0.1:80"},
+		{"http://127.0.0.1", "/a", "http", "127.0.0.1:80"},
+		{"${base}", "${path}", "https", "api.example:443"},
+		{"", "${base}/a", "https", "api.example:443"},
+		{"${host}", "/a", "", ""},            // a data row's or an extraction's value
+		{"http://${host}", "/a", "http", ""}, // the host is a VU's, the scheme is not
+		{"", "${scheme}://h/a", "", ""},
+		{"https://api.example:${port}", "/users/${id}", "https", "api.example:8443"}, // the path is a VU's, the host is not
+		{"http://u:p@[::1]:8080", "/a", "http", "[::1]:8080"},
+		{"http://[::1]", "/a", "http", "[::1]:80"},
 	} {
 		st := &plan.Step{Name: "s", Method: "GET", URL: text(c.url)}
 		var target *plan.Text
@@ -220,6 +220,9 @@ func TestRequestScheme(t *testing.T) {
 		}
 		if got := r.Scheme(vars); got != c.want {
 			t.Errorf("target %q url %q: scheme %q, want %q", c.target, c.url, got, c.want)
+		}
+		if got := r.Address(vars); got != c.addr {
+			t.Errorf("target %q url %q: address %q, want %q", c.target, c.url, got, c.addr)
 		}
 	}
 }

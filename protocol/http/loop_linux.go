@@ -679,7 +679,7 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 	}
 	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		x.fail(metrics.Connect, "connect: "+err.Error())
+		x.fail(connectKind(err), "connect: socket: "+err.Error())
 		return
 	}
 	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1) //nolint:errcheck // as Go's net package
@@ -692,7 +692,7 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: x.id, Pad: x.gen}
 	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		syscall.Close(fd)
-		x.fail(metrics.Connect, "connect: "+err.Error())
+		x.fail(connectKind(err), "connect: "+err.Error())
 		return
 	}
 	x.fd = fd
@@ -701,13 +701,6 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 	if isHTTPS(auth) {
 		x.tls = x.newTLS(sa, auth)
 	}
-}
-
-func connectKind(err error) metrics.ErrKind {
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return metrics.ConnRefused
-	}
-	return metrics.Connect
 }
 
 // lookup returns the socket address of host:port (the first IPv4 address
@@ -729,7 +722,7 @@ func lookup(auth string, wait time.Duration) (syscall.Sockaddr, metrics.ErrKind,
 		if err == nil {
 			err = errors.New("no address for " + host)
 		}
-		return nil, metrics.DNS, err
+		return nil, lookupKind(err), err
 	}
 	ip := ips[0].IP
 	for _, a := range ips { // IPv4 first, as the pooled client dials

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 )
@@ -67,6 +68,19 @@ func BenchmarkLoopTimeoutLateness(b *testing.B) {
 	}
 }
 
+// waitLoop runs l until it stops; not stopped within d, t fails saying
+// why.
+func waitLoop(t testing.TB, l *Loop, d time.Duration, why string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { l.Run(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatal(why)
+	}
+}
+
 // timedOut is how one request of loopTimeouts ended: its error, and how
 // long after its timeout the loop reported it.
 type timedOut struct {
@@ -120,7 +134,7 @@ func loopTimeouts(t testing.TB, netpoller bool) []timedOut {
 		x, r := l.NewExchange(), compile(s.timeout)
 		send := func() {
 			sentAt := time.Now()
-			x.Send(r, mapVars{}, &Scratch{}, func(res Result) {
+			x.Send(r, testenv.Vars{}, &Scratch{}, func(res Result) {
 				results[i] = got{res.Err, time.Since(sentAt)}
 				if left--; left == 0 {
 					l.Stop()
@@ -134,13 +148,7 @@ func loopTimeouts(t testing.TB, netpoller bool) []timedOut {
 		tm := l.NewTimer(send)
 		l.Post(func() { l.ScheduleAt(tm, start.Add(s.after)) })
 	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loop did not finish: a timeout was never reported")
-	}
+	waitLoop(t, l, 10*time.Second, "the loop did not finish: a timeout was never reported")
 	out := make([]timedOut, len(reqs))
 	for i, s := range reqs {
 		out[i] = timedOut{s.name, results[i].kind, s.timeout, results[i].elapsed - s.timeout}

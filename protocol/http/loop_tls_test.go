@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 )
@@ -135,11 +136,17 @@ func runLoop(t *testing.T, c *Client, vus, rounds int, steps ...step) [][]Result
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runOn(t, l, vus, rounds, steps...)
+}
+
+// runOn is runLoop on a loop made beforehand.
+func runOn(t *testing.T, l *Loop, vus, rounds int, steps ...step) [][]Result {
+	t.Helper()
 	results := make([][]Result, vus)
 	left := vus
 	for v := range vus {
 		x := l.NewExchange()
-		vars := mapVars{"vu": strconv.Itoa(v + 1)}
+		vars := testenv.Vars{"vu": strconv.Itoa(v + 1)}
 		var s Scratch
 		i := 0
 		var send func()
@@ -167,13 +174,7 @@ func runLoop(t *testing.T, c *Client, vus, rounds int, steps ...step) [][]Result
 		}
 		l.Post(next)
 	}
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the loop did not finish")
-	}
+	waitLoop(t, l, 60*time.Second, "the loop did not finish")
 	return results
 }
 
@@ -458,17 +459,11 @@ func TestLoopStopsDuringHandshakes(t *testing.T) {
 	r := get(t, "https://"+hang+"/", 0, nil)
 	for range 3 {
 		x := l.NewExchange()
-		l.Post(func() { x.Send(r, mapVars{}, &Scratch{}, func(Result) { t.Error("a result after Stop") }) })
+		l.Post(func() { x.Send(r, testenv.Vars{}, &Scratch{}, func(Result) { t.Error("a result after Stop") }) })
 	}
 	stop := l.NewTimer(l.Stop)
 	l.Post(func() { l.Schedule(stop, 200*time.Millisecond) })
-	done := make(chan struct{})
-	go func() { l.Run(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the loop did not stop")
-	}
+	waitLoop(t, l, 10*time.Second, "the loop did not stop")
 	waitHandshakes(t)
 }
 

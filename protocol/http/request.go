@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -469,18 +470,56 @@ func itoa(n int) string {
 // tell it ("http", "https", ...), or "" when the URL's start comes from
 // values only a VU has (data rows, extractions).
 func (r *Request) Scheme(vars map[string]string) string {
-	u, err := r.url.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
+	scheme, _ := stageOrigin(r.url, vars)
+	return scheme
+}
+
+// Address is the host:port the request's URL dials, as far as a stage's
+// variables tell it, or "" when its scheme or host comes from values only
+// a VU has.
+func (r *Request) Address(vars map[string]string) string { return Address(r.url, vars) }
+
+// Address is the host:port that a URL template (http, https, ws, wss)
+// dials, as far as a stage's variables tell it: the port 80, or 443 for
+// https and wss, when the URL gives none; "" when its scheme or host
+// comes from values only a VU has (data rows, extractions).
+func Address(t *tmpl.Template, vars map[string]string) string {
+	scheme, host := stageOrigin(t, vars)
+	if scheme == "" || host == "" || strings.ContainsRune(host, 0) {
+		return ""
+	}
+	if _, h, ok := strings.Cut(host, "@"); ok { // user:password@
+		host = h
+	}
+	port := "80"
+	if scheme == "https" || scheme == "wss" {
+		port = "443"
+	}
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		return net.JoinHostPort(h, p)
+	}
+	return net.JoinHostPort(strings.Trim(host, "[]"), port)
+}
+
+// stageOrigin is the scheme (lower case) and host[:port] of a URL
+// template expanded with a stage's variables; scheme is "" when the URL's
+// start comes from a VU's values, and host holds a NUL where it does.
+func stageOrigin(t *tmpl.Template, vars map[string]string) (scheme, host string) {
+	u, err := t.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
 		}
-		return "\x00", true // a VU's value: the URL's start is unknown if it begins here
+		return "\x00", true // a VU's value
 	}))
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	scheme, _, ok := strings.Cut(u, "://")
+	scheme, rest, ok := strings.Cut(u, "://")
 	if !ok || strings.ContainsAny(scheme, "\x00/?#") {
-		return ""
+		return "", ""
 	}
-	return strings.ToLower(scheme)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.ToLower(scheme), rest
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -113,7 +114,7 @@ func TestAppendRequest(t *testing.T) {
 	}
 	c := NewClient(Options{KeepAlive: false})
 	var s Scratch
-	b, auth, err := c.appendRequest(nil, r, mapVars{"id": "7"}, &s)
+	b, auth, err := c.appendRequest(nil, r, testenv.Vars{"id": "7"}, &s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestAppendRequest(t *testing.T) {
 		t.Errorf("origin %q", auth)
 	}
 	get, _ := Compile(text("http://h"), nil, &plan.Step{Name: "g", Method: "GET", URL: text("?x=1")}, time.Second)
-	b, _, err = NewClient(Options{KeepAlive: true}).appendRequest(nil, get, mapVars{}, &s)
+	b, _, err = NewClient(Options{KeepAlive: true}).appendRequest(nil, get, testenv.Vars{}, &s)
 	if err != nil || string(b) != "GET /?x=1 HTTP/1.1\r\nHost: h\r\nUser-Agent: perflab\r\n\r\n" {
 		t.Errorf("GET: %q %v", b, err)
 	}
@@ -138,12 +139,12 @@ func TestAppendRequest(t *testing.T) {
 	// An https URL's request is the same; its origin names another
 	// connection than http's to the same host and port.
 	tls, _ := Compile(text("https://h"), nil, &plan.Step{Name: "t", Method: "GET", URL: text("/x")}, time.Second)
-	b, auth, err = NewClient(Options{KeepAlive: true}).appendRequest(nil, tls, mapVars{}, &s)
+	b, auth, err = NewClient(Options{KeepAlive: true}).appendRequest(nil, tls, testenv.Vars{}, &s)
 	if err != nil || string(b) != "GET /x HTTP/1.1\r\nHost: h\r\nUser-Agent: perflab\r\n\r\n" || string(auth) != "https://h" || !isHTTPS(auth) {
 		t.Errorf("https: %q, origin %q, %v", b, auth, err)
 	}
 	ftp, _ := Compile(text("ftp://h"), nil, &plan.Step{Name: "f", Method: "GET", URL: text("/")}, time.Second)
-	if _, _, err := c.appendRequest(nil, ftp, mapVars{}, &s); err == nil || !strings.Contains(err.Error(), "not absolute http") {
+	if _, _, err := c.appendRequest(nil, ftp, testenv.Vars{}, &s); err == nil || !strings.Contains(err.Error(), "not absolute http") {
 		t.Errorf("ftp: %v", err)
 	}
 }

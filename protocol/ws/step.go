@@ -89,6 +89,14 @@ func Compile(st *plan.Step) (*Step, error) {
 	return s, nil
 }
 
+// URL is the step's URL as the plan writes it: a VU keeps a connection
+// per URL.
+func (s *Step) URL() string { return s.url.Source() }
+
+// Address is the host:port the step's URL dials, as far as a stage's
+// variables tell it, or "" when a VU's values do (phttp.Address).
+func (s *Step) Address(vars map[string]string) string { return phttp.Address(s.url, vars) }
+
 // Conns are a VU's connections, by URL.
 type Conns struct {
 	d     *Dialer
@@ -269,6 +277,8 @@ func dialKind(err error) metrics.ErrKind {
 	var dnsErr *net.DNSError
 	var timeout interface{ Timeout() bool }
 	switch {
+	case metrics.IsGeneratorLimit(err):
+		return metrics.GeneratorLimit // this host out of descriptors or ports
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return metrics.ConnRefused
 	case errors.As(err, &dnsErr):
