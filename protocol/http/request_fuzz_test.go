@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -40,7 +41,7 @@ func FuzzRequestWriter(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vars := mapVars{"a": path, "b": rawPath, "c": query, "d": rawQuery, "h": hvalue, "e": body}
+		vars := testenv.Vars{"a": path, "b": rawPath, "c": query, "d": rawQuery, "h": hvalue, "e": body}
 		var s Scratch
 		b, _, err := NewClient(Options{KeepAlive: true}).appendRequest(nil, r, vars, &s)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 )
@@ -122,16 +123,16 @@ func TestInvalidRequestsAreNotSent(t *testing.T) {
 			bad := []struct {
 				name string
 				step *plan.Step
-				vars mapVars
+				vars testenv.Vars
 			}{
-				{"CRLF in a raw URL value", &plan.Step{Method: "GET", URL: text("/x${raw:p}")}, mapVars{"p": " HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET /smuggled"}},
-				{"LF in a raw query value", &plan.Step{Method: "GET", URL: text("/x?a=${raw:p}")}, mapVars{"p": "1\nX-Injected: 1"}},
-				{"NUL in a raw URL value", &plan.Step{Method: "GET", URL: text("/x${raw:p}")}, mapVars{"p": "\x00"}},
-				{"CRLF in a header value", &plan.Step{Method: "GET", URL: text("/x"), Headers: []plan.Pair{{Name: "X-Token", Value: text("${tok}")}}}, mapVars{"tok": "a\r\nX-Injected: 1"}},
-				{"a space in a header name", &plan.Step{Method: "GET", URL: text("/x"), Headers: []plan.Pair{{Name: "X Bad", Value: text("1")}}}, mapVars{}},
-				{"a Host that is no host", &plan.Step{Method: "GET", URL: text("/x"), Headers: []plan.Pair{{Name: "Host", Value: text("${h}")}}}, mapVars{"h": "a b/c"}},
-				{"a space in the URL's host", &plan.Step{Method: "GET", URL: text("http://${raw:h}/x")}, mapVars{"h": "a b"}},
-				{"a % that starts no escape", &plan.Step{Method: "GET", URL: text("/x/${raw:p}")}, mapVars{"p": "100%zz"}},
+				{"CRLF in a raw URL value", &plan.Step{Method: "GET", URL: text("/x${raw:p}")}, testenv.Vars{"p": " HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET /smuggled"}},
+				{"LF in a raw query value", &plan.Step{Method: "GET", URL: text("/x?a=${raw:p}")}, testenv.Vars{"p": "1\nX-Injected: 1"}},
+				{"NUL in a raw URL value", &plan.Step{Method: "GET", URL: text("/x${raw:p}")}, testenv.Vars{"p": "\x00"}},
+				{"CRLF in a header value", &plan.Step{Method: "GET", URL: text("/x"), Headers: []plan.Pair{{Name: "X-Token", Value: text("${tok}")}}}, testenv.Vars{"tok": "a\r\nX-Injected: 1"}},
+				{"a space in a header name", &plan.Step{Method: "GET", URL: text("/x"), Headers: []plan.Pair{{Name: "X Bad", Value: text("1")}}}, testenv.Vars{}},
+				{"a Host that is no host", &plan.Step{Method: "GET", URL: text("/x"), Headers: []plan.Pair{{Name: "Host", Value: text("${h}")}}}, testenv.Vars{"h": "a b/c"}},
+				{"a space in the URL's host", &plan.Step{Method: "GET", URL: text("http://${raw:h}/x")}, testenv.Vars{"h": "a b"}},
+				{"a % that starts no escape", &plan.Step{Method: "GET", URL: text("/x/${raw:p}")}, testenv.Vars{"p": "100%zz"}},
 			}
 			for _, b := range bad {
 				b.step.Name = b.name
@@ -148,7 +149,7 @@ func TestInvalidRequestsAreNotSent(t *testing.T) {
 				return // the raw server speaks HTTP/1.1: TestURLsAreEncoded sends HTTP/2
 			}
 			ok, _ := Compile(target, nil, &plan.Step{Name: "ok", Method: "GET", URL: text("/ok")}, 5*time.Second)
-			if res := sd.send(t, c, ok, mapVars{}); res.Err != metrics.OK {
+			if res := sd.send(t, c, ok, testenv.Vars{}); res.Err != metrics.OK {
 				t.Fatalf("the valid request: %v %s", res.Err, res.Detail)
 			}
 			heads := srv.close()
@@ -189,7 +190,7 @@ func TestURLsAreEncoded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res := sd.send(t, c, r, mapVars{"p": "a b", "q": "x y"}); res.Err != metrics.OK {
+			if res := sd.send(t, c, r, testenv.Vars{"p": "a b", "q": "x y"}); res.Err != metrics.OK {
 				t.Fatalf("%v %s", res.Err, res.Detail)
 			}
 			if closeSrv != nil {
