@@ -78,8 +78,17 @@ func openHsperf(path string) (*hsperf, error) {
 		f.Close()
 		return nil, err
 	}
+	// A JVM's counters are 32 KiB by default (-XX:PerfDataMemorySize); a
+	// file under /tmp that is not one, or is huge, is not read.
+	if !fi.Mode().IsRegular() || fi.Size() > maxHsperf {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a JVM's performance counters (a regular file of at most %d MiB)", path, maxHsperf>>20)
+	}
 	return &hsperf{f: f, buf: make([]byte, fi.Size())}, nil
 }
+
+// maxHsperf bounds the JVM performance-counter file read.
+const maxHsperf = 64 << 20
 
 // read takes a fresh copy of the counters.
 func (h *hsperf) read() error {

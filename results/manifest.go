@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/store"
 )
@@ -69,7 +70,7 @@ func (rd *Writer) beginPhase(ph *metrics.Phase) error {
 // named from run.json.
 func readUnfinished(dir string) (*Run, error) {
 	var m Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := inputfile.ReadFile(filepath.Join(dir, ManifestFile), MaxSummary)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		// A directory of a perflab without run.json: named after itself.
@@ -124,7 +125,7 @@ func readUnfinished(dir string) (*Run, error) {
 	if start.IsZero() && len(hs) > 0 {
 		start = hs[0].Start
 	}
-	src, _ := os.ReadFile(filepath.Join(dir, "plan.yaml"))
+	src, _ := inputfile.ReadFile(filepath.Join(dir, "plan.yaml"), MaxSummary)
 	s, err := rebuildSummary(store.Run{ID: m.RunID, Plan: m.Plan, Status: status, Start: start, Labels: m.Labels}, src, hs)
 	if err != nil {
 		return nil, err

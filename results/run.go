@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 )
@@ -99,11 +100,17 @@ func (rd *Run) IntervalsOf(stage int, op Operation) []*IntervalData {
 	return rd.Intervals[StageTag(stage, op.Scenario, op.Name, metrics.KindStep)]
 }
 
+// MaxSummary bounds each of a run directory's files read whole
+// (summary.json, totals.jsonl, run.json, plan.yaml): far above what a run
+// writes, and a directory from elsewhere holding /dev/zero or a file of
+// gigabytes is refused rather than read.
+const MaxSummary = 1 << 30
+
 // ReadDir reads summary.json and latency.hlog of a run directory. A
 // directory without summary.json (a run still going, or killed) is read
 // from its intervals: its summary is rebuilt from them.
 func ReadDir(dir string) (*Run, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	b, err := inputfile.ReadFile(filepath.Join(dir, "summary.json"), MaxSummary)
 	if errors.Is(err, os.ErrNotExist) {
 		return readUnfinished(dir)
 	}

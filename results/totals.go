@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -95,7 +96,7 @@ func ReadTotals(r io.Reader) (*Totals, error) {
 // readTotalsFile reads a run directory's totals.jsonl: none when the run
 // did not write one (it did not finish, or a perflab before them wrote it).
 func readTotalsFile(path string) (*Totals, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/store"
 )
@@ -71,7 +72,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 	if s.Status == metrics.StatusRunning {
 		return nil, nil, nil, nil, fmt.Errorf("%s: the run is still going (its process holds the interval log); import it once it has ended", dir)
 	}
-	summary, err = os.ReadFile(filepath.Join(dir, "summary.json"))
+	summary, err = inputfile.ReadFile(filepath.Join(dir, "summary.json"), MaxSummary)
 	if errors.Is(err, os.ErrNotExist) {
 		// A killed run: its summary as rebuilt from its intervals.
 		var b bytes.Buffer
@@ -82,7 +83,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 		return nil, nil, nil, nil, err
 	}
 	if rd.Totals != nil { // ReadDir read them and found them whole
-		if totals, err = os.ReadFile(filepath.Join(dir, TotalsFile)); err != nil {
+		if totals, err = inputfile.ReadFile(filepath.Join(dir, TotalsFile), MaxSummary); err != nil {
 			return nil, nil, nil, nil, err
 		}
 	}
