@@ -47,23 +47,27 @@ func writeResourceComparison(w io.Writer, rs []judge.ResourceComparison) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "stage\tmonitor\tcpu ms/tx base\tcand\tchange\tcores base\tcand\tpeak MB base\tcand\tchange")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%s\t%.2f\t%.2f\t%s\t%s\t%s\n", r.Stage, r.Monitor, r.BaseMSPerTx, r.CandMSPerTx, pctChange(r.BaseMSPerTx, r.CandMSPerTx),
-			r.BaseCores, r.CandCores, peakCell(r.BasePeakMB), peakCell(r.CandPeakMB), pctChange(r.BasePeakMB, r.CandPeakMB))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Stage, r.Monitor,
+			figure("%.3f", r.BaseMSPerTx), figure("%.3f", r.CandMSPerTx), pctChange(r.BaseMSPerTx, r.CandMSPerTx),
+			figure("%.2f", r.BaseCores), figure("%.2f", r.CandCores),
+			figure("%.1f", r.BasePeakMB), figure("%.1f", r.CandPeakMB), pctChange(r.BasePeakMB, r.CandPeakMB))
 	}
 	return tw.Flush()
 }
 
-// peakCell is a peak in MB, "-" for none: a side whose monitor sampled no
-// memory in the stage (0 would say it used none).
-func peakCell(mb float64) string {
-	if mb == 0 {
+// figure is a resource's figure, "-" for none: a side whose monitor
+// sampled nothing of it in the stage (0 would say it used none).
+func figure(format string, v float64) string {
+	if v == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f", mb)
+	return fmt.Sprintf(format, v)
 }
 
+// pctChange is the change from base to cand, "-" where either has no
+// figure.
 func pctChange(base, cand float64) string {
-	if base == 0 {
+	if base == 0 || cand == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*(cand-base)/base)
