@@ -502,7 +502,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 	var scr phttp.Scratch
 	for _, it := range items {
 		if it.req == nil && it.fn == nil && it.call == nil {
-			if !w.think(ctx, it.st.Think) {
+			if !w.sleep(ctx, w.thinkTime(it.st.Think)) {
 				return ph, ctx.Err()
 			}
 			continue

@@ -11,13 +11,22 @@ import (
 	"github.com/perflab/perflab/tmpl"
 )
 
+// nodeKind is what a node of a flow is.
+type nodeKind uint8
+
+const (
+	nodeLeaf  nodeKind = iota // a step that does something: a request, a call, a message
+	nodePause                 // a think time alone
+	nodeTx                    // a transaction: its children, timed together
+)
+
 // node is a compiled flow element.
 type node struct {
+	kind     nodeKind
 	req      *phttp.Request
 	op       int // step or transaction op id
 	think    *plan.Think
 	children []*node // transaction steps
-	pause    bool
 	msg      *msgStep // a publish or await step
 	grpc     *grpcStep
 	ws       *wsStep
@@ -91,8 +100,9 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 		}
 		switch {
 		case st.IsPause():
-			n.pause = true
+			n.kind = nodePause
 		case st.IsTransaction():
+			n.kind = nodeTx
 			n.op = l.id(metrics.Op{Name: st.Transaction, Kind: metrics.KindTransaction, Scenario: scen})
 			kids, err := compileSteps(p, m, fns, l, scen, st.Steps, st.Transaction, defThink)
 			if err != nil {

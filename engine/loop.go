@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/perflab/perflab/metrics"
 	phttp "github.com/perflab/perflab/protocol/http"
 )
 
@@ -53,15 +52,12 @@ type evLoop struct {
 	made    int
 }
 
-// Flow positions of a loopVU.
+// Positions of a loopVU.
 const (
 	pcNext    = iota // start the next iteration, if the model gives one
-	pcNode           // run the top-level node i
-	pcLeaf           // a response arrived for the step in flight
-	pcChild          // run child j of the transaction at i
-	pcTxStop         // the transaction ends early
-	pcTxEnd          // the transaction at i is over
-	pcStopped        // the iteration ends early and the VU stops
+	pcWalk           // ask the cursor what to do (worker.next)
+	pcStepDone       // a response arrived for the step in flight
+	pcCut            // a wait was cut short by the end of the load
 	pcDead
 )
 
@@ -76,21 +72,12 @@ type loopVU struct {
 	delay time.Duration
 
 	pc      int
-	waiting bool // for a response, a timer or an arrival
-	i, j    int
-	inTx    bool
-	first   metrics.ErrKind
+	waiting bool  // for a response, a timer or an arrival
+	step    *node // the step in flight
 	started time.Time
 	t0      time.Time
 	ended   time.Time // when the last iteration ended, if the next begins at once
-	tx      struct {
-		first   metrics.ErrKind
-		elapsed time.Duration
-		svc     time.Duration
-		began   time.Time
-		stop    bool
-	}
-	res phttp.Result
+	res     phttp.Result
 	// a sleep in progress (its timer armed)
 	sleepFrom time.Time
 	moveDue   bool
@@ -348,24 +335,34 @@ func (v *loopVU) advance() {
 		switch v.pc {
 		case pcNext:
 			v.nextIteration()
-		case pcNode:
-			v.node()
-		case pcLeaf:
-			v.leafDone()
-		case pcChild:
-			v.child()
-		case pcTxStop:
-			v.tx.stop = true
-			v.pc = pcTxEnd
-		case pcTxEnd:
-			v.txEnd()
-		case pcStopped:
-			v.endIteration(true, false)
+		case pcWalk:
+			v.walk()
+		case pcStepDone:
+			res := v.res
+			v.res = phttp.Result{}
+			v.stepDone(v.step, res, false)
+			v.pc = pcWalk
+		case pcCut:
+			v.endWith(end(true, false))
+			v.pc = pcWalk
 		case pcDead:
 			v.waiting = true
 			v.el.vuEnded(v)
 			return
 		}
+	}
+}
+
+// walk does what the cursor says (worker.iteration).
+func (v *loopVU) walk() {
+	a := v.next(v.ctx().Err() != nil)
+	switch a.kind {
+	case actStep:
+		v.send(a.n)
+	case actSleep:
+		v.sleep(a.d, true, pcWalk, pcCut)
+	case actEnd:
+		v.endIteration(a.stop, a.complete)
 	}
 }
 
@@ -427,8 +424,8 @@ func (v *loopVU) begin(iter int64, due time.Time) {
 		v.t0 = due
 	}
 	v.due = due
-	v.i, v.inTx, v.first = 0, false, metrics.OK
-	v.pc, v.waiting = pcNode, false
+	v.worker.begin()
+	v.pc, v.waiting = pcWalk, false
 	if v.el.p != nil && v.el.sched.Err() != nil {
 		// handed out as the schedule ended: never started
 		v.el.e.rec.Drop(0, v.s.iterOp)
@@ -443,7 +440,7 @@ func (v *loopVU) endIteration(stop, complete bool) {
 		return
 	}
 	took := time.Since(v.started)
-	v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.first, 0)
+	v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.cur.first, 0)
 	if stop {
 		v.pc = pcDead
 		return
@@ -454,82 +451,10 @@ func (v *loopVU) endIteration(stop, complete bool) {
 	}
 }
 
-// node runs top-level node i (worker.steps).
-func (v *loopVU) node() {
-	nodes := v.s.nodes
-	if v.i >= len(nodes) {
-		v.endIteration(false, true)
-		return
-	}
-	if v.ctx().Err() != nil {
-		v.endIteration(true, false)
-		return
-	}
-	n := nodes[v.i]
-	switch {
-	case n.pause:
-		v.afterNode(metrics.OK, false)
-	case n.children != nil:
-		v.inTx, v.j = true, 0
-		v.tx.first, v.tx.elapsed, v.tx.svc, v.tx.stop = metrics.OK, 0, 0, false
-		v.tx.began = time.Now()
-		v.pc = pcChild
-	default:
-		v.send(n)
-	}
-}
-
-// afterNode applies the scenario's error policy and the node's think time.
-func (v *loopVU) afterNode(ek metrics.ErrKind, stop bool) {
-	if ek != metrics.OK && v.first == metrics.OK {
-		v.first = ek
-	}
-	if stop {
-		v.endIteration(true, false)
-		return
-	}
-	if ek != metrics.OK {
-		switch v.s.onError {
-		case "next_iteration":
-			v.endIteration(false, false)
-			return
-		case "stop_vu":
-			v.endIteration(true, false)
-			return
-		}
-	}
-	n := v.s.nodes[v.i]
-	v.i++
-	if n.think != nil {
-		v.sleep(v.thinkTime(n.think), true, pcNode, pcStopped)
-		return
-	}
-	v.pc = pcNode
-}
-
-// child runs child j of the transaction at i (worker.transaction).
-func (v *loopVU) child() {
-	kids := v.s.nodes[v.i].children
-	if v.j >= len(kids) {
-		v.pc = pcTxEnd
-		return
-	}
-	if v.ctx().Err() != nil {
-		v.pc = pcTxStop
-		return
-	}
-	c := kids[v.j]
-	if c.pause {
-		v.j++
-		v.sleep(v.thinkTime(c.think), true, pcChild, pcTxStop)
-		return
-	}
-	v.send(c)
-}
-
 func (v *loopVU) send(n *node) {
 	v.inflight.Add(1)
-	v.pc, v.waiting = pcLeaf, true
+	v.step = n
+	v.pc, v.waiting = pcStepDone, true
 	v.x.Send(n.req, v.vars, &v.scr, v.onRes)
 }
 
@@ -538,58 +463,6 @@ func (v *loopVU) response(res phttp.Result) {
 	v.inflight.Add(-1)
 	v.res, v.waiting = res, false
 	v.advance()
-}
-
-// leafDone records a step's result (worker.leaf).
-func (v *loopVU) leafDone() {
-	n := v.s.nodes[v.i]
-	if v.inTx {
-		n = n.children[v.j]
-	}
-	res := v.res
-	v.res = phttp.Result{}
-	lat := v.latency(res)
-	v.rec.Record(v.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
-	if res.HasServer && res.Err == metrics.OK {
-		v.rec.RecordServer(v.shard, n.op, res.Server, res.Latency)
-	}
-	if !res.Start.IsZero() {
-		v.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
-	}
-	if !v.inTx {
-		v.afterNode(res.Err, false)
-		return
-	}
-	v.tx.elapsed += lat
-	v.tx.svc += res.Latency
-	if res.Err != metrics.OK {
-		if v.tx.first == metrics.OK {
-			v.tx.first = res.Err
-		}
-		if v.s.onError == "next_iteration" || v.s.onError == "stop_vu" {
-			v.tx.stop = v.s.onError == "stop_vu"
-			v.pc = pcTxEnd
-			return
-		}
-	}
-	last := v.j == len(v.s.nodes[v.i].children)-1
-	v.j++
-	if n.think != nil && !last {
-		v.sleep(v.thinkTime(n.think), false, pcChild, pcTxStop)
-		return
-	}
-	v.pc = pcChild
-}
-
-// txEnd records a transaction and goes on after it.
-func (v *loopVU) txEnd() {
-	n := v.s.nodes[v.i]
-	v.inTx = false
-	if !v.tx.stop || v.tx.first != metrics.OK && v.ctx().Err() == nil {
-		v.rec.Record(v.shard, n.op, v.tx.elapsed, v.tx.svc, v.tx.first, 0)
-		v.correlate(n, v.tx.began, time.Now(), v.tx.first)
-	}
-	v.afterNode(v.tx.first, v.tx.stop)
 }
 
 // sleep waits d on the loop's timer, then goes on at ok, or at fail if the

@@ -27,10 +27,13 @@ type worker struct {
 	// due is when the current iteration was due to start in an open model
 	// (zero in closed models); the first request is timed from it.
 	due time.Time
+	// cur is where the VU is in its iteration.
+	cur cursor
 }
 
-// iteration runs the flow once. due is when it was due to start (zero in
-// closed models). It returns true when the VU must stop.
+// iteration runs the flow once, as the cursor walks it. due is when it
+// was due to start (zero in closed models). It returns true when the VU
+// must stop.
 func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool {
 	w.vars.setIteration(iter)
 	started := time.Now()
@@ -39,12 +42,25 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 		t0 = due
 	}
 	w.due = due
-	ek, stop, complete := w.steps(ctx, w.s.nodes)
-	if !complete && ctx.Err() != nil {
-		return true // cut short by the end of the load: not a whole iteration
+	w.begin()
+	for {
+		a := w.next(ctx.Err() != nil)
+		switch a.kind {
+		case actStep:
+			res, ended := w.leaf(ctx, a.n)
+			w.stepDone(a.n, res, ended)
+		case actSleep:
+			if !w.pause(ctx, a.d) {
+				w.endWith(end(true, false))
+			}
+		case actEnd:
+			if !a.complete && ctx.Err() != nil {
+				return true // cut short by the end of the load: not a whole iteration
+			}
+			w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), w.cur.first, 0)
+			return a.stop
+		}
 	}
-	w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), ek, 0)
-	return stop
 }
 
 // request sends one request; the result's Latency is its service time.
@@ -69,107 +85,19 @@ func (w *worker) latency(res phttp.Result) time.Duration {
 	return lat
 }
 
-// pause waits a think time; before the first operation of an open model's
-// iteration it moves that operation's due time, as the wait is the plan's,
-// not the system's. It returns false when the load ended meanwhile.
-func (w *worker) pause(ctx context.Context, t *plan.Think) bool {
+// pause waits d, a think time; before the first operation of an open
+// model's iteration it moves that operation's due time, as the wait is the
+// plan's, not the system's. It returns false when the load ended
+// meanwhile.
+func (w *worker) pause(ctx context.Context, d time.Duration) bool {
 	t0 := time.Now()
-	if !w.think(ctx, t) {
+	if !w.sleep(ctx, d) {
 		return false
 	}
 	if !w.due.IsZero() {
 		w.due = w.due.Add(time.Since(t0))
 	}
 	return true
-}
-
-// steps runs a list of nodes; it returns the first error kind met, whether
-// the VU must stop, and whether every node ran.
-func (w *worker) steps(ctx context.Context, nodes []*node) (first metrics.ErrKind, stop, complete bool) {
-	for _, n := range nodes {
-		if ctx.Err() != nil {
-			return first, true, false
-		}
-		var ek metrics.ErrKind
-		switch {
-		case n.pause:
-		case n.children != nil:
-			ek, stop = w.transaction(ctx, n)
-		default:
-			var ended bool
-			if _, _, ek, ended = w.leaf(ctx, n); ended {
-				return first, true, false
-			}
-		}
-		if ek != metrics.OK && first == metrics.OK {
-			first = ek
-		}
-		if stop {
-			return first, true, false
-		}
-		if ek != metrics.OK {
-			switch w.s.onError {
-			case "next_iteration":
-				return first, false, false
-			case "stop_vu":
-				return first, true, false
-			}
-		}
-		if n.think != nil && !w.pause(ctx, n.think) {
-			return first, true, false
-		}
-	}
-	return first, false, true
-}
-
-// transaction times a group of steps, think time inside it excluded.
-func (w *worker) transaction(ctx context.Context, n *node) (metrics.ErrKind, bool) {
-	first := metrics.OK
-	var elapsed, svc time.Duration
-	stop := false
-	began := time.Now()
-	for i, c := range n.children {
-		if ctx.Err() != nil {
-			stop = true
-			break
-		}
-		if c.pause {
-			if !w.pause(ctx, c.think) {
-				stop = true
-				break
-			}
-			continue
-		}
-		lat, s, ek, ended := w.leaf(ctx, c)
-		if ended {
-			stop = true
-			break
-		}
-		elapsed += lat
-		svc += s
-		if ek != metrics.OK {
-			if first == metrics.OK {
-				first = ek
-			}
-			if w.s.onError == "next_iteration" || w.s.onError == "stop_vu" {
-				stop = w.s.onError == "stop_vu"
-				break
-			}
-		}
-		if c.think != nil && i < len(n.children)-1 && !w.think(ctx, c.think) {
-			stop = true
-			break
-		}
-	}
-	if !stop || first != metrics.OK && ctx.Err() == nil {
-		w.rec.Record(w.shard, n.op, elapsed, svc, first, 0)
-		w.correlate(n, began, time.Now(), first)
-	}
-	return first, stop
-}
-
-func (w *worker) think(ctx context.Context, t *plan.Think) bool {
-	return w.sleep(ctx, w.thinkTime(t))
 }
 
 // thinkTime draws a think time.
@@ -200,13 +128,11 @@ func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// leaf runs one request or message step and records it. lat is from the
-// iteration's due time for an open model's first operation, svc from the
-// send. ended is true when the load ended during an await (of a bus or a
-// WebSocket) or a bound function (which gets the load's context): not a
-// result, nothing recorded.
-func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek metrics.ErrKind, ended bool) {
-	var res phttp.Result
+// leaf runs one request, message, gRPC, WebSocket or bound step. ended
+// is true when the load ended during an await (of a bus or a WebSocket) or
+// a bound function (which gets the load's context): not a result, nothing
+// to record.
+func (w *worker) leaf(ctx context.Context, n *node) (res phttp.Result, ended bool) {
 	switch {
 	case n.fn != nil:
 		res = call(ctx, n.fn, w.vars)
@@ -227,18 +153,8 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 	default:
 		res = w.request(n.req) // not bound to ctx: a request in flight completes
 	}
-	if res.Err != metrics.OK && (n.fn != nil || n.msg != nil || n.ws != nil) && ctx.Err() != nil {
-		return 0, 0, res.Err, true
-	}
-	lat = w.latency(res)
-	w.rec.Record(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
-	if res.HasServer && res.Err == metrics.OK {
-		w.rec.RecordServer(w.shard, n.op, res.Server, res.Latency)
-	}
-	if !res.Start.IsZero() {
-		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
-	}
-	return lat, res.Latency, res.Err, false
+	ended = res.Err != metrics.OK && (n.fn != nil || n.msg != nil || n.ws != nil) && ctx.Err() != nil
+	return res, ended
 }
 
 // correlate writes a request of a step marked correlate to requests.csv.
