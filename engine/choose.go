@@ -37,29 +37,33 @@ func chooseEngine(p *plan.Plan, s *scenario, vars map[string]string) (engine, wh
 }
 
 // loopCannot says why the event loop cannot run a flow, or "" if it can.
-func loopCannot(nodes []*node, vars map[string]string) string {
-	for _, n := range nodes {
-		switch {
-		case n.children != nil:
-			if why := loopCannot(n.children, vars); why != "" {
-				return why
-			}
-		case n.fn != nil:
-			return "step " + n.name + " runs a Go function"
-		case n.msg != nil:
-			return "step " + n.name + " publishes or awaits messages"
-		case n.grpc != nil:
-			return "step " + n.name + " calls gRPC"
-		case n.ws != nil:
-			return "step " + n.name + " uses a WebSocket"
-		case n.req != nil:
-			switch scheme := n.req.Scheme(vars); {
-			case scheme == "http", scheme == "https":
-			case scheme == "":
-				return "step " + n.name + ": its URL's scheme comes from a VU's values"
-			default:
-				return "step " + n.name + " sends " + scheme + ", which the event loop does not"
-			}
+func loopCannot(nodes []*node, vars map[string]string) (why string) {
+	each(nodes, func(n *node) {
+		if why == "" {
+			why = leafCannot(n, vars)
+		}
+	})
+	return why
+}
+
+// leafCannot says why the event loop cannot run a step, or "".
+func leafCannot(n *node, vars map[string]string) string {
+	switch {
+	case n.fn != nil:
+		return "step " + n.name + " runs a Go function"
+	case n.msg != nil:
+		return "step " + n.name + " publishes or awaits messages"
+	case n.grpc != nil:
+		return "step " + n.name + " calls gRPC"
+	case n.ws != nil:
+		return "step " + n.name + " uses a WebSocket"
+	case n.req != nil:
+		switch scheme := n.req.Scheme(vars); {
+		case scheme == "http", scheme == "https":
+		case scheme == "":
+			return "step " + n.name + ": its URL's scheme comes from a VU's values"
+		default:
+			return "step " + n.name + " sends " + scheme + ", which the event loop does not"
 		}
 	}
 	return ""

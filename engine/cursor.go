@@ -41,6 +41,13 @@ type frame struct {
 	n     *node // the node whose children these are; nil for the flow
 	nodes []*node
 	i     int // the next node
+	// a loop's: the passes begun, the last pass's (and the limit on
+	// them), its list's items, and the steps and waits begun when the
+	// pass began (a pass that begins none is empty)
+	pass, passes int
+	items        []string
+	acts         int
+	empty        int
 }
 
 // txState is the transaction in progress: what its steps took, think time
@@ -65,14 +72,23 @@ type cursor struct {
 	pending time.Duration
 	ending  *action
 	endBuf  action
+	// acts counts the steps and waits begun: a loop's pass that begins
+	// none is empty.
+	acts int
+	// last is the last step's outcome in the iteration, for expressions.
+	last phttp.Result
 }
 
 // begin starts an iteration at the flow's first node.
 func (w *worker) begin() {
 	c := &w.cur
+	if len(w.once) < w.s.onces {
+		w.once = make([]bool, w.s.onces)
+	}
 	c.stack = append(c.stack[:0], frame{nodes: w.s.nodes})
 	c.tx, c.ending = nil, nil
 	c.first, c.pending = metrics.OK, 0
+	c.last = phttp.Result{}
 }
 
 // next says what the VU does next. done reports whether the load has
@@ -97,10 +113,14 @@ func (w *worker) next(done bool) action {
 		}
 		f := &c.stack[len(c.stack)-1]
 		if f.i >= len(f.nodes) {
-			if f.n == nil {
+			switch {
+			case f.n == nil:
 				return end(false, true)
+			case f.n.kind == nodeLoop && !done && w.nextPass(f):
+				f.i = 0
+			default:
+				w.pop()
 			}
-			w.pop()
 			continue
 		}
 		if done {
@@ -111,30 +131,63 @@ func (w *worker) next(done bool) action {
 		switch n.kind {
 		case nodePause:
 			if d := w.thinkTime(n.think); d > 0 {
+				c.acts++
 				return action{kind: actSleep, d: d}
 			}
 		case nodeLeaf:
+			c.acts++
+			if w.s.keeps {
+				w.scr.ForgetLast()
+			}
 			return action{kind: actStep, n: n}
 		case nodeTx:
-			c.stack = append(c.stack, frame{n: n, nodes: n.children})
+			w.push(n, n.children)
 			c.txBuf = txState{n: n, began: time.Now(), depth: len(c.stack) - 1}
 			c.tx = &c.txBuf
+		case nodeBlock:
+			w.push(n, n.children)
+		case nodeOnce:
+			if !w.once[n.onceID] {
+				w.once[n.onceID] = true
+				w.push(n, n.children)
+			}
+		case nodeIf:
+			if w.cond(n, n.cond) {
+				w.push(n, n.children)
+			} else if len(n.alt) > 0 {
+				w.push(n, n.alt)
+			}
+		case nodeChoose:
+			if b := w.choose(n); len(b) > 0 {
+				w.push(n, b)
+			}
+		case nodeLoop:
+			w.push(n, n.children)
+			if !w.startLoop(&c.stack[len(c.stack)-1]) {
+				c.stack = c.stack[:len(c.stack)-1]
+			}
 		}
 	}
+}
+
+// push begins walking nodes, the children of n.
+func (w *worker) push(n *node, nodes []*node) {
+	w.cur.stack = append(w.cur.stack, frame{n: n, nodes: nodes})
 }
 
 func end(stop, complete bool) action { return action{kind: actEnd, stop: stop, complete: complete} }
 
 // pop ends the frame on top of the stack, which is not the flow's: a
-// transaction is recorded, and its think time follows it.
+// transaction is recorded; the think time of the node that pushed it (a
+// transaction's, or one a block gives itself) follows it.
 func (w *worker) pop() {
 	c := &w.cur
 	f := c.stack[len(c.stack)-1]
 	c.stack = c.stack[:len(c.stack)-1]
 	if f.n.kind == nodeTx {
 		w.endTx()
-		w.thinkAfter(f.n)
 	}
+	w.thinkAfter(f.n)
 }
 
 // endTx records the transaction in progress.
@@ -170,6 +223,7 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 	if !res.Start.IsZero() {
 		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
 	}
+	c.last = res
 	if res.Err != metrics.OK && c.first == metrics.OK {
 		c.first = res.Err
 	}

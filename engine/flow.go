@@ -2,10 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/plan/expr"
 	phttp "github.com/perflab/perflab/protocol/http"
 	pws "github.com/perflab/perflab/protocol/ws"
 	"github.com/perflab/perflab/tmpl"
@@ -15,9 +17,14 @@ import (
 type nodeKind uint8
 
 const (
-	nodeLeaf  nodeKind = iota // a step that does something: a request, a call, a message
-	nodePause                 // a think time alone
-	nodeTx                    // a transaction: its children, timed together
+	nodeLeaf   nodeKind = iota // a step that does something: a request, a call, a message
+	nodePause                  // a think time alone
+	nodeTx                     // a transaction: its children, timed together
+	nodeBlock                  // its children, in order (a block of steps, a fragment)
+	nodeIf                     // its children if cond holds, else alt
+	nodeLoop                   // its children, pass after pass (loop)
+	nodeChoose                 // one of branches, by weight
+	nodeOnce                   // its children, in a VU's first pass only
 )
 
 // node is a compiled flow element.
@@ -37,6 +44,14 @@ type node struct {
 	// requests.csv (Options.Requests); nil for most steps.
 	correlate *tmpl.Template
 	name      string
+	// logic
+	cond     *expr.Program // nodeIf
+	alt      []*node       // nodeIf: else
+	loop     *plan.Loop    // nodeLoop
+	branches [][]*node     // nodeChoose, with their weights summed in cum
+	cum      []float64
+	onceID   int         // nodeOnce: its number in the scenario
+	warned   atomic.Bool // an expression of the node failed, said once
 }
 
 // scenario is a compiled scenario for one stage.
@@ -46,6 +61,11 @@ type scenario struct {
 	// the latter when the loop was not chosen.
 	engine, why   string
 	nodes         []*node
+	// onces counts the scenario's once nodes; keeps says its flow's
+	// expressions read responses' bodies or headers (every request keeps
+	// them).
+	onces int
+	keeps bool
 	iterOp        int
 	onError       string
 	plan.Workload // resolved for the stage; VUs and MaxVUs are seg's shares
@@ -88,81 +108,178 @@ func (l *layout) id(op metrics.Op) int {
 	return len(l.ops) - 1
 }
 
-func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout, scen string, steps []*plan.Step, tx string, defThink *plan.Think) ([]*node, error) {
+// flowCompiler compiles a scenario's flow (or a phase's steps) into
+// nodes.
+type flowCompiler struct {
+	p        *plan.Plan
+	m        *messaging
+	fns      map[string]StepFunc
+	l        *layout
+	scen     string
+	defThink *plan.Think
+	onces    int
+	// what the flow's expressions read of the last response
+	keepBody    bool
+	keepHeaders []string
+	reqs        []*phttp.Request
+}
+
+func (c *flowCompiler) steps(steps []*plan.Step, tx string) ([]*node, error) {
 	var out []*node
 	for _, st := range steps {
-		n := &node{think: st.Think, name: st.Label()}
-		if st.Correlate != nil {
-			n.correlate = st.Correlate.T
-		}
-		if n.think == nil && !st.IsPause() {
-			n.think = defThink
-		}
-		switch {
-		case st.IsPause():
-			n.kind = nodePause
-		case st.IsTransaction():
-			n.kind = nodeTx
-			n.op = l.id(metrics.Op{Name: st.Transaction, Kind: metrics.KindTransaction, Scenario: scen})
-			kids, err := compileSteps(p, m, fns, l, scen, st.Steps, st.Transaction, defThink)
-			if err != nil {
-				return nil, err
-			}
-			n.children = kids
-			// After a transaction: its own think time, else the scenario's.
-			// Its last step's think is not applied inside it.
-			n.think = st.Think
-			if n.think == nil {
-				n.think = defThink
-			}
-		case fns[st.Name] != nil || st.Call != "":
-			if p.HTTP.RequiresEventLoop() {
-				return nil, fmt.Errorf("step %s is bound to a Go function: http.event_loop runs HTTP requests only (remove event_loop: true)", st.Name)
-			}
-			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			if n.fn = bound(fns, st); n.fn == nil {
-				return nil, fmt.Errorf("step %s calls %s, which the program running the plan does not bind (call steps run from Go: package perflab)", st.Name, st.Call)
-			}
-		case st.GRPC != nil:
-			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			gs, err := compileGRPC(p, m, st)
-			if err != nil {
-				return nil, err
-			}
-			n.grpc = gs
-			if gs.call.Streams() {
-				n.firstOp = l.id(metrics.Op{Name: st.Name + FirstMessage, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			}
-		case st.WS != nil:
-			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			s, err := pws.Compile(st)
-			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", st.Name, err)
-			}
-			if m == nil || m.ws == nil {
-				return nil, fmt.Errorf("step %s: the run's WebSocket dialer is not made", st.Name)
-			}
-			n.ws = &wsStep{step: s, dialer: m.ws,
-				connectOp:   l.id(metrics.Op{Name: st.Name + WSConnect, Kind: metrics.KindStep, Scenario: scen, Transaction: tx}),
-				unmatchedOp: l.id(metrics.Op{Name: st.Name + WSUnmatched, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})}
-		case st.IsMessage():
-			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			ms, err := compileMessage(m, st)
-			if err != nil {
-				return nil, err
-			}
-			n.msg = ms
-		default:
-			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
-			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", st.Name, err)
-			}
-			n.req = req
+		n, err := c.step(st, tx)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// reads notes what an expression reads of the last response.
+func (c *flowCompiler) reads(e *plan.Expr) *expr.Program {
+	if e == nil {
+		return nil
+	}
+	c.keepBody = c.keepBody || e.Prog.Body
+	c.keepHeaders = append(c.keepHeaders, e.Prog.Headers...)
+	return e.Prog
+}
+
+// step compiles one step, its logic wrapped around it from the inside
+// out: a loop repeats the step, a condition decides whether the loop (or
+// the step) runs at all, once whether the condition is even asked.
+func (c *flowCompiler) step(st *plan.Step, tx string) (*node, error) {
+	n, err := c.body(st, tx)
+	if err != nil {
+		return nil, err
+	}
+	if st.Loop != nil {
+		for _, e := range []*plan.Expr{st.Loop.Count, st.Loop.While, st.Loop.Over} {
+			c.reads(e)
+		}
+		n = &node{kind: nodeLoop, name: n.name, loop: st.Loop, children: []*node{n}}
+	}
+	if st.If != nil {
+		alt, err := c.steps(st.Else, tx)
+		if err != nil {
+			return nil, err
+		}
+		n = &node{kind: nodeIf, name: n.name, cond: c.reads(st.If), children: []*node{n}, alt: alt}
+	}
+	if st.Once {
+		n = &node{kind: nodeOnce, name: n.name, onceID: c.onces, children: []*node{n}}
+		c.onces++
+	}
+	return n, nil
+}
+
+// body compiles what a step does itself: a request (or call, message,
+// gRPC call, WebSocket message), a pause, a transaction, a block, a choice.
+func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
+	p, m, fns, l, scen := c.p, c.m, c.fns, c.l, c.scen
+	n := &node{think: st.Think, name: st.Label()}
+	if st.Correlate != nil {
+		n.correlate = st.Correlate.T
+	}
+	if n.think == nil && !st.IsPause() && !st.IsBlock() && st.Choose == nil {
+		n.think = c.defThink
+	}
+	switch {
+	case st.IsPause():
+		n.kind = nodePause
+	case st.Choose != nil:
+		n.kind = nodeChoose
+		sum := 0.0
+		for _, b := range st.Choose {
+			kids, err := c.steps(b.Steps, tx)
+			if err != nil {
+				return nil, err
+			}
+			sum += b.W()
+			n.branches = append(n.branches, kids)
+			n.cum = append(n.cum, sum)
+		}
+	case st.IsBlock():
+		n.kind = nodeBlock
+		kids, err := c.steps(st.Steps, tx)
+		if err != nil {
+			return nil, err
+		}
+		n.children = kids
+	case st.IsTransaction():
+		n.kind = nodeTx
+		n.op = l.id(metrics.Op{Name: st.Transaction, Kind: metrics.KindTransaction, Scenario: scen})
+		kids, err := c.steps(st.Steps, st.Transaction)
+		if err != nil {
+			return nil, err
+		}
+		n.children = kids
+		// After a transaction: its own think time, else the scenario's.
+		// Its last step's think is not applied inside it.
+		n.think = st.Think
+		if n.think == nil {
+			n.think = c.defThink
+		}
+	case fns[st.Name] != nil || st.Call != "":
+		if p.HTTP.RequiresEventLoop() {
+			return nil, fmt.Errorf("step %s is bound to a Go function: http.event_loop runs HTTP requests only (remove event_loop: true)", st.Name)
+		}
+		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+		if n.fn = bound(fns, st); n.fn == nil {
+			return nil, fmt.Errorf("step %s calls %s, which the program running the plan does not bind (call steps run from Go: package perflab)", st.Name, st.Call)
+		}
+	case st.GRPC != nil:
+		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+		gs, err := compileGRPC(p, m, st)
+		if err != nil {
+			return nil, err
+		}
+		n.grpc = gs
+		if gs.call.Streams() {
+			n.firstOp = l.id(metrics.Op{Name: st.Name + FirstMessage, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+		}
+	case st.WS != nil:
+		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+		s, err := pws.Compile(st)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		if m == nil || m.ws == nil {
+			return nil, fmt.Errorf("step %s: the run's WebSocket dialer is not made", st.Name)
+		}
+		n.ws = &wsStep{step: s, dialer: m.ws,
+			connectOp:   l.id(metrics.Op{Name: st.Name + WSConnect, Kind: metrics.KindStep, Scenario: scen, Transaction: tx}),
+			unmatchedOp: l.id(metrics.Op{Name: st.Name + WSUnmatched, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})}
+	case st.IsMessage():
+		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+		ms, err := compileMessage(m, st)
+		if err != nil {
+			return nil, err
+		}
+		n.msg = ms
+	default:
+		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
+		req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", st.Name, err)
+		}
+		n.req = req
+		c.reqs = append(c.reqs, req)
+	}
+	return n, nil
+}
+
+// each calls f for every node of nodes and of the nodes they hold.
+func each(nodes []*node, f func(*node)) {
+	for _, n := range nodes {
+		f(n)
+		each(n.children, f)
+		each(n.alt, f)
+		for _, b := range n.branches {
+			each(b, f)
+		}
+	}
 }
 
 // compileStage resolves every scenario's load for a stage's variables.
@@ -170,11 +287,17 @@ func compileStage(p *plan.Plan, m *messaging, fns map[string]StepFunc, vars map[
 	l := &layout{}
 	var out []*scenario
 	for _, sc := range p.Scenarios {
-		nodes, err := compileSteps(p, m, fns, l, sc.Name, sc.Flow, "", sc.Think)
+		c := &flowCompiler{p: p, m: m, fns: fns, l: l, scen: sc.Name, defThink: sc.Think}
+		nodes, err := c.steps(sc.Flow, "")
 		if err != nil {
 			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		s := &scenario{sc: sc, nodes: nodes, onError: sc.OnError}
+		if c.keepBody || len(c.keepHeaders) > 0 {
+			for _, r := range c.reqs {
+				r.Keep(c.keepBody, c.keepHeaders)
+			}
+		}
+		s := &scenario{sc: sc, nodes: nodes, onError: sc.OnError, onces: c.onces, keeps: c.keepBody || len(c.keepHeaders) > 0}
 		s.iterOp = l.id(metrics.Op{Name: sc.Name, Kind: metrics.KindScenario, Scenario: sc.Name})
 		if s.Workload, err = sc.LoadFor(vars); err != nil {
 			return nil, nil, err

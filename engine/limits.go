@@ -63,10 +63,8 @@ type flowTargets struct {
 }
 
 func (f *flowTargets) walk(nodes []*node, vars map[string]string) {
-	for _, n := range nodes {
+	each(nodes, func(n *node) {
 		switch {
-		case n.children != nil:
-			f.walk(n.children, vars)
 		case n.req != nil:
 			f.http[n.req.Address(vars)] = true
 		case n.ws != nil:
@@ -78,7 +76,7 @@ func (f *flowTargets) walk(nodes []*node, vars map[string]string) {
 			}
 			f.grpc[target] = addr
 		}
-	}
+	})
 }
 
 // stageSockets is the most sockets a stage's scenarios (compiled, their

@@ -54,6 +54,8 @@ var engineTests = []struct {
 	{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
 	{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
 	{"InjectedValuesAreNotSent", TestInjectedValuesAreNotSent},
+	{"FlowLogic", TestFlowLogic},
+	{"FlowLogicFailures", TestFlowLogicFailures},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},

@@ -207,34 +207,32 @@ func openAwaiters(ctx context.Context, scens []*scenario) (func(), error) {
 			a.Close()
 		}
 	}
-	var walk func(scen string, nodes []*node) error
-	walk = func(scen string, nodes []*node) error {
-		for _, n := range nodes {
-			if err := walk(scen, n.children); err != nil {
-				return err
-			}
-			if n.msg == nil || n.msg.await == nil {
-				continue
+	walk := func(scen string, nodes []*node) (err error) {
+		each(nodes, func(n *node) {
+			if err != nil || n.msg == nil || n.msg.await == nil {
+				return
 			}
 			a := n.msg.await
 			k := awaitKey{scen, a.Bus, a.Topic, a.Match}
 			if aw := open[k]; aw != nil {
 				n.msg.awaiter = aw
-				continue
+				return
 			}
-			field, err := bus.ParseField(a.Match)
-			if err != nil {
-				return err
+			field, ferr := bus.ParseField(a.Match)
+			if ferr != nil {
+				err = ferr
+				return
 			}
-			sub, err := n.msg.conn.Subscribe(ctx, []string{a.Topic}, "")
-			if err != nil {
-				return fmt.Errorf("step %s: subscribing to %s: %w", n.msg.name, a.Topic, err)
+			sub, serr := n.msg.conn.Subscribe(ctx, []string{a.Topic}, "")
+			if serr != nil {
+				err = fmt.Errorf("step %s: subscribing to %s: %w", n.msg.name, a.Topic, serr)
+				return
 			}
 			aw := bus.NewAwaiter(sub, bus.AwaiterConfig{Key: field.Get})
 			open[k] = aw
 			n.msg.awaiter = aw
-		}
-		return nil
+		})
+		return err
 	}
 	for _, s := range scens {
 		if err := walk(s.sc.Name, s.nodes); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/plan/expr"
 	phttp "github.com/perflab/perflab/protocol/http"
 	pws "github.com/perflab/perflab/protocol/ws"
 )
@@ -27,8 +28,11 @@ type worker struct {
 	// due is when the current iteration was due to start in an open model
 	// (zero in closed models); the first request is timed from it.
 	due time.Time
-	// cur is where the VU is in its iteration.
-	cur cursor
+	// cur is where the VU is in its iteration; once the once nodes it
+	// has run; exprEnv its expression environment (logic.go).
+	cur     cursor
+	once    []bool
+	exprEnv *expr.Env
 }
 
 // iteration runs the flow once, as the cursor walks it. due is when it

@@ -19,8 +19,11 @@ import (
 // collecting every error instead of stopping at the first.
 type decoder struct {
 	file string
-	errs ErrorList
-	keys []string // the mapping keys leading to the value being decoded
+	// included: the file is one the plan includes (its fragments), whose
+	// places name it.
+	included bool
+	errs     ErrorList
+	keys     []string // the mapping keys leading to the value being decoded
 	// budget bounds the nodes visited, so aliases cannot expand a small
 	// file into an enormous plan.
 	budget int
@@ -60,7 +63,14 @@ func (d *decoder) errorf(n *yaml.Node, format string, args ...any) {
 // names its step when the step has no name): single lines (CheckName).
 var nameKeys = map[string]bool{"name": true, "transaction": true, "call": true}
 
-func posOf(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
+// posOf is n's place; in an included file, with the file's name.
+func (d *decoder) posOf(n *yaml.Node) Pos {
+	p := Pos{Line: n.Line, Col: n.Column}
+	if d.included {
+		p.File = d.file
+	}
+	return p
+}
 
 var (
 	typText      = reflect.TypeOf(&Text{})
@@ -75,6 +85,8 @@ var (
 	typJSONCheck = reflect.TypeOf([]*JSONCheck{})
 	typJSONDoc   = reflect.TypeOf(&JSONDoc{})
 	typPos       = reflect.TypeOf(Pos{})
+	typExpr      = reflect.TypeOf(&Expr{})
+	typFragments = reflect.TypeOf([]*Fragment{})
 	typThreshold = reflect.TypeOf(&Threshold{})
 	typStdDur    = reflect.TypeOf(time.Duration(0))
 )
@@ -125,7 +137,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		return
 	case typDuration:
 		if dur, ok := d.duration(n); ok {
-			v.Set(reflect.ValueOf(Duration{Pos: posOf(n), D: dur}))
+			v.Set(reflect.ValueOf(Duration{Pos: d.posOf(n), D: dur}))
 		}
 		return
 	case typSize:
@@ -138,7 +150,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			d.errorf(n, "%v", err)
 			return
 		}
-		v.Set(reflect.ValueOf(Size{Pos: posOf(n), N: size}))
+		v.Set(reflect.ValueOf(Size{Pos: d.posOf(n), N: size}))
 		return
 	case typStdDur: // a duration in another package's type (a monitor's slow_threshold)
 		if dur, ok := d.duration(n); ok {
@@ -155,7 +167,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			d.errorAt(n, "%v", err)
 			return
 		}
-		t.Pos = posOf(n)
+		t.Pos = d.posOf(n)
 		v.Set(reflect.ValueOf(t))
 		return
 	case typThink:
@@ -172,7 +184,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 	case typData:
 		var out []*Data
 		d.namedMap(n, func(k, val *yaml.Node) {
-			ds := &Data{Pos: posOf(k), Name: k.Value}
+			ds := &Data{Pos: d.posOf(k), Name: k.Value}
 			d.decode(val, reflect.ValueOf(ds).Elem())
 			out = append(out, ds)
 		})
@@ -181,7 +193,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 	case typExtracts:
 		var out []*Extract
 		d.namedMap(n, func(k, val *yaml.Node) {
-			ex := &Extract{Pos: posOf(k), Name: k.Value}
+			ex := &Extract{Pos: d.posOf(k), Name: k.Value}
 			if val.Kind == yaml.ScalarNode && strings.HasPrefix(val.Value, "$") {
 				ex.JSON = val.Value // shorthand: name: $.json.path
 			} else {
@@ -199,8 +211,28 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 				return
 			}
 			if t := d.text(val); t != nil {
-				out = append(out, &JSONCheck{Pos: posOf(k), Path: k.Value, Equals: t})
+				out = append(out, &JSONCheck{Pos: d.posOf(k), Path: k.Value, Equals: t})
 			}
+		})
+		v.Set(reflect.ValueOf(out))
+		return
+	case typExpr:
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, "want an expression such as count > 5 or response.status == 200, got %s", kindName(n))
+			return
+		}
+		e := &Expr{Pos: d.posOf(n), Src: n.Value}
+		if n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 {
+			e.quoted = true
+		}
+		v.Set(reflect.ValueOf(e))
+		return
+	case typFragments:
+		var out []*Fragment
+		d.namedMap(n, func(k, val *yaml.Node) {
+			f := &Fragment{Pos: d.posOf(k), Name: k.Value}
+			d.decode(val, reflect.ValueOf(&f.Steps).Elem())
+			out = append(out, f)
 		})
 		v.Set(reflect.ValueOf(out))
 		return
@@ -212,7 +244,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			d.errorf(n, "json: %v", err)
 			return
 		}
-		v.Set(reflect.ValueOf(&JSONDoc{Pos: posOf(n), Text: &Text{Pos: posOf(n), T: t}, Node: n}))
+		v.Set(reflect.ValueOf(&JSONDoc{Pos: d.posOf(n), Text: &Text{Pos: d.posOf(n), T: t}, Node: n}))
 		return
 	}
 
@@ -342,7 +374,7 @@ func fieldNames(t reflect.Type) ([]string, map[string][]int) {
 
 func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
 	if f := v.FieldByName("Pos"); f.IsValid() && f.Type() == typPos && f.Interface() == (Pos{}) {
-		f.Set(reflect.ValueOf(posOf(n)))
+		f.Set(reflect.ValueOf(d.posOf(n)))
 	}
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, "want a mapping, got %s", kindName(n))
@@ -368,7 +400,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
 		// The value's place, where the struct keeps one beside the
 		// field (CAFile's CAFilePos), for errors found later.
 		if p := v.FieldByName(v.Type().FieldByIndex(fi).Name + "Pos"); p.IsValid() && p.Type() == typPos {
-			p.Set(reflect.ValueOf(posOf(val)))
+			p.Set(reflect.ValueOf(d.posOf(val)))
 		}
 	}
 }
@@ -421,7 +453,7 @@ func (d *decoder) pairs(n *yaml.Node) []Pair {
 	var out []Pair
 	d.namedMap(n, func(k, val *yaml.Node) {
 		if t := d.text(val); t != nil {
-			out = append(out, Pair{Pos: posOf(k), Name: k.Value, Value: t})
+			out = append(out, Pair{Pos: d.posOf(k), Name: k.Value, Value: t})
 		}
 	})
 	return out
@@ -438,7 +470,7 @@ func (d *decoder) vars(n *yaml.Node) []*Var {
 			d.errorf(k, "variable name %q: %s", k.Value, err)
 			return
 		}
-		v := &Var{Pos: posOf(k), Name: k.Value}
+		v := &Var{Pos: d.posOf(k), Name: k.Value}
 		switch val.Kind {
 		case yaml.ScalarNode:
 			v.Values = []string{val.Value}
@@ -474,7 +506,7 @@ func (d *decoder) text(n *yaml.Node) *Text {
 		d.templateError(n, err)
 		return nil
 	}
-	return &Text{Pos: posOf(n), T: t}
+	return &Text{Pos: d.posOf(n), T: t}
 }
 
 // templateError reports a template syntax error at its column when the
@@ -498,7 +530,7 @@ func (d *decoder) templateError(n *yaml.Node, err error) {
 }
 
 func (d *decoder) num(n *yaml.Node) *Num {
-	num := &Num{Pos: posOf(n)}
+	num := &Num{Pos: d.posOf(n)}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if strings.Contains(n.Value, "${") {
@@ -532,7 +564,7 @@ func (d *decoder) num(n *yaml.Node) *Num {
 }
 
 func (d *decoder) think(n *yaml.Node) *Think {
-	t := &Think{Pos: posOf(n)}
+	t := &Think{Pos: d.posOf(n)}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		dur, err := parseDuration(n.Value)

@@ -34,10 +34,13 @@ func (l ErrorList) Error() string {
 	return b.String()
 }
 
-// sorted orders the list by position and drops repeats: a node reached
+// sorted orders the list by file (the plan's first) and position, and drops repeats: a node reached
 // through many aliases (a "billion laughs" plan) is reported once.
-func (l ErrorList) sorted() ErrorList {
+func (l ErrorList) sorted(plan string) ErrorList {
 	sort.SliceStable(l, func(i, j int) bool {
+		if l[i].File != l[j].File { // the plan's first, then its included files'
+			return l[i].File == plan || l[j].File != plan && l[i].File < l[j].File
+		}
 		if l[i].Line != l[j].Line {
 			return l[i].Line < l[j].Line
 		}

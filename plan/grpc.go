@@ -175,7 +175,7 @@ func (v *validator) grpcStep(st *Step, sc *scope, where string) {
 	v.refs(st.Correlate, sc)
 	if s := v.p.GRPC.Schema; s != nil {
 		for _, e := range resolveCall(st.Name, g, s) {
-			v.at(Pos{e.Line, e.Col}, "%s", e.Msg)
+			v.at(Pos{Line: e.Line, Col: e.Col}, "%s", e.Msg)
 		}
 	}
 }
@@ -248,7 +248,7 @@ func resolveCall(name string, g *GRPCCall, s *protoschema.Schema) []Error {
 			if pr.NotFound != nil {
 				msg += suggest(pr.NotFound.Name, pr.NotFound.Known)
 			}
-			out = append(out, at(Pos{pr.Line, pr.Col}, msg))
+			out = append(out, at(Pos{Line: pr.Line, Col: pr.Col}, msg))
 		}
 	}
 	return out

@@ -85,12 +85,9 @@ func tooBig(name string, size int64) error {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// Parse decodes and validates plan source; name is used in messages and to
-// find data files relative to it.
-func Parse(src []byte, name string, opts Options) (*Plan, error) {
-	if len(src) > MaxPlanBytes {
-		return nil, tooBig(name, int64(len(src)))
-	}
+// parseYAML parses a file's YAML into its document's node, or says where
+// it is not YAML (empty: what an empty file is said to be).
+func parseYAML(src []byte, name, empty string) (*yaml.Node, ErrorList) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		msg := err.Error()
@@ -101,13 +98,26 @@ func Parse(src []byte, name string, opts Options) (*Plan, error) {
 		return nil, ErrorList{{File: name, Msg: msg}}
 	}
 	if len(doc.Content) == 0 {
-		return nil, ErrorList{{File: name, Msg: "the plan is empty"}}
+		return nil, ErrorList{{File: name, Msg: empty}}
+	}
+	return doc.Content[0], nil
+}
+
+// Parse decodes and validates plan source; name is used in messages and to
+// find data files relative to it.
+func Parse(src []byte, name string, opts Options) (*Plan, error) {
+	if len(src) > MaxPlanBytes {
+		return nil, tooBig(name, int64(len(src)))
+	}
+	doc, errs := parseYAML(src, name, "the plan is empty")
+	if errs != nil {
+		return nil, errs
 	}
 	d := &decoder{file: name}
 	p := &Plan{File: name, Source: bytes.Clone(src), dir: filepath.Dir(name)}
-	d.decode(doc.Content[0], reflect.ValueOf(p).Elem())
+	d.decode(doc, reflect.ValueOf(p).Elem())
 	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+		return nil, d.errs.sorted(name)
 	}
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
@@ -117,7 +127,7 @@ func Parse(src []byte, name string, opts Options) (*Plan, error) {
 	v.applyOverrides(opts.Set)
 	v.validate()
 	if len(d.errs) > 0 {
-		return nil, d.errs.sorted()
+		return nil, d.errs.sorted(name)
 	}
 	return p, nil
 }

@@ -12,6 +12,8 @@ import (
 // Pos is the position of a value in the plan file (1-based).
 type Pos struct {
 	Line, Col int
+	// File is the file of an included fragment; "" for the plan's own.
+	File string
 }
 
 // Plan is a decoded and validated plan.
@@ -50,6 +52,10 @@ type Plan struct {
 	Setup     []*Step     `yaml:"setup"`
 	Teardown  []*Step     `yaml:"teardown"`
 	Scenarios []*Scenario `yaml:"scenarios"`
+	// Fragments are named lists of steps that flows run with use: NAME;
+	// Include names files whose fragments the plan adds to its own.
+	Fragments []*Fragment `yaml:"fragments"`
+	Include   []string    `yaml:"include"`
 	// Thresholds are checked at the end of the run; a failed one gives exit
 	// code 4.
 	Thresholds []*Threshold `yaml:"thresholds"`
@@ -263,6 +269,17 @@ type Step struct {
 
 	// Repeat runs a setup or teardown step several times.
 	Repeat *Repeat `yaml:"repeat"`
+
+	// The flow's logic (logic.go): whether the step runs (Once, If,
+	// with Else), how often (Loop), or which of several branches
+	// (Choose); Use runs a fragment's steps here. Steps without a
+	// transaction are a block: a group without statistics of its own.
+	If     *Expr     `yaml:"if"`
+	Else   []*Step   `yaml:"else"`
+	Loop   *Loop     `yaml:"loop"`
+	Once   bool      `yaml:"once"`
+	Choose []*Branch `yaml:"choose"`
+	Use    string    `yaml:"use"`
 }
 
 // IsTransaction reports whether the step groups other steps.
@@ -276,8 +293,13 @@ func (s *Step) IsMessage() bool { return s.Publish != nil || s.Await != nil }
 
 // IsPause reports whether the step only waits.
 func (s *Step) IsPause() bool {
-	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.WS == nil && s.Think != nil
+	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.WS == nil && s.Think != nil &&
+		!s.IsBlock() && s.Choose == nil
 }
+
+// IsBlock reports whether the step is a group of steps without statistics
+// of its own: steps without a transaction, or a fragment's (use).
+func (s *Step) IsBlock() bool { return !s.IsTransaction() && (len(s.Steps) > 0 || s.Use != "") }
 
 // Label is the name statistics are kept under.
 func (s *Step) Label() string {

@@ -172,6 +172,12 @@ func FuzzParse(f *testing.F) {
 		}
 		for i := 1; i < len(list); i++ {
 			a, b := list[i-1], list[i]
+			if a.File != b.File {
+				if b.File == list[0].File {
+					t.Fatalf("the plan's errors after an included file's:\n%v", list)
+				}
+				continue
+			}
 			if a.Line > b.Line || a.Line == b.Line && a.Col > b.Col || *a == *b {
 				t.Fatalf("errors out of order or repeated:\n%v", list)
 			}
@@ -267,5 +273,33 @@ func TestParseSize(t *testing.T) {
 	}
 	if got := FormatSize(4 << 20); got != "4 MiB" {
 		t.Errorf("FormatSize(4 MiB) = %q", got)
+	}
+}
+
+// A plan takes the fragments of the files it includes, and of those they
+// include, each file once; a problem in an included file is placed in it.
+func TestIncludedFragments(t *testing.T) {
+	p, err := Load("testdata/include/plan.yaml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	eachStep(p.Scenarios[0].Flow, func(s *Step) {
+		if !s.IsBlock() {
+			names = append(names, s.Name)
+		}
+	})
+	if got := strings.Join(names, ","); got != "login,browse,logout" {
+		t.Errorf("the flow's steps: %s", got)
+	}
+	_, err = Load("testdata/include/bad.yaml", Options{})
+	want := []string{
+		"testdata/include/broken.yaml:4:17: unknown field \"urll\" (did you mean \"url\"?)",
+		"testdata/include/missing.yaml: include: open testdata/include/missing.yaml: no such file or directory",
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("errors:\n%v\nwant among them:\n%s", err, w)
+		}
 	}
 }

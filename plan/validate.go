@@ -54,10 +54,20 @@ type validator struct {
 	// unnamed are the steps named from what they do (METHOD URL, the
 	// call, the topic): two of them with one name do the same thing.
 	unnamed map[*Step]bool
+	// fragments by name, the plan's and its included files'; using are
+	// those being checked (a fragment that uses itself), in useStack's
+	// order.
+	fragments map[string]*Fragment
+	using     map[string]bool
+	useStack  []string
 }
 
 func (v *validator) report(pos Pos, format string, args ...any) {
-	v.errs = append(v.errs, &Error{File: v.file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)})
+	file := v.file
+	if pos.File != "" {
+		file = pos.File
+	}
+	v.errs = append(v.errs, &Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (v *validator) validate() {
@@ -115,6 +125,7 @@ func (v *validator) validate() {
 	v.swept = map[string]bool{}
 	v.setupNames = map[string]bool{}
 	v.unnamed = map[*Step]bool{}
+	v.loadFragments()
 
 	for _, vr := range p.Vars {
 		v.define(vr.Pos, vr.Name, "variable")
@@ -421,11 +432,11 @@ func (v *validator) scenario(sc *Scenario) {
 		v.labels(st, kinds)
 		v.distinct(sc.Name, st, "", seen)
 		if v.p.HTTP.RequiresEventLoop() {
-			for _, c := range append([]*Step{st}, st.Steps...) {
+			eachStep([]*Step{st}, func(c *Step) {
 				if c.Call != "" || c.IsMessage() {
 					v.at(c.Pos, "step %s: http.event_loop: true runs HTTP requests only; call, publish and await steps run on goroutines (remove event_loop: true, and each scenario gets the engine that can run it)", c.Label())
 				}
-			}
+			})
 		}
 	}
 }
@@ -440,19 +451,26 @@ func (v *validator) distinct(scenario string, st *Step, tx string, seen map[[3]s
 	if st.IsPause() {
 		return
 	}
-	kind, hint := "steps", " (unnamed steps with the same method and URL are one operation)"
-	if st.IsTransaction() {
-		kind, hint = "transactions", ""
+	if !st.IsBlock() && st.Choose == nil {
+		kind, hint := "steps", " (unnamed steps with the same method and URL are one operation)"
+		if st.IsTransaction() {
+			kind, hint = "transactions", ""
+		}
+		key := [3]string{kind, tx, st.Label()}
+		if prev, ok := seen[key]; !ok {
+			seen[key] = st
+		} else if prev != st && (!v.unnamed[prev] || !v.unnamed[st]) { // one step twice: a fragment used twice
+			v.at(st.Pos, "scenario %s: two %s are named %q (here and at %s): their statistics would be merged into one operation; give each its own name%s",
+				scenario, kind, st.Label(), v.place(prev.Pos), hint)
+		}
+		if st.IsTransaction() {
+			tx = st.Transaction
+		}
 	}
-	key := [3]string{kind, tx, st.Label()}
-	if prev, ok := seen[key]; !ok {
-		seen[key] = st
-	} else if !v.unnamed[prev] || !v.unnamed[st] {
-		v.at(st.Pos, "scenario %s: two %s are named %q (here and at %s:%d:%d): their statistics would be merged into one operation; give each its own name%s",
-			scenario, kind, st.Label(), v.file, prev.Pos.Line, prev.Pos.Col, hint)
-	}
-	for _, c := range st.Steps {
-		v.distinct(scenario, c, st.Transaction, seen)
+	for _, cs := range st.Children() {
+		for _, c := range cs {
+			v.distinct(scenario, c, tx, seen)
+		}
 	}
 }
 
@@ -567,9 +585,13 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 	if k, ok := kinds[st.Label()]; ok && k != kind {
 		v.at(st.Pos, "%q names both a step and a transaction; statistics need distinct names", st.Label())
 	}
-	kinds[st.Label()] = kind
-	for _, c := range st.Steps {
-		v.labels(c, kinds)
+	if !st.IsBlock() && st.Choose == nil {
+		kinds[st.Label()] = kind
+	}
+	for _, cs := range st.Children() {
+		for _, c := range cs {
+			v.labels(c, kinds)
+		}
 	}
 }
 
@@ -583,6 +605,9 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 			}
 		}
 	}()
+	if !v.logic(st, sc, where, inTx) {
+		return
+	}
 	kinds := 0
 	for _, is := range []bool{st.IsTransaction(), st.IsRequest() && st.GRPC == nil && st.WS == nil, st.Publish != nil, st.Await != nil, st.Call != "", st.GRPC != nil, st.WS != nil} {
 		if is {
@@ -627,8 +652,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		}
 		v.refs(st.Correlate, sc)
 		return
-	case len(st.Steps) > 0:
-		v.at(st.Pos, "%s: steps belong to a transaction: add transaction: NAME", where)
+	case st.IsBlock() || st.Choose != nil: // checked by logic
 		return
 	case st.IsPause():
 		return
@@ -790,7 +814,7 @@ func (v *validator) refs(t *Text, sc *scope) {
 		if !strings.Contains(t.T.Source(), "\n") {
 			col += r.Offset
 		}
-		pos := Pos{Line: t.Pos.Line, Col: col}
+		pos := Pos{Line: t.Pos.Line, Col: col, File: t.Pos.File}
 		name := r.Name
 		if v.swept[name] && v.inPhase {
 			v.usesSwept = true

@@ -331,6 +331,8 @@ var (
 	typExtracts  = reflect.TypeOf([]*plan.Extract{})
 	typJSONCheck = reflect.TypeOf([]*plan.JSONCheck{})
 	typJSONDoc   = reflect.TypeOf(&plan.JSONDoc{})
+	typExpr      = reflect.TypeOf(&plan.Expr{})
+	typFragments = reflect.TypeOf([]*plan.Fragment{})
 	typThreshold = reflect.TypeOf([]*plan.Threshold{})
 )
 
@@ -400,8 +402,15 @@ func (w *planWalker) leaf(s map[string]any, path string) {
 
 func (w *planWalker) field(t reflect.Type, s map[string]any, path string) {
 	switch t {
-	case typText, typNum, typDuration, typSize, typJSONDoc:
+	case typText, typNum, typDuration, typSize, typJSONDoc, typExpr:
 		w.leaf(s, path)
+		return
+	case typFragments: // name: a list of steps
+		if v := w.mapOf(s, path); v != nil {
+			if items := w.sub(v, "items"); items != nil {
+				w.object(reflect.TypeOf(plan.Step{}), items, path+".*[]")
+			}
+		}
 		return
 	case typThreshold: // a list of expressions
 		if items := w.sub(s, "items"); items != nil {
@@ -812,7 +821,8 @@ scenarios:
 		{"empty flow", scenarioPlan("vus: 1\niterations: 1\n", "[]\n"), false, false},
 		{"url and transaction", flowPlan("- {transaction: t, url: /a, steps: [{url: /b}]}\n"), false, false},
 		{"transaction without steps", flowPlan("- transaction: t\n"), false, false},
-		{"steps without transaction", flowPlan("- {name: x, steps: [{url: /b}]}\n"), false, false},
+		{"steps without transaction: a block", flowPlan("- {name: x, steps: [{url: /b}]}\n"), true, true},
+		{"use and steps", flowPlan("- {use: f, steps: [{url: /b}]}\n"), false, false},
 		{"step with nothing to do", flowPlan("- name: x\n"), false, false},
 		{"body and json", flowPlan("- {url: /a, body: x, json: {a: 1}}\n"), false, false},
 		{"lower-case method", flowPlan("- {url: /a, method: get}\n"), false, false},

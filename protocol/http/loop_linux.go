@@ -548,6 +548,7 @@ type Exchange struct {
 
 	req          *Request
 	vars         Vars
+	scr          *Scratch
 	wbuf         []byte
 	built        *Request // whose bytes wbuf holds
 	builtAuth    []byte   // and the origin of its URL
@@ -582,7 +583,7 @@ const maxIdle = 4 * time.Second
 // Nothing may be sent on x until then.
 func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	l, c := x.l, x.l.c
-	x.req, x.vars, x.then = r, vars, then
+	x.req, x.vars, x.scr, x.then = r, vars, s, then
 	x.seq++
 	x.sending = true
 	defer func() { x.sending = false }()
@@ -911,6 +912,7 @@ func (x *Exchange) finish() {
 	x.l.c.serverTime(&res, x.hdr)
 	limit, _ := x.l.c.bodyLimit(x.req)
 	x.req.judge(&res, x.hdr, x.resp.body(), x.vars, limit)
+	x.req.keepLast(x.scr, x.hdr, x.resp.body())
 	if x.resp.close || !x.l.c.keepAlive {
 		x.closeConn()
 	}

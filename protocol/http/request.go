@@ -46,6 +46,10 @@ type Request struct {
 	// literal is true when no part of the request has a placeholder: the
 	// event loop builds its bytes once per connection.
 	literal bool
+	// keepBody and keepHeaders are what of the response the flow's
+	// expressions read (Keep).
+	keepBody    bool
+	keepHeaders []string
 }
 
 type header struct {
@@ -151,6 +155,7 @@ type Result struct {
 type Scratch struct {
 	buf, body []byte
 	drop      []byte // what a body over its limit is read into
+	last      kept   // what the last response kept for the flow (Keep)
 }
 
 // Do sends the request with the VU's variables and judges the response.
@@ -196,6 +201,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	}
 	c.serverTime(&res, header)
 	r.judge(&res, header, body, vars, limit)
+	r.keepLast(s, header, body)
 	return res
 }
 

@@ -94,6 +94,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 	}
 	c.serverTime(&res, header)
 	r.judge(&res, header, kept, vars, limit)
+	r.keepLast(s, header, kept)
 	return res
 }
 
@@ -106,7 +107,7 @@ func classifyStd(ctx context.Context, err error) metrics.ErrKind {
 
 // needsBody reports whether the response body is read by a check or an
 // extraction.
-func (r *Request) needsBody() bool { return r.bodyUse != metrics.OK }
+func (r *Request) needsBody() bool { return r.bodyUse != metrics.OK || r.keepBody }
 
 // readsBody says what reads the response body: a check (CheckFailed,
 // "check"), an extraction (ExtractFailed, "extract from"), or nothing

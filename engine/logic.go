@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/theory/jsonpath"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan/expr"
+)
+
+// The flow's logic as the cursor runs it: conditions, loops and choices
+// read a VU's expression environment (env), made on the VU's first
+// expression and bound to its variables and its last response.
+
+// maxEmptyPasses bounds the passes in a row of a loop that begin no step
+// and no wait (its steps all skipped by conditions): such a loop would
+// spin without end where nothing in it ever changes.
+const maxEmptyPasses = 1000
+
+// env is the VU's expression environment, up to date.
+func (w *worker) env() *expr.Env {
+	e := w.exprEnv
+	if e == nil {
+		e = &expr.Env{
+			Var: func(name string) string {
+				v, _ := w.vars.Lookup(name)
+				return v
+			},
+			Defined: func(name string) bool {
+				_, ok := w.vars.Lookup(name)
+				return ok
+			},
+			Header: func(name string) string {
+				v, _ := w.scr.LastHeader(name)
+				return v
+			},
+			JSON:   w.lastJSON,
+			Random: func() float64 { return w.vars.rng.Float64() },
+		}
+		e.VarNamed = e.Var
+		w.exprEnv = e
+	}
+	e.VU, e.Iteration = w.vars.vu, int(w.vars.iteration)
+	res := w.cur.last
+	e.Response = expr.Response{Status: res.Status, Duration: float64(res.Latency) / 1e6, Size: res.Bytes,
+		OK: res.Err == metrics.OK && !res.Start.IsZero(), Body: string(w.scr.LastBody())}
+	if res.Err != metrics.OK {
+		e.Response.Error = res.Err.String()
+	}
+	return e
+}
+
+// lastJSON evaluates a JSONPath on the last response's body: its one
+// value, a list when it selects several, nil when none (or the body is no
+// JSON).
+func (w *worker) lastJSON(path string) any {
+	p, err := jsonpath.Parse(path)
+	if err != nil {
+		panic(fmt.Sprintf("json(%q): %v", path, err))
+	}
+	var doc any
+	if err := json.Unmarshal(w.scr.LastBody(), &doc); err != nil {
+		return nil
+	}
+	nodes := p.Select(doc)
+	switch len(nodes) {
+	case 0:
+		return nil
+	case 1:
+		return nodes[0]
+	}
+	return []any(nodes)
+}
+
+// cond evaluates a condition of n; one that fails is false, and said once.
+func (w *worker) cond(n *node, p *expr.Program) bool {
+	ok, err := p.Bool(w.env())
+	if err != nil {
+		w.exprFailed(n, p, err)
+		return false
+	}
+	return ok
+}
+
+func (w *worker) exprFailed(n *node, p *expr.Program, err error) {
+	if n.warned.CompareAndSwap(false, true) && w.r != nil && w.r.opts.OnEvent != nil {
+		w.r.opts.OnEvent(fmt.Sprintf("step %s: %s: %v (taken as false, or no pass; said once)", n.name, p, err))
+	}
+}
+
+// choose picks one of n's branches by weight, with the VU's random numbers.
+func (w *worker) choose(n *node) []*node {
+	x := w.vars.rng.Float64() * n.cum[len(n.cum)-1]
+	for i, c := range n.cum {
+		if x < c {
+			return n.branches[i]
+		}
+	}
+	return n.branches[len(n.branches)-1]
+}
+
+// startLoop begins a loop's first pass in frame f, if it has one.
+func (w *worker) startLoop(f *frame) bool {
+	l := f.n.loop
+	f.pass, f.passes, f.items = 0, -1, nil
+	switch {
+	case l.Count != nil:
+		v, err := l.Count.Prog.Eval(w.env())
+		if err == nil {
+			f.passes, err = count(v)
+		}
+		if err != nil {
+			w.exprFailed(f.n, l.Count.Prog, err)
+			return false
+		}
+	case l.Over != nil:
+		v, err := l.Over.Prog.Eval(w.env())
+		if err == nil {
+			f.items, err = items(v)
+		}
+		if err != nil {
+			w.exprFailed(f.n, l.Over.Prog, err)
+			return false
+		}
+		f.passes = len(f.items)
+	}
+	if l.Max > 0 && (f.passes < 0 || f.passes > l.Max) {
+		f.passes = l.Max
+	}
+	return w.beginPass(f)
+}
+
+// nextPass begins a loop's next pass, if it has one.
+func (w *worker) nextPass(f *frame) bool {
+	if w.cur.acts == f.acts {
+		if f.empty++; f.empty >= maxEmptyPasses {
+			if f.n.warned.CompareAndSwap(false, true) && w.r != nil && w.r.opts.OnEvent != nil {
+				w.r.opts.OnEvent(fmt.Sprintf("step %s: the loop ended after %d passes in a row that ran no step", f.n.name, maxEmptyPasses))
+			}
+			return false
+		}
+	} else {
+		f.empty = 0
+	}
+	f.pass++
+	return w.beginPass(f)
+}
+
+// beginPass sets up pass f.pass, if the loop has it.
+func (w *worker) beginPass(f *frame) bool {
+	l := f.n.loop
+	if f.passes >= 0 && f.pass >= f.passes {
+		return false
+	}
+	if l.While != nil && !w.cond(f.n, l.While.Prog) {
+		return false
+	}
+	if l.Index != "" {
+		w.vars.Set(l.Index, strconv.Itoa(f.pass))
+	}
+	if l.As != "" {
+		w.vars.Set(l.As, f.items[f.pass])
+	}
+	f.acts = w.cur.acts
+	return true
+}
+
+// count is a loop's count from an expression's value.
+func count(v any) (int, error) {
+	var f float64
+	switch x := v.(type) {
+	case int:
+		return max(x, 0), nil
+	case float64:
+		f = x
+	case string:
+		n, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return 0, fmt.Errorf("count %q is not a number", x)
+		}
+		f = n
+	default:
+		return 0, fmt.Errorf("count %v is not a number", v)
+	}
+	if f != float64(int(f)) {
+		return 0, fmt.Errorf("count %v is not a whole number", v)
+	}
+	return max(int(f), 0), nil
+}
+
+// items are a loop's items from an expression's value: a list, or text
+// holding a JSON array (an extraction's match: all); each item as text
+// (a string as it is, anything else as JSON).
+func items(v any) ([]string, error) {
+	if s, ok := v.(string); ok {
+		if s == "" {
+			return nil, nil
+		}
+		var list []any
+		if err := json.Unmarshal([]byte(s), &list); err != nil {
+			return nil, fmt.Errorf("over: %.60q is not a list (a JSON array)", s)
+		}
+		v = list
+	}
+	list, ok := v.([]any)
+	if !ok {
+		if v == nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("over: %v is not a list", v)
+	}
+	out := make([]string, len(list))
+	for i, x := range list {
+		if s, ok := x.(string); ok {
+			out[i] = s
+			continue
+		}
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = string(b)
+	}
+	return out, nil
+}

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// The flow's logic, run on each engine (engineTests), counted by the
+// server: a step once per VU, a loop over the list a response gave (by an
+// RFC 9535 filter), a condition with an else, a weighted choice, a while
+// loop bounded by max, a counted loop, a fragment used twice.
+func TestFlowLogic(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/list" {
+			io.WriteString(w, `{"items":[{"id":1,"state":"OPEN"},{"id":2,"state":"CLOSED"},{"id":3,"state":"OPEN"}]}`)
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+fragments:
+  audit:
+    - {name: audit, url: /audit}
+scenarios:
+  - name: s
+    vus: 4
+    iterations: 50
+    flow:
+      - {name: login, url: /login, once: true}
+      - {name: list, url: /list}
+      - name: each open item
+        loop: {over: 'json("$.items[?@.state==''OPEN''].id")', as: id, index: i}
+        steps:
+          - {name: item, url: "/item/${id}?i=${i}"}
+      - use: audit
+      - if: response.status == 200 && iteration % 2 == 0
+        steps: [{name: even, url: /even}]
+        else: [{name: odd, url: /odd}]
+      - choose:
+          - {weight: 3, steps: [{name: a, url: /a}]}
+          - {weight: 1, steps: [{name: b, url: /b}]}
+          - {weight: 0, steps: [{name: never, url: /never}]}
+      - name: poll
+        loop: {while: iteration >= 0, max: 3}
+        steps: [{name: poll, url: /poll}]
+      - {name: twice, url: /twice, loop: {count: 2}}
+      - use: audit
+`, nil)
+	r := run(t, p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want := map[string]int{"GET /login": 4, "GET /list": 200, "GET /item/1": 200, "GET /item/3": 200, "GET /audit": 400,
+		"GET /even": 100, "GET /odd": 100, "GET /poll": 600, "GET /twice": 400}
+	for path, n := range want {
+		if c.counts[path] != n {
+			t.Errorf("%s: the server saw %d, want %d", path, c.counts[path], n)
+		}
+	}
+	a, b := c.counts["GET /a"], c.counts["GET /b"]
+	if a+b != 200 || c.counts["GET /never"] != 0 || a < 120 || a > 180 {
+		t.Errorf("choose: a %d, b %d, never %d; want 200 in all, about 150 of them a", a, b, c.counts["GET /never"])
+	}
+	for name, path := range map[string]string{"login": "GET /login", "item": "", "audit": "GET /audit", "poll": "GET /poll", "a": "GET /a"} {
+		s := op(t, r.Stages[0], name)
+		want := int64(c.counts[path])
+		if name == "item" {
+			want = int64(c.counts["GET /item/1"] + c.counts["GET /item/3"])
+		}
+		if s.Count != want || s.ErrorCount() != 0 {
+			t.Errorf("%s: perflab counted %d (%v errors), the server %d", name, s.Count, s.Errors, want)
+		}
+	}
+	if it := op(t, r.Stages[0], "s"); it.Count != 200 || it.ErrorCount() != 0 {
+		t.Errorf("iterations %d, errors %v", it.Count, it.Errors)
+	}
+}
+
+// A condition that fails at run time (a text compared with a number) is
+// false, and said once; a loop whose passes run no step ends.
+func TestFlowLogicFailures(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+vars:
+  word: abc
+scenarios:
+  - name: s
+    vus: 2
+    iterations: 3
+    flow:
+      - {name: a, url: /a}
+      - {name: never, url: /never, if: word > 5}
+      - name: spin
+        loop: {while: "true"}
+        steps: [{name: skipped, url: /skipped, if: "false"}]
+      - {name: b, url: /b}
+`, nil)
+	var events []string
+	r, err := Run(t.Context(), p, Options{RunID: "test", Seed: 1, OnEvent: func(s string) { events = append(events, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts["GET /a"] != 6 || c.counts["GET /b"] != 6 || c.counts["GET /never"] != 0 || c.counts["GET /skipped"] != 0 {
+		t.Errorf("the server saw %v", c.counts)
+	}
+	if it := op(t, r.Stages[0], "s"); it.Count != 6 || it.Errors[metrics.OK] != 0 {
+		t.Errorf("iterations %d", it.Count)
+	}
+	said := fmt.Sprint(events)
+	for _, want := range []string{`step never: word > 5: "abc" is not a number`, "step spin: the loop ended after 1000 passes in a row that ran no step"} {
+		if n := strings.Count(said, want); n != 1 {
+			t.Errorf("said %d times %q; events: %s", n, want, said)
+		}
+	}
+}
+

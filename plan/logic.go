@@ -1,0 +1,315 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/perflab/perflab/internal/inputfile"
+	"github.com/perflab/perflab/plan/expr"
+)
+
+// Expr is an expression of the flow's logic (package plan/expr): a
+// condition, a loop's count or list. Load compiles it.
+type Expr struct {
+	Pos Pos
+	Src string
+	// Prog is the compiled expression, set by Load.
+	Prog *expr.Program
+	// quoted: the YAML scalar is in quotes, so the expression's text
+	// begins a column after Pos.
+	quoted bool
+}
+
+// Loop repeats a step (or a block, or a transaction): Count times, While
+// a condition holds (checked before each pass), or once for each item Over
+// a list. Index names a variable holding the pass's number (from 0); As
+// the item's. Max bounds the passes of any loop.
+type Loop struct {
+	Pos   Pos    `yaml:"-"`
+	Count *Expr  `yaml:"count"`
+	While *Expr  `yaml:"while"`
+	Over  *Expr  `yaml:"over"`
+	As    string `yaml:"as"`
+	Index string `yaml:"index"`
+	Max   int    `yaml:"max"`
+}
+
+// Branch is one of a choice's branches: taken with a probability of its
+// weight over the sum of the weights (default 1 each). A branch with no
+// steps is a choice to do nothing.
+type Branch struct {
+	Pos    Pos      `yaml:"-"`
+	Name   string   `yaml:"name"`
+	Weight *float64 `yaml:"weight"`
+	Steps  []*Step  `yaml:"steps"`
+}
+
+// W is the branch's weight.
+func (b *Branch) W() float64 {
+	if b.Weight == nil {
+		return 1
+	}
+	return *b.Weight
+}
+
+// Children are the lists of steps a step holds: a transaction's or a
+// block's steps, its else, its choice's branches.
+func (s *Step) Children() [][]*Step {
+	out := make([][]*Step, 0, 2+len(s.Choose))
+	if len(s.Steps) > 0 {
+		out = append(out, s.Steps)
+	}
+	if len(s.Else) > 0 {
+		out = append(out, s.Else)
+	}
+	for _, b := range s.Choose {
+		out = append(out, b.Steps)
+	}
+	return out
+}
+
+// eachStep calls f for each step of steps and of the steps they hold.
+func eachStep(steps []*Step, f func(*Step)) {
+	for _, s := range steps {
+		f(s)
+		for _, cs := range s.Children() {
+			eachStep(cs, f)
+		}
+	}
+}
+
+// Fragment is a named list of steps, run where a flow says use: NAME.
+type Fragment struct {
+	Pos   Pos
+	Name  string
+	Steps []*Step
+}
+
+// compile compiles e as an expression of kind where scope sc stands,
+// reporting its errors at their column.
+func (v *validator) compile(e *Expr, kind expr.Kind, sc *scope, who string) {
+	if e == nil {
+		return
+	}
+	prog, err := expr.Compile(e.Src, kind, func(name string) bool { return v.defined(name, sc) })
+	if err != nil {
+		pos := e.Pos
+		var ee *expr.Error
+		if errors.As(err, &ee) && ee.Col > 0 && !strings.Contains(e.Src, "\n") {
+			pos.Col += ee.Col - 1
+			if e.quoted {
+				pos.Col++
+			}
+		}
+		v.at(pos, "%s: %s", who, err)
+		return
+	}
+	e.Prog = prog
+}
+
+// logic checks a step's logic: its condition, loop, choice, fragment or
+// block of steps, and the steps in them, as step checks any step. It
+// returns false when the step is no good to check further.
+func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
+	if st.If == nil && st.Else == nil && st.Loop == nil && !st.Once && st.Choose == nil && !st.IsBlock() {
+		return true
+	}
+	who := where
+	if l := st.Label(); l != "" {
+		who = "step " + l
+	}
+	if v.inPhase {
+		v.at(st.Pos, "%s: if, else, loop, once, choose, use and blocks of steps are for scenarios' flows; setup and teardown run their steps in order (repeat: runs one several times)", who)
+		return false
+	}
+	v.compile(st.If, expr.Bool, sc, who+": if")
+	if st.Else != nil && st.If == nil {
+		v.at(st.Pos, "%s: else goes with if", who)
+	}
+	for _, e := range st.Else {
+		v.step(e, sc, where, inTx)
+	}
+	if l := st.Loop; l != nil {
+		n := 0
+		for _, set := range []bool{l.Count != nil, l.While != nil, l.Over != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			v.at(l.Pos, "%s: loop needs one of count (passes), while (a condition checked before each pass) or over (a list)", who)
+		}
+		if l.As != "" && l.Over == nil {
+			v.at(l.Pos, "%s: loop: as names the item of a loop over a list", who)
+		}
+		if l.Max < 0 {
+			v.at(l.Pos, "%s: loop: max %d: want a number of passes, 0 or more", who, l.Max)
+		}
+		v.compile(l.Count, expr.Any, sc, who+": loop: count")
+		v.compile(l.Over, expr.Any, sc, who+": loop: over")
+		for _, name := range []string{l.As, l.Index} {
+			if name == "" {
+				continue
+			}
+			if msg := checkIdent(name); msg != "" {
+				v.at(l.Pos, "%s: loop: %q: %s", who, name, msg)
+			}
+			sc.local[name] = true
+		}
+		v.compile(l.While, expr.Bool, sc, who+": loop: while")
+	}
+	if st.Choose != nil {
+		if st.IsRequest() || st.IsTransaction() || st.IsMessage() || st.Call != "" || st.GRPC != nil || st.WS != nil || len(st.Steps) > 0 || st.Use != "" {
+			v.at(st.Pos, "%s: choose is a step of its own: its branches hold the steps", who)
+		}
+		sum := 0.0
+		for _, b := range st.Choose {
+			if w := b.W(); !(w >= 0) || math.IsInf(w, 0) {
+				v.at(b.Pos, "%s: choose: weight %g: want a number, 0 or more", who, w)
+			} else {
+				sum += w
+			}
+			if msg := CheckName("branch", b.Name); b.Name != "" && msg != nil {
+				v.at(b.Pos, "%s: choose: %v", who, msg)
+			}
+			for _, c := range b.Steps {
+				v.step(c, sc, where, inTx)
+			}
+		}
+		if len(st.Choose) == 0 || sum <= 0 {
+			v.at(st.Pos, "%s: choose needs a branch with a weight above 0", who)
+		}
+	}
+	if st.Use != "" {
+		f := v.fragments[st.Use]
+		switch {
+		case len(st.Steps) > 0 && (f == nil || &st.Steps[0] != &f.Steps[0]):
+			v.at(st.Pos, "%s: use runs a fragment's steps: give use or steps, not both", who)
+			return false
+		case f == nil:
+			var names []string
+			for n := range v.fragments {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			v.at(st.Pos, "%s: use %q: no fragment of that name%s", who, st.Use, suggest(st.Use, names))
+			return false
+		case v.using[st.Use]:
+			v.at(st.Pos, "%s: use %q: the fragment uses itself (through %s)", who, st.Use, strings.Join(v.useStack, " -> "))
+			return false
+		}
+		st.Steps = f.Steps
+		v.using[st.Use] = true
+		v.useStack = append(v.useStack, st.Use)
+		defer func() {
+			delete(v.using, st.Use)
+			v.useStack = v.useStack[:len(v.useStack)-1]
+		}()
+	}
+	if st.IsBlock() {
+		if st.IsRequest() || st.IsMessage() || st.Call != "" || st.GRPC != nil || st.WS != nil {
+			v.at(st.Pos, "%s: steps (a block) is a step of its own; it sends nothing itself", who)
+		}
+		for _, c := range st.Steps {
+			v.step(c, sc, where, inTx)
+		}
+	}
+	return true
+}
+
+// MaxIncludes bounds the files a plan includes, its own includes with
+// them.
+const MaxIncludes = 100
+
+// loadFragments gathers the plan's fragments and those of the files it
+// includes (and they include), by name: a name given twice is an error
+// naming both places.
+func (v *validator) loadFragments() {
+	v.fragments, v.using = map[string]*Fragment{}, map[string]bool{}
+	add := func(fs []*Fragment) {
+		for _, f := range fs {
+			if prev, ok := v.fragments[f.Name]; ok {
+				v.at(f.Pos, "fragment %q is defined twice (here and at %s)", f.Name, v.place(prev.Pos))
+				continue
+			}
+			if err := CheckName("fragment", f.Name); err != nil {
+				v.at(f.Pos, "%v", err)
+			}
+			if len(f.Steps) == 0 {
+				v.at(f.Pos, "fragment %s: it has no steps", f.Name)
+			}
+			v.fragments[f.Name] = f
+		}
+	}
+	add(v.p.Fragments)
+	seen := map[string]bool{}
+	if abs, err := filepath.Abs(v.p.File); err == nil {
+		seen[abs] = true
+	}
+	var include func(dir string, files []string, from Pos)
+	include = func(dir string, files []string, from Pos) {
+		for _, name := range files {
+			path := name
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			abs, _ := filepath.Abs(path)
+			if seen[abs] {
+				continue // included already (or the plan itself)
+			}
+			seen[abs] = true
+			if len(seen) > MaxIncludes+1 {
+				v.at(from, "include: more than %d files", MaxIncludes)
+				return
+			}
+			inc, errs := parseInclude(path)
+			v.errs = append(v.errs, errs...)
+			if inc == nil {
+				if len(errs) == 0 {
+					v.at(from, "include %s: nothing to include", name)
+				}
+				continue
+			}
+			add(inc.Fragments)
+			include(filepath.Dir(path), inc.Include, Pos{Line: 1, Col: 1, File: path})
+		}
+	}
+	include(v.dir, v.p.Include, Pos{Line: 1, Col: 1})
+}
+
+// place is a position as a message says it: file:line:col, the file named
+// when it is not the plan's.
+func (v *validator) place(p Pos) string {
+	file := v.file
+	if p.File != "" {
+		file = p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", file, p.Line, p.Col)
+}
+
+// included is what a plan may take from a file it includes.
+type included struct {
+	Fragments []*Fragment `yaml:"fragments"`
+	Include   []string    `yaml:"include"`
+}
+
+// parseInclude reads and decodes a file of fragments.
+func parseInclude(path string) (*included, ErrorList) {
+	src, err := inputfile.ReadFile(path, MaxPlanBytes)
+	if err != nil {
+		return nil, ErrorList{{File: path, Msg: "include: " + err.Error()}}
+	}
+	doc, errs := parseYAML(src, path, "the file is empty: an included file holds fragments:")
+	if errs != nil {
+		return nil, errs
+	}
+	d := &decoder{file: path, included: true}
+	inc := &included{}
+	d.decode(doc, reflect.ValueOf(inc).Elem())
+	return inc, d.errs
+}
