@@ -37,6 +37,9 @@ type Options struct {
 	Set []Override
 	// LookupEnv reads environment variables; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Load replaces the load of scenarios (--vus, --duration, ...): the
+	// plan's Source is then the plan with the load given.
+	Load LoadOverride
 }
 
 // Plan limits. A plan describes a test; data goes in data files (csv, file,
@@ -88,6 +91,14 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Parse decodes and validates plan source; name is used in messages and to
 // find data files relative to it.
 func Parse(src []byte, name string, opts Options) (*Plan, error) {
+	p, err := parse(src, name, opts)
+	if errs, ok := err.(ErrorList); ok {
+		flagErrors(errs)
+	}
+	return p, err
+}
+
+func parse(src []byte, name string, opts Options) (*Plan, error) {
 	if len(src) > MaxPlanBytes {
 		return nil, tooBig(name, int64(len(src)))
 	}
@@ -105,6 +116,15 @@ func Parse(src []byte, name string, opts Options) (*Plan, error) {
 	}
 	d := &decoder{file: name}
 	p := &Plan{File: name, Source: bytes.Clone(src), dir: filepath.Dir(name)}
+	if !opts.Load.Empty() {
+		given, errs := applyLoad(&doc, opts.Load)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		if given != nil {
+			p.Source = given
+		}
+	}
 	d.decode(doc.Content[0], reflect.ValueOf(p).Elem())
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted()

@@ -19,6 +19,15 @@ func WriteTable(w io.Writer, s *results.Summary) error {
 	}
 	for _, ph := range s.Stages {
 		title := fmt.Sprintf("stage %d: %s (%.1fs; latencies in ms)", ph.Index, ph.Name, ph.Duration)
+		var load []string
+		for _, l := range ph.Load {
+			if l.Model != "" {
+				load = append(load, l.Scenario+" "+l.Model)
+			}
+		}
+		if len(load) > 0 {
+			title += "\nload: " + strings.Join(load, "; ")
+		}
 		if err := phaseTable(w, title, ph); err != nil {
 			return err
 		}
