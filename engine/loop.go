@@ -549,7 +549,7 @@ func (v *loopVU) leafDone() {
 	res := v.res
 	v.res = phttp.Result{}
 	lat := v.latency(res)
-	v.rec.Record(v.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
+	v.rec.RecordResult(v.shard, n.op, lat, res.Latency, res.Err, res.Bytes, res.Detail)
 	if res.HasServer && res.Err == metrics.OK {
 		v.rec.RecordServer(v.shard, n.op, res.Server, res.Latency)
 	}

@@ -54,6 +54,7 @@ var engineTests = []struct {
 	{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},
 	{"InterruptedQueueIsCounted", TestInterruptedQueueIsCounted},
 	{"InjectedValuesAreNotSent", TestInjectedValuesAreNotSent},
+	{"UnsetVariableSaysWhy", TestUnsetVariableSaysWhy},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},

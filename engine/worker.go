@@ -231,7 +231,7 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 		return 0, 0, res.Err, true
 	}
 	lat = w.latency(res)
-	w.rec.Record(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
+	w.rec.RecordResult(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes, res.Detail)
 	if res.HasServer && res.Err == metrics.OK {
 		w.rec.RecordServer(w.shard, n.op, res.Server, res.Latency)
 	}
