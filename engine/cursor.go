@@ -216,7 +216,7 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		return
 	}
 	lat := w.latency(res)
-	w.rec.Record(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
+	w.rec.RecordResult(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes, res.Detail)
 	if res.HasServer && res.Err == metrics.OK {
 		w.rec.RecordServer(w.shard, n.op, res.Server, res.Latency)
 	}

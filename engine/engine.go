@@ -341,6 +341,9 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 				l.Rate /= float64(s.seg.Count)
 			}
 		}
+		if whole, err := s.sc.LoadFor(base); err == nil { // the plan's, not this worker's share
+			l.Model = whole.String()
+		}
 		s.engine, s.why = chooseEngine(r.p, s, base)
 		l.Engine, l.EngineWhy = s.engine, s.why
 		ph.Load = append(ph.Load, l)

@@ -885,3 +885,72 @@ func TestFinishedStagesKeepNoHistograms(t *testing.T) {
 		}
 	}
 }
+
+// A step that cannot be built for want of a variable says which, and why
+// it is unset: the extract that failed to set it in this iteration (or
+// was not reached, an earlier extract of its step having failed), or
+// where values come from when no extract of it ran; an HTTP request, a
+// message, a WebSocket send and a gRPC call say it alike, and none of
+// them is sent.
+func TestUnsetVariableSaysWhy(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/login":
+			io.WriteString(w, `{"user":"u"}`)
+		case "/broken":
+			w.WriteHeader(503)
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+grpc: {target: "127.0.0.1:1", protos: [shop.proto]}
+buses: [{name: b, url: "mem://unset-variable"}]
+scenarios:
+  - name: s
+    vus: 2
+    iterations: 3
+    flow:
+      - {name: login, url: /login, extract: {token: $.token, id: $.id}}
+      - {name: use, url: "/use?token=${token}"}
+      - {name: show, url: /show, headers: {X-Id: "${id}"}}
+      - {name: broken, url: /broken, extract: {code: $.code}}
+      - {name: after, method: POST, url: /after, body: "${code}"}
+  - name: others
+    vus: 1
+    iterations: 2
+    flow:
+      - {name: login2, url: /login, extract: {token: $.token}}
+      - {name: publish, publish: {bus: b, topic: t, body: "${token}"}}
+      - {name: ws, ws: {url: "ws://127.0.0.1:1/${token}", send: hi}}
+      - {name: get, grpc: {service: shop.Shop, method: GetItem, message: {id: "${token}"}}}
+`, map[string]string{"shop.proto": "syntax = \"proto3\";\npackage shop;\nservice Shop { rpc GetItem(Item) returns (Item); }\nmessage Item { string id = 1; }\n"})
+	r := run(t, p)
+	const where = "nothing has set it for this VU: a value comes from the plan's vars and data, setup's extracts, or the extract of an earlier step, which sets nothing when the step fails before it"
+	for _, c := range []struct {
+		step   string
+		count  int64
+		detail string
+	}{
+		{"use", 6, "${token} is not set (step login's extract of token failed in this iteration)"},
+		{"show", 6, "${id} is not set (step login's extract of id was not reached: its extract of token failed in this iteration)"},
+		{"after", 6, "${code} is not set (" + where + ")"},
+		{"publish", 2, "${token} is not set (step login2's extract of token failed in this iteration)"},
+		{"ws", 2, "${token} is not set (step login2's extract of token failed in this iteration)"},
+		{"get", 2, "${token} is not set (step login2's extract of token failed in this iteration)"},
+	} {
+		s := op(t, r.Stages[0], c.step)
+		if s.Count != c.count || s.Errors[metrics.NotSent] != c.count || !strings.Contains(s.Details[metrics.NotSent], c.detail) {
+			t.Errorf("%s: count %d, errors %v, detail %q; want %d not sent saying %q", c.step, s.Count, s.Errors, s.Details[metrics.NotSent], c.count, c.detail)
+		}
+	}
+	if s := op(t, r.Stages[0], "login"); s.Errors[metrics.ExtractFailed] != 6 || s.Details[metrics.ExtractFailed] != "nothing to extract for token" {
+		t.Errorf("login: errors %v, details %q", s.Errors, s.Details)
+	}
+	total := c.total()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if total != 6+6+2 || c.counts["GET /use"]+c.counts["GET /show"]+c.counts["POST /after"] != 0 {
+		t.Errorf("the server saw %v; want 14 requests, to /login and /broken only", c.counts)
+	}
+}

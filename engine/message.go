@@ -181,7 +181,7 @@ func compileMessage(m *messaging, st *plan.Step) (*msgStep, error) {
 			ms.timeout = DefaultAwaitTimeout
 		}
 		var err error
-		if ms.extract, err = phttp.CompileExtracts(st.Extract); err != nil {
+		if ms.extract, err = phttp.CompileExtracts(st.Name, st.Extract); err != nil {
 			return nil, err
 		}
 	}

@@ -61,6 +61,9 @@ type vars struct {
 	data      *sources
 	picks     []int // row picked per source this iteration, -1 = none yet
 	rng       *rand.Rand
+	// missed are the names an extraction left unset, until one is set:
+	// why a later step finds them unset (nil until an extraction misses).
+	missed map[string]miss
 	// phase-only names: index and item of a repeat
 	index  string
 	item   []string
@@ -87,7 +90,48 @@ func (v *vars) setIteration(i int64) {
 }
 
 // Set stores an extracted value.
-func (v *vars) Set(name, value string) { v.own[name] = value }
+func (v *vars) Set(name, value string) {
+	v.own[name] = value
+	if v.missed != nil {
+		delete(v.missed, name)
+	}
+}
+
+// miss is an extraction that left a name unset: in which iteration, by
+// which step, and the name whose extract failed (the rest of the step's
+// extracts were not reached).
+type miss struct {
+	iteration    int64
+	step, failed string
+}
+
+// Missed notes that step's extraction left name unset (phttp.MissRecorder).
+func (v *vars) Missed(name, step, failed string) {
+	if _, ok := v.own[name]; ok {
+		return // it keeps the value an earlier iteration extracted
+	}
+	if v.missed == nil {
+		v.missed = map[string]miss{}
+	}
+	v.missed[name] = miss{v.iteration, step, failed}
+}
+
+// Unset says why name has no value (tmpl.Explainer): the extraction that
+// failed to set it, or where values come from.
+func (v *vars) Unset(name string) string {
+	m, ok := v.missed[name]
+	if !ok {
+		return "nothing has set it for this VU: a value comes from the plan's vars and data, setup's extracts, or the extract of an earlier step, which sets nothing when the step fails before it"
+	}
+	what := "step " + m.step + "'s extract of " + name + " failed"
+	if m.failed != name {
+		what = "step " + m.step + "'s extract of " + name + " was not reached: its extract of " + m.failed + " failed"
+	}
+	if m.iteration == v.iteration {
+		return what + " in this iteration"
+	}
+	return what + " in iteration " + strconv.FormatInt(m.iteration, 10) + ", and nothing has set it since"
+}
 
 // Lookup resolves a template name.
 func (v *vars) Lookup(name string) (string, bool) {

@@ -203,6 +203,15 @@ func BenchmarkRecordOneWorker(b *testing.B) {
 	}
 }
 
+// BenchmarkRecordResultOneWorker is what the engines record a step's
+// result by: Record and, for a failure, its detail.
+func BenchmarkRecordResultOneWorker(b *testing.B) {
+	rec := NewRecorder([]Op{{Name: "a"}}, 4, false)
+	for i := 0; i < b.N; i++ {
+		rec.RecordResult(0, 0, time.Duration(i%100000)*time.Microsecond, 0, OK, 100, "")
+	}
+}
+
 // An interval that is not a whole number of the requested ticks still gets
 // exactly its own data: at a steady rate, every full interval counts the same.
 func TestIntervalNotAMultipleOfTick(t *testing.T) {

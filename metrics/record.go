@@ -37,6 +37,8 @@ type StatsRecord struct {
 	ServiceHist string `json:"service_hist,omitempty"`
 	DelayHist   string `json:"delay_hist,omitempty"`
 	ServerHist  string `json:"server_hist,omitempty"`
+	// Details are what one failure of each kind said (Stats.Details).
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // Record is s as a StatsRecord. A packed s gives its encodings as they are.
@@ -57,6 +59,12 @@ func (s *Stats) Record() StatsRecord {
 		return &m
 	}
 	r.Failed, r.Service, r.Delay, r.Server, r.Overhead = moments(s.Failed), moments(s.SvcOK), moments(s.DelayAll), moments(s.ServerOK), moments(s.Overhead)
+	for k, d := range s.Details {
+		if r.Details == nil {
+			r.Details = map[string]string{}
+		}
+		r.Details[k.String()] = d
+	}
 	// Each histogram as logged: the packed encoding, or the live one encoded.
 	enc := func(h *hdr.Histogram, packed []byte, n int64) string {
 		switch {
@@ -101,6 +109,13 @@ func (r StatsRecord) Stats() (*Stats, error) {
 			return nil, fmt.Errorf("error kind %q: no such kind", name)
 		}
 		s.Errors[k] = n
+	}
+	for name, d := range r.Details {
+		k, ok := ParseErrKind(name)
+		if !ok || k == OK {
+			return nil, fmt.Errorf("details: error kind %q: no such kind", name)
+		}
+		s.AddDetail(k, d)
 	}
 	deref := func(m *Moments) Moments {
 		if m == nil {

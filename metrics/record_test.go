@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // everything is statistics with every kind of value a Stats keeps.
@@ -88,5 +89,47 @@ func TestStatsRecordRefuses(t *testing.T) {
 		if _, err := r.Stats(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v, want %q", err, c.want)
 		}
+	}
+}
+
+// What a failure said is kept once per kind, at most MaxDetail bytes of
+// valid UTF-8, merged kind by kind, and read back from a record as
+// written; a record naming no kind is refused.
+func TestDetails(t *testing.T) {
+	s := NewStats()
+	s.Add(time.Millisecond, time.Millisecond, NotSent, 0)
+	s.AddDetail(NotSent, "${token} is not set")
+	s.AddDetail(NotSent, "${other} is not set") // the first is kept
+	s.AddDetail(OK, "ok")                       // a success says nothing
+	s.AddDetail(Timeout, strings.Repeat("é", 200)+"\xff")
+	if s.Details[NotSent] != "${token} is not set" || len(s.Details) != 2 {
+		t.Errorf("details %q", s.Details)
+	}
+	if d := s.Details[Timeout]; len(d) > MaxDetail || !strings.HasSuffix(d, "...") || !utf8.ValidString(d) {
+		t.Errorf("a long detail: %d bytes %q", len(d), d)
+	}
+	o := NewStats()
+	o.Add(time.Millisecond, time.Millisecond, HTTP5xx, 0)
+	o.AddDetail(HTTP5xx, "status 503")
+	o.AddDetail(NotSent, "${later} is not set")
+	s.Merge(o)
+	if s.Details[HTTP5xx] != "status 503" || s.Details[NotSent] != "${token} is not set" {
+		t.Errorf("merged details %q", s.Details)
+	}
+	b, err := json.Marshal(s.Record())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r StatsRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := r.Stats()
+	if err != nil || !reflect.DeepEqual(back.Details, s.Details) {
+		t.Errorf("read back: %q, %v; want %q", back.Details, err, s.Details)
+	}
+	r.Details["no_such"] = "x"
+	if _, err := r.Stats(); err == nil || !strings.Contains(err.Error(), `error kind "no_such"`) {
+		t.Errorf("a record with an unknown kind: %v", err)
 	}
 }

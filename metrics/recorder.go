@@ -59,6 +59,19 @@ func (r *Recorder) Record(shardIdx, op int, lat, svc time.Duration, ek ErrKind, 
 	sh.mu.Unlock()
 }
 
+// RecordResult is Record of a step's result, with what a failure said
+// (Stats.AddDetail).
+func (r *Recorder) RecordResult(shardIdx, op int, lat, svc time.Duration, ek ErrKind, bytes int, detail string) {
+	sh := &r.shards[shardIdx%len(r.shards)]
+	sh.mu.Lock()
+	st := sh.stats[op]
+	st.Add(lat, svc, ek, bytes)
+	if ek != OK {
+		st.AddDetail(ek, detail)
+	}
+	sh.mu.Unlock()
+}
+
 // RecordServer adds the server's own time for a successful operation op
 // whose service time was svc.
 func (r *Recorder) RecordServer(shardIdx, op int, srv, svc time.Duration) {

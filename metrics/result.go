@@ -87,6 +87,10 @@ type Load struct {
 	// EngineWhy says why not the event loop, when it was not.
 	Engine    string `json:"engine,omitempty"`
 	EngineWhy string `json:"engine_why,omitempty"`
+	// Model is the scenario's whole load as the plan, and the command
+	// line, gave it: "50 VUs for 5m0s" (a worker's figures above are its
+	// share).
+	Model string `json:"model,omitempty"`
 }
 
 // Planned is the number of iterations the load asks for, 0 if only a

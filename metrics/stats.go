@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -55,6 +56,9 @@ type Stats struct {
 	Server   *hdr.Histogram
 	ServerOK Moments
 	Overhead Moments
+	// Details holds, for each kind of error, the words of one of its
+	// failures ("${token} is not set (...)"): nil until a failure says.
+	Details map[ErrKind]string
 	// packed holds the histograms encoded once Pack has let them go.
 	packed *packedHists
 	// digest is the histogram's encoding and quantiles, for statistics
@@ -200,6 +204,30 @@ func histUs(ns int64) (int64, bool) {
 	return us, false
 }
 
+// MaxDetail is the most bytes of a failure's detail kept, "..." included.
+const MaxDetail = 300
+
+// AddDetail keeps what a failure of kind ek said, unless a failure of that
+// kind already did.
+func (s *Stats) AddDetail(ek ErrKind, detail string) {
+	if ek == OK || detail == "" {
+		return
+	}
+	if _, ok := s.Details[ek]; ok {
+		return
+	}
+	if s.Details == nil {
+		s.Details = map[ErrKind]string{}
+	}
+	// As JSON keeps it (summary.json, totals.jsonl), so that it reads
+	// back as written.
+	detail = strings.ToValidUTF8(detail, "\uFFFD")
+	if len(detail) > MaxDetail {
+		detail = strings.ToValidUTF8(detail[:MaxDetail-3], "") + "..."
+	}
+	s.Details[ek] = detail
+}
+
 // AddServer records the time the server reported for a successful
 // operation whose service time was svc.
 func (s *Stats) AddServer(srv, svc time.Duration) {
@@ -291,6 +319,9 @@ func (s *Stats) Merge(o *Stats) {
 	}
 	s.Dropped += o.Dropped
 	s.Queued += o.Queued
+	for k, d := range o.Details {
+		s.AddDetail(k, d)
+	}
 	s.OK.Merge(o.OK)
 	s.Failed.Merge(o.Failed)
 	if o.OK.N > 0 {
@@ -374,6 +405,8 @@ type Summary struct {
 type ErrorSummary struct {
 	Total  int64            `json:"total"`
 	ByKind map[string]int64 `json:"by_kind"`
+	// Details says in words what one failure of each kind was.
+	Details map[string]string `json:"details,omitempty"`
 }
 
 // LatencySummary is the latency of successful operations in milliseconds.
@@ -424,6 +457,12 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 			out.Errors.ByKind[ErrKind(k).String()] = n
 			out.Errors.Total += n
 		}
+	}
+	for k, d := range s.Details {
+		if out.Errors.Details == nil {
+			out.Errors.Details = map[string]string{}
+		}
+		out.Errors.Details[k.String()] = d
 	}
 	if s.Count > 0 {
 		out.SuccessRatio = float64(s.Count-out.Errors.Total) / float64(s.Count)

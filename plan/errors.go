@@ -34,6 +34,17 @@ func (l ErrorList) Error() string {
 	return b.String()
 }
 
+// CommandLine reports whether every error is of a value given on the
+// command line (--set, --vus ...), not of the plan file.
+func (l ErrorList) CommandLine() bool {
+	for _, e := range l {
+		if !strings.HasPrefix(e.File, "--") {
+			return false
+		}
+	}
+	return len(l) > 0
+}
+
 // sorted orders the list by file (the plan's first) and position, and drops repeats: a node reached
 // through many aliases (a "billion laughs" plan) is reported once.
 func (l ErrorList) sorted(plan string) ErrorList {

@@ -20,7 +20,7 @@ func noHeader(string) ([]byte, bool) { return nil, false }
 func extract(t *testing.T, ex *plan.Extract, body []byte) (string, bool) {
 	t.Helper()
 	ex.Name = "x"
-	xs, err := phttp.CompileExtracts([]*plan.Extract{ex})
+	xs, err := phttp.CompileExtracts("fuzz", []*plan.Extract{ex})
 	if err != nil {
 		return "", false
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	Set []Override
 	// LookupEnv reads environment variables; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Load replaces the load of scenarios (--vus, --duration, ...): the
+	// plan's Source is then the plan with the load given.
+	Load LoadOverride
 }
 
 // Plan limits. A plan describes a test; data goes in data files (csv, file,
@@ -85,8 +88,9 @@ func tooBig(name string, size int64) error {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// parseYAML parses a file's YAML into its document's node, or says where
-// it is not YAML (empty: what an empty file is said to be).
+// parseYAML parses a file's YAML into its document, whose Content[0] is
+// its value, or says where it is not YAML (empty: what an empty file is
+// said to be).
 func parseYAML(src []byte, name, empty string) (*yaml.Node, ErrorList) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
@@ -100,12 +104,20 @@ func parseYAML(src []byte, name, empty string) (*yaml.Node, ErrorList) {
 	if len(doc.Content) == 0 {
 		return nil, ErrorList{{File: name, Msg: empty}}
 	}
-	return doc.Content[0], nil
+	return &doc, nil
 }
 
 // Parse decodes and validates plan source; name is used in messages and to
 // find data files relative to it.
 func Parse(src []byte, name string, opts Options) (*Plan, error) {
+	p, err := parse(src, name, opts)
+	if errs, ok := err.(ErrorList); ok {
+		flagErrors(errs)
+	}
+	return p, err
+}
+
+func parse(src []byte, name string, opts Options) (*Plan, error) {
 	if len(src) > MaxPlanBytes {
 		return nil, tooBig(name, int64(len(src)))
 	}
@@ -115,7 +127,16 @@ func Parse(src []byte, name string, opts Options) (*Plan, error) {
 	}
 	d := &decoder{file: name}
 	p := &Plan{File: name, Source: bytes.Clone(src), dir: filepath.Dir(name)}
-	d.decode(doc, reflect.ValueOf(p).Elem())
+	if !opts.Load.Empty() {
+		given, errs := applyLoad(doc, opts.Load)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		if given != nil {
+			p.Source = given
+		}
+	}
+	d.decode(doc.Content[0], reflect.ValueOf(p).Elem())
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted(name)
 	}

@@ -310,6 +310,6 @@ func parseInclude(path string) (*included, ErrorList) {
 	}
 	d := &decoder{file: path, included: true}
 	inc := &included{}
-	d.decode(doc, reflect.ValueOf(inc).Elem())
+	d.decode(doc.Content[0], reflect.ValueOf(inc).Elem())
 	return inc, d.errs
 }

@@ -19,6 +19,15 @@ func WriteTable(w io.Writer, s *results.Summary) error {
 	}
 	for _, ph := range s.Stages {
 		title := fmt.Sprintf("stage %d: %s (%.1fs; latencies in ms)", ph.Index, ph.Name, ph.Duration)
+		var load []string
+		for _, l := range ph.Load {
+			if l.Model != "" {
+				load = append(load, l.Scenario+" "+l.Model)
+			}
+		}
+		if len(load) > 0 {
+			title += "\nload: " + strings.Join(load, "; ")
+		}
 		if err := phaseTable(w, title, ph); err != nil {
 			return err
 		}
@@ -153,6 +162,18 @@ func phaseTable(w io.Writer, title string, ph results.PhaseSummary) error {
 	}
 	if len(kinds) > 0 {
 		fmt.Fprintf(w, "errors by kind: %s\n", strings.Join(kinds, "; "))
+	}
+	for _, op := range ph.Operations {
+		if op.Kind != metrics.KindStep {
+			continue
+		}
+		var lines []string
+		for k, d := range op.Errors.Details {
+			lines = append(lines, fmt.Sprintf("  %s %s: %s", op.Name, k, d))
+		}
+		for _, l := range sorted(lines) {
+			fmt.Fprintln(w, l)
+		}
 	}
 	return nil
 }

@@ -52,9 +52,27 @@ type SyntaxError struct {
 func (e *SyntaxError) Error() string { return fmt.Sprintf("offset %d: %s", e.Offset, e.Msg) }
 
 // UndefinedError is returned by Expand when a placeholder has no value and no fallback.
-type UndefinedError struct{ Name string }
+type UndefinedError struct {
+	Name string
+	// Why says why the name has no value, when the Lookup can tell
+	// (Explainer).
+	Why string
+}
 
-func (e *UndefinedError) Error() string { return fmt.Sprintf("undefined variable ${%s}", e.Name) }
+func (e *UndefinedError) Error() string {
+	if e.Why == "" {
+		return fmt.Sprintf("${%s} is not set", e.Name)
+	}
+	return fmt.Sprintf("${%s} is not set (%s)", e.Name, e.Why)
+}
+
+// Explainer is a Lookup that can say why a name it has no value for is
+// unset: "step login's extract of token failed in this iteration". Every
+// expansion asks it, whatever the template is of (a URL, a header, a
+// body, a message), so each kind of step says the same.
+type Explainer interface {
+	Unset(name string) string
+}
 
 // Parse parses s. It fails on an unterminated or empty placeholder or an invalid name.
 func Parse(s string) (*Template, error) {
@@ -194,7 +212,11 @@ func (p *part) value(l Lookup) (string, error) {
 	v, ok := l.Lookup(p.ref)
 	if !ok {
 		if !p.hasFall {
-			return "", &UndefinedError{Name: p.ref}
+			err := &UndefinedError{Name: p.ref}
+			if x, ok := l.(Explainer); ok {
+				err.Why = x.Unset(p.ref)
+			}
+			return "", err
 		}
 		v = p.fallback
 	}

@@ -119,6 +119,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 	for _, o := range f.set {
 		args = append(args, "--set", o.Name+"="+o.Value)
 	}
+	args = append(args, f.load.Args()...)
 	for _, o := range f.labels.setFlags {
 		args = append(args, "--label", o.Name+"="+o.Value)
 	}

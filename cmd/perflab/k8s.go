@@ -19,7 +19,9 @@ func cmdK8s(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("k8s", flag.ContinueOnError)
 	var set setFlags
 	var labels labelFlags
+	var load loadFlags
 	fs.Var(&set, "set", "override a plan variable, in every worker (repeatable)")
+	load.register(fs)
 	fs.Var(&labels, "label", "label the run, as release=Honeysuckle (repeatable)")
 	workers := fs.Int("workers", 0, "the number of workers (pods), each running its share of the plan (required)")
 	storeURL := fs.String("store", "", "the team's history, postgres://...: checked, never written into the manifests (the pods read it from --store-secret)")
@@ -32,7 +34,7 @@ func cmdK8s(std *stdio, args []string) int {
 	join := fs.Duration("join-timeout", 5*time.Minute, "how long the workers wait for each other to start (pods being scheduled, images pulled)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the finished Job and its pods stay, for kubectl logs (0: until deleted)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), `Usage: perflab k8s PLAN.yaml --workers N [--store postgres://...] [--image IMG] [--namespace NS] [--set name=value]...
+		fmt.Fprintln(fs.Output(), `Usage: perflab k8s PLAN.yaml --workers N [--store postgres://...] [--image IMG] [--namespace NS] [--set name=value]... [--vus N] [--duration D] ...
 
 Writes to stdout the Kubernetes manifests of a distributed run: a ConfigMap
 with the plan and its data files, and an Indexed Job of N pods, pod i
@@ -63,15 +65,16 @@ Flags:`)
 		return fail(std, fmt.Errorf("--store-secret %q: want NAME:KEY", *secret))
 	}
 	planPath := fs.Arg(0)
-	p, err := plan.Load(planPath, plan.Options{Set: set})
+	p, err := plan.Load(planPath, plan.Options{Set: set, Load: load.LoadOverride})
 	if err != nil {
-		fmt.Fprintln(std.err, err)
-		return exitInvalidPlan
+		return planFailed(std, err)
 	}
 	if !splits(std, p, *workers, false) {
 		return exitInvalidPlan
 	}
-	src := p.Source // as read: a plan through a pipe is not read twice
+	// As read (a plan through a pipe is not read twice), with the load
+	// given on the command line written in: the pods run it as it is.
+	src := p.Source
 	var files []k8s.File
 	for _, f := range p.Files() {
 		path := f

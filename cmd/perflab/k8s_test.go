@@ -48,11 +48,13 @@ vars: {tag: x}
 data:
   users: {csv: data/users.csv}
 scenarios:
-  - {name: users, vus: 6, iterations: 2, flow: [{name: user, url: "/${tag}/users/${users.id}"}]}
+  - {name: users, vus: 1, iterations: 1, flow: [{name: user, url: "/${tag}/users/${users.id}"}]}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, manifests, errs := runCLI(t, "k8s", planPath, "--workers", "3", "--run-id", "k8s-1", "--store", dsn, "--set", "tag=k")
+	// The load given on the command line is written into the ConfigMap's
+	// plan, which the pods run as it is.
+	code, manifests, errs := runCLI(t, "k8s", planPath, "--workers", "3", "--run-id", "k8s-1", "--store", dsn, "--set", "tag=k", "--vus", "6", "--iterations", "2")
 	if code != exitOK {
 		t.Fatalf("perflab k8s: %d\n%s", code, errs)
 	}
@@ -60,6 +62,9 @@ scenarios:
 		t.Fatal("the manifests hold the DSN")
 	}
 	cm, job := k8stest.Decode(t, []byte(manifests))
+	if p := cm.Data["plan.yaml"]; !strings.Contains(p, "{name: users, vus: 6, iterations: 2, flow:") || strings.Contains(strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "), "--vus") {
+		t.Errorf("the ConfigMap's plan:\n%s\nthe pods' args: %q", p, job.Spec.Template.Spec.Containers[0].Args)
+	}
 	// The pods' volumes, on this machine.
 	pod := t.TempDir()
 	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {

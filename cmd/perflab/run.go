@@ -72,6 +72,7 @@ func (l *listFlag) Set(v string) error {
 
 type runFlags struct {
 	set        setFlags
+	load       loadFlags
 	labels     labelFlags
 	store      string
 	out        string
@@ -122,6 +123,7 @@ func cmdRun(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
+	f.load.register(fs)
 	f.registerDistributed(fs)
 	fs.Var(&f.serve, "serve", "serve the run's live page (the web UI of perflab serve) while it goes, on "+defaultServe+" or --serve=ADDR; its URL is printed")
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "expose the run's live figures for Prometheus at http://ADDR/metrics (loopback, such as 127.0.0.1:9464)")
@@ -141,10 +143,9 @@ func cmdRun(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	p, err := plan.Load(fs.Arg(0), plan.Options{Set: f.set})
+	p, err := plan.Load(fs.Arg(0), plan.Options{Set: f.set, Load: f.load.LoadOverride})
 	if err != nil {
-		fmt.Fprintln(std.err, err)
-		return exitInvalidPlan
+		return planFailed(std, err)
 	}
 	if flagSet(fs, "run-id") {
 		if err := results.CheckRunID(f.runID); err != nil {
@@ -156,6 +157,48 @@ func cmdRun(std *stdio, args []string) int {
 	}
 	code, _ := execute(p, f, std.out, std.err)
 	return code
+}
+
+// loadFlags are the load of a scenario given on the command line: --vus,
+// --iterations, --total-iterations, --duration, --rate, --max-vus, and
+// --scenario naming the scenarios they change (plan.LoadOverride).
+type loadFlags struct{ plan.LoadOverride }
+
+// loadUsage is each load flag's help.
+var loadUsage = map[string]string{
+	"vus":              "run `N` VUs in the scenario, in place of its vus (in an arrival-rate scenario: the VUs started beforehand); '[1,5,10]' sweeps them",
+	"iterations":       "each VU runs `N` iterations (per VU, as the plan's iterations), in place of the scenario's iterations and duration; with --duration, whichever ends first",
+	"total_iterations": "the VUs share `N` iterations (as k6's --iterations), in place of the scenario's iterations and duration",
+	"duration":         "run the scenario for `D` (30s, 5m), in place of its iterations and duration",
+	"rate":             "start `R` iterations a second (a constant arrival rate), for --duration or the scenario's duration, in place of its load model",
+	"max_vus":          "with --rate: the arrival rate may use up to `N` VUs (default: --vus, or the scenario's vus)",
+}
+
+func (l *loadFlags) register(fs *flag.FlagSet) {
+	fs.Func("scenario", "give the load of scenario `NAME` with --vus, --duration, --iterations, --total-iterations, --rate and --max-vus (repeatable; needed in a plan of several scenarios)", func(v string) error {
+		l.Scenarios = append(l.Scenarios, v)
+		return nil
+	})
+	for _, f := range plan.LoadFields {
+		fs.Func(strings.TrimPrefix(plan.LoadFlag(f), "--"), loadUsage[f], func(v string) error {
+			if l.Values == nil {
+				l.Values = map[string]string{}
+			}
+			l.Values[f] = v
+			return nil
+		})
+	}
+}
+
+// planFailed prints why a plan was refused; the exit code is 1 when every
+// error is a flag's (--vus 0, --set of no variable), else 2.
+func planFailed(std *stdio, err error) int {
+	fmt.Fprintln(std.err, err)
+	var l plan.ErrorList
+	if errors.As(err, &l) && l.CommandLine() {
+		return exitUsage
+	}
+	return exitInvalidPlan
 }
 
 // interleaved lets flags follow positional arguments (perflab run plan.yaml --set a=1).
@@ -190,9 +233,11 @@ func interleaved(fs *flag.FlagSet, args []string) []string {
 func cmdValidate(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	var set setFlags
+	var load loadFlags
 	fs.Var(&set, "set", "override a plan variable (repeatable)")
+	load.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab validate PLAN.yaml [--set name=value]...\n\nChecks a plan without sending anything and prints its stages.")
+		fmt.Fprintln(fs.Output(), "Usage: perflab validate PLAN.yaml [--set name=value]... [--vus N] [--duration D] ...\n\nChecks a plan without sending anything and prints its stages, with the load given as perflab run would run it.")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -202,10 +247,9 @@ func cmdValidate(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	p, err := plan.Load(fs.Arg(0), plan.Options{Set: set})
+	p, err := plan.Load(fs.Arg(0), plan.Options{Set: set, Load: load.LoadOverride})
 	if err != nil {
-		fmt.Fprintln(std.err, err)
-		return exitInvalidPlan
+		return planFailed(std, err)
 	}
 	describe(std.out, p)
 	return exitOK

@@ -67,11 +67,13 @@ func Fixture() *metrics.Run {
 		totals[2].Add(d+2*time.Millisecond, d+2*time.Millisecond, metrics.OK, 0)
 	}
 	totals[0].Add(3*time.Second, 3*time.Second, metrics.Timeout, 0)
+	totals[0].AddDetail(metrics.Timeout, "timeout")
 	totals[0].Add(time.Millisecond/2, time.Millisecond/2, metrics.HTTP5xx, 0)
+	totals[0].AddDetail(metrics.HTTP5xx, "status 503")
 	ph := &metrics.Phase{
 		Index: 1, Name: "vus=2", Values: []metrics.KV{{Name: "vus", Value: "2"}},
 		Start: T0, End: T0.Add(10 * time.Second), Ops: ops, Totals: totals,
-		Load: []metrics.Load{{Scenario: "flow", VUs: 2, Iterations: 51}},
+		Load: []metrics.Load{{Scenario: "flow", VUs: 2, Iterations: 51, Model: "2 VUs x 51 iterations"}},
 	}
 	return &metrics.Run{
 		ID: "r1", PlanName: "demo", PlanFile: "plan.yaml", PlanSource: []byte("name: demo\n"),

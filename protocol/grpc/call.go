@@ -87,7 +87,7 @@ func Compile(st *plan.Step, target *plan.Text, deadline time.Duration) (*Call, e
 		c.metadata = append(c.metadata, pair{strings.ToLower(m.Name), m.Value.T})
 	}
 	var err error
-	if c.extract, err = phttp.CompileExtracts(st.Extract); err != nil {
+	if c.extract, err = phttp.CompileExtracts(st.Name, st.Extract); err != nil {
 		return nil, err
 	}
 	if ck := st.Check; ck != nil {

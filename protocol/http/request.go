@@ -58,6 +58,7 @@ type header struct {
 }
 
 type extractor struct {
+	step     string // the step's name, for what a miss leaves unset
 	name     string
 	json     string
 	header   string
@@ -118,7 +119,7 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 	for _, h := range append(append([]header(nil), r.headers...), r.query...) {
 		r.literal = r.literal && h.value.IsLiteral()
 	}
-	if r.extract, err = CompileExtracts(st.Extract); err != nil {
+	if r.extract, err = CompileExtracts(st.Name, st.Extract); err != nil {
 		return nil, err
 	}
 	if c := st.Check; c != nil {
@@ -384,15 +385,22 @@ func (c JSONChecks) Apply(body []byte, vars Vars) (metrics.ErrKind, string) {
 	return metrics.OK, ""
 }
 
+// MissRecorder is told what an extraction that missed leaves unset: name,
+// which the extract of failed of step would have set, so that a later
+// step that needs it says why it is unset (tmpl.Explainer).
+type MissRecorder interface {
+	Missed(name, step, failed string)
+}
+
 // Extracts take values from a response, or a message, into a VU's
 // variables.
 type Extracts []extractor
 
-// CompileExtracts compiles a step's extractions.
-func CompileExtracts(exs []*plan.Extract) (Extracts, error) {
+// CompileExtracts compiles the extractions of the step named step.
+func CompileExtracts(step string, exs []*plan.Extract) (Extracts, error) {
 	var out Extracts
 	for _, ex := range exs {
-		e := extractor{name: ex.Name, header: ex.Header, fallback: ex.Default}
+		e := extractor{step: step, name: ex.Name, header: ex.Header, fallback: ex.Default}
 		var err error
 		if ex.JSON != "" {
 			if e.json, err = plan.GJSONPath(ex.JSON); err != nil {
@@ -410,12 +418,18 @@ func CompileExtracts(exs []*plan.Extract) (Extracts, error) {
 }
 
 // Apply sets each extracted value; a miss without a default is an
-// ExtractFailed error, with a detail.
+// ExtractFailed error, with a detail, and the names it leaves unset are
+// told to vars if it is a MissRecorder.
 func (x Extracts) Apply(header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
-	for _, e := range x {
+	for i, e := range x {
 		v, ok := e.from(header, body)
 		if !ok {
 			if e.fallback == nil {
+				if m, ok := vars.(MissRecorder); ok {
+					for _, rest := range x[i:] {
+						m.Missed(rest.name, e.step, e.name)
+					}
+				}
 				return metrics.ExtractFailed, "nothing to extract for " + e.name
 			}
 			v = *e.fallback

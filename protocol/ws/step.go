@@ -75,7 +75,7 @@ func Compile(st *plan.Step) (*Step, error) {
 		}
 	}
 	var err error
-	if s.extract, err = phttp.CompileExtracts(st.Extract); err != nil {
+	if s.extract, err = phttp.CompileExtracts(st.Name, st.Extract); err != nil {
 		return nil, err
 	}
 	if c := st.Check; c != nil {
