@@ -422,7 +422,8 @@ type Operator struct {
 	Flag bool
 }
 
-// Operators lists the assertion's operators in a fixed order.
+// Operators lists the assertion's operators in a fixed order (lower
+// bounds before upper ones).
 func (a *Assertion) Operators() []Operator {
 	var ops []Operator
 	for _, f := range []struct {
@@ -439,7 +440,7 @@ func (a *Assertion) Operators() []Operator {
 	}{
 		{"equals", a.Equals}, {"not_equals", a.NotEquals}, {"contains", a.Contains}, {"not_contains", a.NotContains},
 		{"matches", a.Matches}, {"not_matches", a.NotMatches}, {"contains_match", a.ContainsMatch},
-		{"lt", a.Lt}, {"le", a.Le}, {"gt", a.Gt}, {"ge", a.Ge},
+		{"gt", a.Gt}, {"ge", a.Ge}, {"lt", a.Lt}, {"le", a.Le},
 	} {
 		if o.v != nil {
 			ops = append(ops, Operator{Name: o.name, Values: []*Text{o.v}})

@@ -157,7 +157,7 @@ func TestCheckThat(t *testing.T) {
 		fail("gt not a number", "{json: $.name, gt: 1}", `that[0] json $.name gt 1: got "Alice", not a number`),
 		fail("not a number under not", "{json: $.name, gt: 1, not: true}", `got "Alice", not a number`),
 		pass("several operators", "{json: $.count, gt: 1, lt: 10}"),
-		fail("several operators one fails", "{json: $.count, gt: 1, lt: 3}", "lt 3 gt 1: got 5"),
+		fail("several operators one fails", "{json: $.count, gt: 1, lt: 3}", "gt 1 lt 3: got 5"),
 		pass("between size", "{size: true, between: [1, 65536]}"),
 		fail("between size over", "{size: true, between: [1, 10]}", fmt.Sprintf("that[0] size between [1, 10]: got %d", len(checkJSON))),
 		pass("one_of", "{json: $.state, one_of: [OPEN, CLOSED]}"),
