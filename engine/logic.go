@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/theory/jsonpath"
-
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/plan/expr"
 )
 
@@ -53,26 +52,35 @@ func (w *worker) env() *expr.Env {
 	return e
 }
 
-// lastJSON evaluates a JSONPath on the last response's body: its one
-// value, a list when it selects several, nil when none (or the body is no
-// JSON).
+// lastJSON evaluates a JSONPath on the last response's body, as checks
+// and extractions read it (plan.JSONPath): its one value, a list when it
+// selects several, nil when none (or the body is no JSON).
 func (w *worker) lastJSON(path string) any {
-	p, err := jsonpath.Parse(path)
-	if err != nil {
-		panic(fmt.Sprintf("json(%q): %v", path, err))
+	p := w.jsonPaths[path]
+	if p == nil {
+		var err error
+		if p, err = plan.ParseJSONPath(path); err != nil {
+			panic(fmt.Sprintf("json(%q): %v", path, err)) // checked at load when given as text
+		}
+		if w.jsonPaths == nil {
+			w.jsonPaths = map[string]*plan.JSONPath{}
+		}
+		w.jsonPaths[path] = p
 	}
-	var doc any
-	if err := json.Unmarshal(w.scr.LastBody(), &doc); err != nil {
-		return nil
-	}
-	nodes := p.Select(doc)
-	switch len(nodes) {
+	var body plan.JSONBody
+	body.Reset(w.scr.LastBody())
+	ms := p.Select(&body, nil)
+	switch len(ms) {
 	case 0:
 		return nil
 	case 1:
-		return nodes[0]
+		return ms[0].Value()
 	}
-	return []any(nodes)
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = m.Value()
+	}
+	return out
 }
 
 // cond evaluates a condition of n; one that fails is false, and said once.

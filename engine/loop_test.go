@@ -61,6 +61,7 @@ var engineTests = []struct {
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},
 	{"TLSAndReadErrors", TestTLSAndReadErrors},
+	{"ExtractListAndCheckFields", TestExtractListAndCheckFields},
 }
 
 // runEngineTests runs engineTests with load's plans on the engine given

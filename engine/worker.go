@@ -30,9 +30,10 @@ type worker struct {
 	due time.Time
 	// cur is where the VU is in its iteration; once the once nodes it
 	// has run; exprEnv its expression environment (logic.go).
-	cur     cursor
-	once    []bool
-	exprEnv *expr.Env
+	cur       cursor
+	once      []bool
+	exprEnv   *expr.Env
+	jsonPaths map[string]*plan.JSONPath
 }
 
 // iteration runs the flow once, as the cursor walks it. due is when it

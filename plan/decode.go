@@ -195,7 +195,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		d.namedMap(n, func(k, val *yaml.Node) {
 			ex := &Extract{Pos: d.posOf(k), Name: k.Value}
 			if val.Kind == yaml.ScalarNode && strings.HasPrefix(val.Value, "$") {
-				ex.JSON = val.Value // shorthand: name: $.json.path
+				ex.JSON, ex.JSONPos = val.Value, d.posOf(val) // shorthand: name: $.json.path
 			} else {
 				d.decode(val, reflect.ValueOf(ex).Elem())
 			}

@@ -160,6 +160,7 @@ func (v *validator) grpcStep(st *Step, sc *scope, where string) {
 			v.refs(m.Text, sc)
 		}
 	}
+	v.extracts(st, sc) // before the checks, which may read what it extracts
 	if c := st.Check; c != nil {
 		for _, code := range c.Status {
 			if code < 0 || code > 16 {
@@ -169,9 +170,8 @@ func (v *validator) grpcStep(st *Step, sc *scope, where string) {
 		if len(c.BodyContains) > 0 {
 			v.at(c.Pos, "%s: body_contains is for HTTP bodies: check the response's fields with json", who)
 		}
-		v.jsonChecks(c, who, sc)
+		v.checks(c, who, sc, false)
 	}
-	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)
 	if s := v.p.GRPC.Schema; s != nil {
 		for _, e := range resolveCall(st.Name, g, s) {

@@ -109,6 +109,11 @@ func (v *validator) compile(e *Expr, kind expr.Kind, sc *scope, who string) {
 		v.at(pos, "%s: %s", who, err)
 		return
 	}
+	for _, path := range prog.JSONPaths {
+		if _, err := ParseJSONPath(path); err != nil {
+			v.at(e.Pos, "%s: json(%q): %v", who, path, err)
+		}
+	}
 	e.Prog = prog
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -321,9 +322,28 @@ type Extract struct {
 	Pos  Pos    `yaml:"-"`
 	Name string `yaml:"-"`
 	// Exactly one of the following.
-	JSON   string `yaml:"json"`   // JSON path: $.a.b[0].c
-	Header string `yaml:"header"` // response header name
-	Regex  string `yaml:"regex"`  // first capture group (or whole match) over the body
+	JSON    string   `yaml:"json"`    // JSON path: $.a.b[0].c, $.items[?@.state=='OPEN'].id
+	Header  string   `yaml:"header"`  // response header name
+	Regex   string   `yaml:"regex"`   // a capture group (Group) of each match
+	Between []string `yaml:"between"` // [left, right]: the text between two boundaries
+	CSS     string   `yaml:"css"`     // CSS selector over an HTML body
+	XPath   string   `yaml:"xpath"`   // XPath over an XML (or HTML) body
+	// The places of the values above, for errors.
+	JSONPos, RegexPos, BetweenPos, CSSPos, XPathPos Pos `yaml:"-"`
+	// From is what regex and between read: body (default), headers, url
+	// or status.
+	From    string `yaml:"from"`
+	FromPos Pos    `yaml:"-"`
+	// Group is the regex's capture group (default 1, or 0 when it has none).
+	Group    *int `yaml:"group"`
+	GroupPos Pos  `yaml:"-"`
+	// Attribute is the attribute of the elements css selects (default:
+	// their text).
+	Attribute string `yaml:"attribute"`
+	// Match picks among several values: first (default), last, random, N
+	// (1-based), all.
+	Match    string `yaml:"match"`
+	MatchPos Pos    `yaml:"-"`
 	// Default is used when nothing matches; without it a miss is an error.
 	Default *string `yaml:"default"`
 }
@@ -335,6 +355,9 @@ type Check struct {
 	Status       []int        `yaml:"status"`
 	BodyContains []string     `yaml:"body_contains"`
 	JSON         []*JSONCheck `yaml:"json"`
+	// That are assertions on the response, checked in order after the
+	// step's extractions.
+	That []*Assertion `yaml:"that"`
 }
 
 // JSONCheck compares the value at a JSON path with an expected text, which
@@ -343,6 +366,115 @@ type JSONCheck struct {
 	Pos    Pos
 	Path   string
 	Equals *Text
+}
+
+// Assertion is one item of a check's that: a subject of the response and
+// operators that its value must pass (all of them), or, with Not, not.
+//
+// The subject is one of JSON (the values a JSON path selects), Header,
+// Body, Status, Duration (the response time) and Size (the body's bytes):
+// a new subject (an expression) is one more field here, in Subject, and
+// in protocol/http's subjects.
+type Assertion struct {
+	Pos Pos `yaml:"-"`
+	// Subjects: exactly one.
+	JSON     string `yaml:"json"`
+	JSONPos  Pos    `yaml:"-"`
+	Header   string `yaml:"header"`
+	Body     bool   `yaml:"body"`
+	Status   bool   `yaml:"status"`
+	Duration bool   `yaml:"duration"`
+	Size     bool   `yaml:"size"`
+
+	// Operators: at least one.
+	Exists        *bool   `yaml:"exists"`
+	Absent        *bool   `yaml:"absent"`
+	Equals        *Text   `yaml:"equals"`
+	NotEquals     *Text   `yaml:"not_equals"`
+	Contains      *Text   `yaml:"contains"`
+	NotContains   *Text   `yaml:"not_contains"`
+	Matches       *Text   `yaml:"matches"`
+	NotMatches    *Text   `yaml:"not_matches"`
+	ContainsMatch *Text   `yaml:"contains_match"`
+	Lt            *Text   `yaml:"lt"`
+	Le            *Text   `yaml:"le"`
+	Gt            *Text   `yaml:"gt"`
+	Ge            *Text   `yaml:"ge"`
+	Between       []*Text `yaml:"between"`
+	BetweenPos    Pos     `yaml:"-"`
+	OneOf         []*Text `yaml:"one_of"`
+	OneOfPos      Pos     `yaml:"-"`
+
+	// Not negates the whole assertion.
+	Not bool `yaml:"not"`
+	// Message is said first in the failure's detail.
+	Message string `yaml:"message"`
+}
+
+// Subject names what the assertion reads: "json $.id", "header
+// Content-Type", "body", "status", "duration", "size"; "" when it names
+// none, and each of them, by commas, when it names several.
+func (a *Assertion) Subject() string {
+	var names []string
+	if a.JSON != "" {
+		names = append(names, "json "+a.JSON)
+	}
+	if a.Header != "" {
+		names = append(names, "header "+a.Header)
+	}
+	for _, s := range []struct {
+		set  bool
+		name string
+	}{{a.Body, "body"}, {a.Status, "status"}, {a.Duration, "duration"}, {a.Size, "size"}} {
+		if s.set {
+			names = append(names, s.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// Operator is one operator of an assertion, as the plan wrote it.
+type Operator struct {
+	// Name is the plan's key: equals, lt, between ...
+	Name string
+	// Values are its operands: one, two for between, any for one_of, none
+	// for exists and absent.
+	Values []*Text
+	// Flag is the value of exists and absent.
+	Flag bool
+}
+
+// Operators lists the assertion's operators in a fixed order (lower
+// bounds before upper ones).
+func (a *Assertion) Operators() []Operator {
+	var ops []Operator
+	for _, f := range []struct {
+		name string
+		flag *bool
+	}{{"exists", a.Exists}, {"absent", a.Absent}} {
+		if f.flag != nil {
+			ops = append(ops, Operator{Name: f.name, Flag: *f.flag})
+		}
+	}
+	for _, o := range []struct {
+		name string
+		v    *Text
+	}{
+		{"equals", a.Equals}, {"not_equals", a.NotEquals}, {"contains", a.Contains}, {"not_contains", a.NotContains},
+		{"matches", a.Matches}, {"not_matches", a.NotMatches}, {"contains_match", a.ContainsMatch},
+		{"gt", a.Gt}, {"ge", a.Ge}, {"lt", a.Lt}, {"le", a.Le},
+	} {
+		if o.v != nil {
+			ops = append(ops, Operator{Name: o.name, Values: []*Text{o.v}})
+		}
+	}
+	if a.Between != nil {
+		ops = append(ops, Operator{Name: "between", Values: a.Between})
+	}
+	if a.OneOf != nil {
+		ops = append(ops, Operator{Name: "one_of", Values: a.OneOf})
+	}
+	return ops
 }
 
 // Think is a pause: fixed, or uniformly random between Min and Max.

@@ -122,29 +122,6 @@ func TestOverrides(t *testing.T) {
 	}
 }
 
-func TestGJSONPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"$.a.b":          "a.b",
-		"$.items[0].id":  "items.0.id",
-		"$['odd.key'].x": `odd\.key.x`,
-		"$":              "@this",
-		"$.list[*].id":   "list.#.id",
-		"plain.gjson":    "plain.gjson",
-	} {
-		got, err := GJSONPath(in)
-		if err != nil || got != want {
-			t.Errorf("GJSONPath(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	// $[''] once converted to an empty gjson path, which extracted with a
-	// nil regex: a plan that validated panicked at its first response.
-	for _, bad := range []string{"$.", "$[x]", "$.a[1", "$x", "$['']", `$.a[""]`} {
-		if _, err := GJSONPath(bad); err == nil {
-			t.Errorf("GJSONPath(%q) accepted", bad)
-		}
-	}
-}
-
 // Any plan is accepted, with every step named and its stages made, or
 // refused with its problems in file order, each said once.
 func FuzzParse(f *testing.F) {

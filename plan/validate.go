@@ -707,58 +707,21 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	if st.JSON != nil {
 		v.refs(st.JSON.Text, sub)
 	}
+	// The extractions run before the checks, which may read what they
+	// extract.
+	v.extracts(st, sc)
+	for _, ex := range st.Extract {
+		sub.local[ex.Name] = sc.local[ex.Name]
+	}
 	if st.Check != nil {
 		for _, code := range st.Check.Status {
 			if code < 100 || code > 599 {
 				v.at(st.Check.Pos, "step %s: status %d is not an HTTP status code", st.Name, code)
 			}
 		}
-		v.jsonChecks(st.Check, "step "+st.Name, sub)
+		v.checks(st.Check, "step "+st.Name, sub, true)
 	}
-	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)
-}
-
-// jsonChecks checks a step's json checks: their paths and placeholders.
-func (v *validator) jsonChecks(c *Check, who string, sc *scope) {
-	for _, jc := range c.JSON {
-		if _, err := GJSONPath(jc.Path); err != nil {
-			v.at(jc.Pos, "%s: %v", who, err)
-		}
-		v.refs(jc.Equals, sc)
-	}
-}
-
-// extracts checks a step's extractions and adds their names to the scope.
-func (v *validator) extracts(st *Step, sc *scope) {
-	for _, ex := range st.Extract {
-		n := 0
-		for _, set := range []bool{ex.JSON != "", ex.Header != "", ex.Regex != ""} {
-			if set {
-				n++
-			}
-		}
-		if n != 1 {
-			v.at(ex.Pos, "extract %s: give exactly one of json, header or regex", ex.Name)
-		}
-		if ex.JSON != "" {
-			if _, err := GJSONPath(ex.JSON); err != nil {
-				v.at(ex.Pos, "extract %s: %v", ex.Name, err)
-			}
-		}
-		if ex.Regex != "" {
-			if _, err := regexp.Compile(ex.Regex); err != nil {
-				v.at(ex.Pos, "extract %s: bad regex: %v", ex.Name, err)
-			}
-		}
-		if msg := checkIdent(ex.Name); msg != "" {
-			v.at(ex.Pos, "extract %q: %s", ex.Name, msg)
-		}
-		if v.global[ex.Name] {
-			v.at(ex.Pos, "extract %s: the name is already a variable or data source", ex.Name)
-		}
-		sc.local[ex.Name] = true
-	}
 }
 
 func (v *validator) repeat(st *Step, sc *scope) map[string]bool {
@@ -842,7 +805,7 @@ func (v *validator) defined(name string, sc *scope) bool {
 	if sc == nil {
 		return false
 	}
-	if sc.local[name] {
+	if sc.local[name] || listItem(name, sc.local) {
 		return true
 	}
 	for _, b := range sc.builtins {
@@ -890,7 +853,9 @@ func (v *validator) candidates(sc *scope) []string {
 	if sc != nil {
 		out = append(out, sc.builtins...)
 		for k := range sc.local {
-			out = append(out, k)
+			if !strings.HasSuffix(k, listMark) {
+				out = append(out, k)
+			}
 		}
 	}
 	sort.Strings(out)

@@ -84,13 +84,13 @@ func (v *validator) wsStep(st *Step, sc *scope, where string) {
 	} else if len(st.Extract) > 0 || st.Check != nil {
 		v.at(st.Pos, "%s: extract and check take the awaited message: add await", who)
 	}
+	v.extracts(st, sc) // before the checks, which may read what it extracts
 	if c := st.Check; c != nil {
 		if len(c.Status) > 0 {
 			v.at(c.Pos, "%s: a WebSocket message has no status: check its fields with json, or its text with body_contains", who)
 		}
-		v.jsonChecks(c, who, sc)
+		v.checks(c, who, sc, false)
 	}
-	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)
 }
 

@@ -99,6 +99,9 @@ type Program struct {
 	// (response.body, json(...)), and the headers named by header("...").
 	Body    bool
 	Headers []string
+	// JSONPaths are the paths given to json() as text, for the plan to
+	// check.
+	JSONPaths []string
 }
 
 // String is the expression's source.
@@ -330,6 +333,11 @@ func (p *Program) rewrite(tree *parser.Tree, known func(string) bool) error {
 					ast.Patch(node, read(s.Value, n))
 				}
 				return
+			}
+			if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "json" && len(n.Arguments) == 1 {
+				if s, ok := n.Arguments[0].(*ast.StringNode); ok {
+					p.JSONPaths = append(p.JSONPaths, s.Value)
+				}
 			}
 			if id, ok := n.Callee.(*ast.IdentifierNode); ok && id.Value == "header" {
 				if len(n.Arguments) == 1 {

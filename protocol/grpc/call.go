@@ -311,9 +311,6 @@ func (c *Call) judge(res *Result, err error, header, trailer metadata.MD, resps 
 		res.Err, res.Detail = metrics.Read, jerr.Error()
 		return
 	}
-	if res.Err, res.Detail = c.checks.Apply(body, vars); res.Err != metrics.OK {
-		return
-	}
 	md := func(name string) ([]byte, bool) {
 		name = strings.ToLower(name)
 		for _, m := range []metadata.MD{header, trailer} {
@@ -323,7 +320,7 @@ func (c *Call) judge(res *Result, err error, header, trailer metadata.MD, resps 
 		}
 		return nil, false
 	}
-	res.Err, res.Detail = c.extract.Apply(md, body, vars)
+	res.Err, res.Detail = phttp.Judge(c.extract, c.checks, md, body, vars)
 }
 
 var jsonOut = protojson.MarshalOptions{EmitUnpopulated: true}

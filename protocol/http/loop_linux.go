@@ -560,6 +560,9 @@ type Exchange struct {
 	res          Result
 	then         func(Result)
 	hdr          func(string) ([]byte, bool)
+	// url is the request's URL, kept for a step that reads it
+	// (readsURL).
+	url []byte
 
 	// tls is the connection's TLS when its origin (authority, as
 	// scheme://host[:port]) is https (loop_tls.go).
@@ -599,6 +602,13 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 		}
 		x.built, x.builtAuth = r, append(x.builtAuth[:0], auth...)
 		auth = x.builtAuth
+	}
+	if r.reads&readsURL != 0 {
+		if r.literal {
+			x.url = r.fixedURL
+		} else {
+			x.url = append(x.url[:0], s.buf...) // appendRequest left the URL there
+		}
 	}
 	// One clock read: the wall time is the anchor's plus the monotonic time
 	// since (time.Now reads both clocks).
@@ -911,7 +921,14 @@ func (x *Exchange) finish() {
 	res.Bytes = int(x.resp.size)
 	x.l.c.serverTime(&res, x.hdr)
 	limit, _ := x.l.c.bodyLimit(x.req)
-	x.req.judge(&res, x.hdr, x.resp.body(), x.vars, limit)
+	v := view{body: x.resp.body()}
+	if x.req.reads&readsHeaders != 0 {
+		v.headers = x.resp.buf[:x.resp.headEnd]
+	}
+	if x.req.reads&readsURL != 0 {
+		v.url = x.url
+	}
+	x.req.judge(&res, &v, x.hdr, x.vars, limit)
 	x.req.keepLast(x.scr, x.hdr, x.resp.body())
 	if x.resp.close || !x.l.c.keepAlive {
 		x.closeConn()

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"github.com/valyala/fasthttp"
 
 	"github.com/perflab/perflab/metrics"
@@ -38,6 +36,14 @@ type Request struct {
 	status      []int // accepted; nil means 200-299
 	contains    [][]byte
 	jsonChecks  JSONChecks
+	that        Assertions
+	// reads is what beside its status, headers and body the step reads of
+	// a response (readsHeaders, readsURL); fixedURL is the URL of a
+	// literal request that reads it.
+	reads    int
+	fixedURL []byte
+	// judged is false when nothing but the status judges a response.
+	judged bool
 	// bodyLimit is the step's own body_limit (0: the client's).
 	bodyLimit int64
 	// bodyUse is what reads the body (readsBody): OK for nothing.
@@ -55,20 +61,6 @@ type Request struct {
 type header struct {
 	name  string
 	value *tmpl.Template
-}
-
-type extractor struct {
-	step     string // the step's name, for what a miss leaves unset
-	name     string
-	json     string
-	header   string
-	re       *regexp.Regexp
-	fallback *string
-}
-
-type jsonCheck struct {
-	path string
-	want *tmpl.Template
 }
 
 // Compile builds a request from a plan step. target is the plan's base URL
@@ -130,8 +122,20 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		if r.jsonChecks, err = CompileJSONChecks(c.JSON); err != nil {
 			return nil, err
 		}
+		if r.that, err = CompileAssertions(c.That); err != nil {
+			return nil, err
+		}
 	}
 	r.bodyUse, r.bodyVerb = r.readsBody()
+	xr, _ := r.extract.reads()
+	ar, _ := r.that.reads()
+	r.reads = xr | ar
+	if r.reads&readsURL != 0 && r.literal {
+		if r.fixedURL, err = r.appendURL(nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	r.judged = len(r.extract) > 0 || len(r.contains) > 0 || len(r.jsonChecks) > 0 || len(r.that) > 0
 	return r, nil
 }
 
@@ -201,7 +205,14 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 		return v, v != nil
 	}
 	c.serverTime(&res, header)
-	r.judge(&res, header, body, vars, limit)
+	v := view{body: body}
+	if r.reads&readsHeaders != 0 {
+		v.headers = resp.Header.Header()
+	}
+	if r.reads&readsURL != 0 {
+		v.url = req.URI().FullURI()
+	}
+	r.judge(&res, &v, header, vars, limit)
 	r.keepLast(s, header, body)
 	return res
 }
@@ -327,116 +338,40 @@ func (r *Request) eachHeader(vars Vars, set func(name, value string)) error {
 	return nil
 }
 
-// judge runs the checks and extractions on a response whose body has
-// res.Bytes bytes, of which body holds the first (all unless the body was
-// over the limit).
-func (r *Request) judge(res *Result, header func(string) ([]byte, bool), body []byte, vars Vars, limit int64) {
+// judge runs the extractions and the checks on a response whose body has
+// res.Bytes bytes, of which v.body holds the first (all unless the body
+// was over the limit): the status first, then the extractions, then
+// body_contains, json and that, which may read what was extracted. The
+// first to fail is the result's error.
+func (r *Request) judge(res *Result, v *view, header headerFunc, vars Vars, limit int64) {
 	code := res.Status
 	if !r.accepts(code) {
 		res.Err = metrics.StatusKind(code)
 		res.Detail = "status " + itoa(code)
 		return
 	}
-	if len(body) < res.Bytes && r.bodyUse != metrics.OK {
+	if !r.judged {
+		return
+	}
+	if len(v.body) < res.Bytes && r.bodyUse != metrics.OK {
 		res.Err = r.bodyUse
 		res.Detail = "body of " + strconv.Itoa(res.Bytes) + " bytes exceeds body_limit " + plan.FormatSize(limit) + "; raise body_limit to " + r.bodyVerb + " it"
 		return
 	}
+	v.status, v.latency, v.size = code, res.Latency, res.Bytes
+	if res.Err, res.Detail = r.extract.apply(v, header, vars); res.Err != metrics.OK {
+		return
+	}
 	for _, want := range r.contains {
-		if !bytes.Contains(body, want) {
+		if !bytes.Contains(v.body, want) {
 			res.Err, res.Detail = metrics.CheckFailed, "body does not contain "+string(want)
 			return
 		}
 	}
-	if res.Err, res.Detail = r.jsonChecks.Apply(body, vars); res.Err != metrics.OK {
+	if res.Err, res.Detail = r.jsonChecks.apply(v, vars); res.Err != metrics.OK {
 		return
 	}
-	res.Err, res.Detail = r.extract.Apply(header, body, vars)
-}
-
-// JSONChecks check fields of a response (or a message) by JSON path.
-type JSONChecks []jsonCheck
-
-// CompileJSONChecks compiles a step's json checks.
-func CompileJSONChecks(cs []*plan.JSONCheck) (JSONChecks, error) {
-	var out JSONChecks
-	for _, jc := range cs {
-		p, err := plan.GJSONPath(jc.Path)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, jsonCheck{p, jc.Equals.T})
-	}
-	return out, nil
-}
-
-// Apply checks body: CheckFailed, with a detail, at the first field that
-// is not as wanted.
-func (c JSONChecks) Apply(body []byte, vars Vars) (metrics.ErrKind, string) {
-	for _, jc := range c {
-		want, err := jc.want.Expand(vars)
-		if err != nil {
-			return metrics.CheckFailed, err.Error()
-		}
-		if got := gjson.GetBytes(body, jc.path); got.String() != want {
-			return metrics.CheckFailed, "json " + jc.path + " is " + got.String() + ", want " + want
-		}
-	}
-	return metrics.OK, ""
-}
-
-// MissRecorder is told what an extraction that missed leaves unset: name,
-// which the extract of failed of step would have set, so that a later
-// step that needs it says why it is unset (tmpl.Explainer).
-type MissRecorder interface {
-	Missed(name, step, failed string)
-}
-
-// Extracts take values from a response, or a message, into a VU's
-// variables.
-type Extracts []extractor
-
-// CompileExtracts compiles the extractions of the step named step.
-func CompileExtracts(step string, exs []*plan.Extract) (Extracts, error) {
-	var out Extracts
-	for _, ex := range exs {
-		e := extractor{step: step, name: ex.Name, header: ex.Header, fallback: ex.Default}
-		var err error
-		if ex.JSON != "" {
-			if e.json, err = plan.GJSONPath(ex.JSON); err != nil {
-				return nil, err
-			}
-		}
-		if ex.Regex != "" {
-			if e.re, err = regexp.Compile(ex.Regex); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
-
-// Apply sets each extracted value; a miss without a default is an
-// ExtractFailed error, with a detail, and the names it leaves unset are
-// told to vars if it is a MissRecorder.
-func (x Extracts) Apply(header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
-	for i, e := range x {
-		v, ok := e.from(header, body)
-		if !ok {
-			if e.fallback == nil {
-				if m, ok := vars.(MissRecorder); ok {
-					for _, rest := range x[i:] {
-						m.Missed(rest.name, e.step, e.name)
-					}
-				}
-				return metrics.ExtractFailed, "nothing to extract for " + e.name
-			}
-			v = *e.fallback
-		}
-		vars.Set(e.name, v)
-	}
-	return metrics.OK, ""
+	res.Err, res.Detail = r.that.apply(v, header, vars)
 }
 
 func (r *Request) accepts(code int) bool {
@@ -451,26 +386,6 @@ func (r *Request) accepts(code int) bool {
 		}
 	}
 	return false
-}
-
-func (e *extractor) from(header func(string) ([]byte, bool), body []byte) (string, bool) {
-	switch {
-	case e.json != "":
-		v := gjson.GetBytes(body, e.json)
-		return v.String(), v.Exists()
-	case e.header != "":
-		v, ok := header(e.header)
-		return string(v), ok
-	default:
-		m := e.re.FindSubmatch(body)
-		if m == nil {
-			return "", false
-		}
-		if len(m) > 1 {
-			return string(m[1]), true
-		}
-		return string(m[0]), true
-	}
 }
 
 func itoa(n int) string {

@@ -93,7 +93,17 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		return []byte(v[0]), true
 	}
 	c.serverTime(&res, header)
-	r.judge(&res, header, kept, vars, limit)
+	v := view{body: kept}
+	if r.reads&readsHeaders != 0 {
+		var b bytes.Buffer
+		b.WriteString(resp.Proto + " " + resp.Status + "\r\n")
+		resp.Header.Write(&b) //nolint:errcheck // a buffer takes every write
+		v.headers = b.Bytes()
+	}
+	if r.reads&readsURL != 0 {
+		v.url = []byte(u)
+	}
+	r.judge(&res, &v, header, vars, limit)
 	r.keepLast(s, header, kept)
 	return res
 }
@@ -113,13 +123,11 @@ func (r *Request) needsBody() bool { return r.bodyUse != metrics.OK || r.keepBod
 // "check"), an extraction (ExtractFailed, "extract from"), or nothing
 // (OK). The kind is that of the error when the body was over its limit.
 func (r *Request) readsBody() (metrics.ErrKind, string) {
-	if len(r.contains) > 0 || len(r.jsonChecks) > 0 {
+	if _, body := r.that.reads(); body || len(r.contains) > 0 || len(r.jsonChecks) > 0 {
 		return metrics.CheckFailed, "check"
 	}
-	for _, e := range r.extract {
-		if e.header == "" {
-			return metrics.ExtractFailed, "extract from"
-		}
+	if _, body := r.extract.reads(); body {
+		return metrics.ExtractFailed, "extract from"
 	}
 	return metrics.OK, ""
 }

@@ -259,17 +259,15 @@ func (s *Step) matches(data []byte, want string) bool {
 	return r.Exists() && r.String() == want
 }
 
-// judge checks the matching message and extracts from it.
+// judge checks the matching message and extracts from it (extractions
+// first: the json checks may read what they extract).
 func (s *Step) judge(data []byte, vars phttp.Vars) (metrics.ErrKind, string) {
 	for _, want := range s.contains {
 		if !bytes.Contains(data, want) {
 			return metrics.CheckFailed, "the message does not contain " + string(want)
 		}
 	}
-	if k, d := s.checks.Apply(data, vars); k != metrics.OK {
-		return k, d
-	}
-	return s.extract.Apply(func(string) ([]byte, bool) { return nil, false }, data, vars)
+	return phttp.Judge(s.extract, s.checks, func(string) ([]byte, bool) { return nil, false }, data, vars)
 }
 
 // dialKind is the error kind of a connection that could not be opened.

@@ -1,0 +1,353 @@
+package http
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/andybalholm/cascadia"
+	"github.com/antchfx/xmlquery"
+	"github.com/antchfx/xpath"
+	"github.com/tidwall/gjson"
+
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
+)
+
+// Extracts take values from a response, or a message, into a VU's
+// variables.
+type Extracts []extractor
+
+type extractKind uint8
+
+const (
+	fromJSON extractKind = iota
+	fromHeader
+	fromRegex
+	fromBetween
+	fromCSS
+	fromXPath
+)
+
+// The sources of regex and between (plan.Extract.From).
+const (
+	srcBody = iota
+	srcHeaders
+	srcURL
+	srcStatus
+)
+
+type extractor struct {
+	step   string // the step's name, for what a miss leaves unset
+	name   string
+	kind   extractKind
+	json   *plan.JSONPath
+	header string
+	re     *regexp.Regexp
+	group  int
+	left   []byte
+	right  []byte
+	src    int
+	css    cascadia.Selector
+	attr   string
+	// xpaths hands each goroutine a compiled XPath of its own: an
+	// expression keeps its state while it is evaluated.
+	xpaths *sync.Pool
+	match  int // plan.ParseMatch
+	// fallback is the default; nil: a miss fails the step.
+	fallback *string
+}
+
+// MissRecorder is told what an extraction that missed leaves unset: name,
+// which the extract of failed of step would have set, so that a later
+// step that needs it says why it is unset (tmpl.Explainer).
+type MissRecorder interface {
+	Missed(name, step, failed string)
+}
+
+// CompileExtracts compiles the extractions of the step named step.
+func CompileExtracts(step string, exs []*plan.Extract) (Extracts, error) {
+	var out Extracts
+	for _, ex := range exs {
+		e := extractor{step: step, name: ex.Name, header: ex.Header, fallback: ex.Default, attr: ex.Attribute}
+		var err error
+		if e.match, err = plan.ParseMatch(ex.Match); err != nil {
+			return nil, err
+		}
+		e.src = srcBody
+		for i, f := range []string{"body", "headers", "url", "status"} {
+			if ex.From == f {
+				e.src = i
+			}
+		}
+		switch {
+		case ex.JSON != "":
+			e.kind = fromJSON
+			if e.json, err = plan.ParseJSONPath(ex.JSON); err != nil {
+				return nil, err
+			}
+		case ex.Header != "":
+			e.kind = fromHeader
+		case ex.Regex != "":
+			e.kind = fromRegex
+			if e.re, err = regexp.Compile(ex.Regex); err != nil {
+				return nil, err
+			}
+			if e.re.NumSubexp() > 0 {
+				e.group = 1
+			}
+			if ex.Group != nil {
+				e.group = *ex.Group
+			}
+			if e.group < 0 || e.group > e.re.NumSubexp() {
+				return nil, fmt.Errorf("extract %s: no capture group %d", ex.Name, e.group)
+			}
+		case len(ex.Between) == 2:
+			e.kind = fromBetween
+			e.left, e.right = []byte(ex.Between[0]), []byte(ex.Between[1])
+		case ex.CSS != "":
+			e.kind = fromCSS
+			if e.css, err = plan.CompileCSS(ex.CSS); err != nil {
+				return nil, err
+			}
+		case ex.XPath != "":
+			e.kind = fromXPath
+			if _, err = plan.CompileXPath(ex.XPath); err != nil {
+				return nil, err
+			}
+			src := ex.XPath
+			e.xpaths = &sync.Pool{New: func() any {
+				x, _ := plan.CompileXPath(src) // it compiled above
+				return x
+			}}
+		default:
+			return nil, fmt.Errorf("extract %s: nothing to extract with", ex.Name)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Apply sets each extracted value; a miss without a default is an
+// ExtractFailed error, with a detail.
+func (x Extracts) Apply(header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
+	v := view{body: body}
+	return x.apply(&v, header, vars)
+}
+
+// reads says what of a response beyond its status, headers and body the
+// extractions read (readsHeaders, readsURL), and whether they read the
+// body.
+func (x Extracts) reads() (what int, body bool) {
+	for _, e := range x {
+		switch {
+		case e.kind == fromHeader:
+		case (e.kind == fromRegex || e.kind == fromBetween) && e.src != srcBody:
+			switch e.src {
+			case srcHeaders:
+				what |= readsHeaders
+			case srcURL:
+				what |= readsURL
+			}
+		default:
+			body = true
+		}
+	}
+	return what, body
+}
+
+func (x Extracts) apply(v *view, header headerFunc, vars Vars) (metrics.ErrKind, string) {
+	var buf [4]gjson.Result
+	for i := range x {
+		e := &x[i]
+		ms, detail := e.values(v, header, buf[:0])
+		if e.match == plan.MatchAll {
+			setAll(e.name, ms, vars)
+			continue
+		}
+		m, ok := pick(ms, e.match)
+		if !ok {
+			if e.fallback == nil {
+				if detail != "" {
+					detail = ": " + detail
+				}
+				if m, ok := vars.(MissRecorder); ok {
+					for _, rest := range x[i:] {
+						m.Missed(rest.name, e.step, e.name)
+					}
+				}
+				return metrics.ExtractFailed, "nothing to extract for " + e.name + detail
+			}
+			vars.Set(e.name, *e.fallback)
+			continue
+		}
+		vars.Set(e.name, strings.Clone(m.String())) // not a part of the body
+	}
+	return metrics.OK, ""
+}
+
+// pick is the match of ms that match (plan.ParseMatch) names.
+func pick(ms []gjson.Result, match int) (gjson.Result, bool) {
+	n := len(ms)
+	switch {
+	case n == 0:
+		return gjson.Result{}, false
+	case match == plan.MatchFirst:
+		return ms[0], true
+	case match == plan.MatchLast:
+		return ms[n-1], true
+	case match == plan.MatchRandom:
+		return ms[rand.IntN(n)], true
+	case match <= n:
+		return ms[match-1], true
+	}
+	return gjson.Result{}, false
+}
+
+// setAll sets NAME to the JSON array of the matches, NAME_count to their
+// number and NAME_1 ... NAME_n to each; the NAME_i beyond n that an
+// earlier response set are emptied.
+func setAll(name string, ms []gjson.Result, vars Vars) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(jsonText(m))
+	}
+	b.WriteByte(']')
+	vars.Set(name, b.String())
+	before := 0
+	if s, ok := vars.Lookup(name + "_count"); ok {
+		before, _ = strconv.Atoi(s)
+	}
+	vars.Set(name+"_count", strconv.Itoa(len(ms)))
+	for i, m := range ms {
+		vars.Set(name+"_"+strconv.Itoa(i+1), strings.Clone(m.String()))
+	}
+	for i := len(ms); i < before; i++ {
+		vars.Set(name+"_"+strconv.Itoa(i+1), "")
+	}
+}
+
+// jsonText is a match as an item of a JSON array: a string quoted, any
+// other value as the body wrote it.
+func jsonText(m gjson.Result) string {
+	switch m.Type {
+	case gjson.String:
+		return plan.QuoteJSON(m.Str)
+	case gjson.Null:
+		return "null"
+	}
+	return m.Raw
+}
+
+// textMatch is a match of a text extraction, as a JSON path's string.
+func textMatch(s string) gjson.Result { return gjson.Result{Type: gjson.String, Str: s} }
+
+// values appends the extraction's matches in v to dst; detail says why
+// there is none when it is not that nothing matched.
+func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gjson.Result, string) {
+	one := e.match == plan.MatchFirst // the first is all that is wanted
+	switch e.kind {
+	case fromJSON:
+		return e.json.Select(v.jsonBody(), dst), ""
+	case fromHeader:
+		if h, ok := header(e.header); ok {
+			dst = append(dst, textMatch(unsafeString(h)))
+		}
+		return dst, ""
+	case fromRegex:
+		src := e.source(v)
+		if one {
+			if m := e.re.FindSubmatchIndex(src); m != nil {
+				dst = append(dst, textMatch(group(src, m, e.group)))
+			}
+			return dst, ""
+		}
+		for _, m := range e.re.FindAllSubmatchIndex(src, -1) {
+			dst = append(dst, textMatch(group(src, m, e.group)))
+		}
+		return dst, ""
+	case fromBetween:
+		src := e.source(v)
+		for {
+			i := bytes.Index(src, e.left)
+			if i < 0 {
+				break
+			}
+			src = src[i+len(e.left):]
+			j := bytes.Index(src, e.right)
+			if j < 0 {
+				break
+			}
+			dst = append(dst, textMatch(unsafeString(src[:j])))
+			src = src[j+len(e.right):]
+			if one {
+				break
+			}
+		}
+		return dst, ""
+	case fromCSS:
+		for _, n := range v.htmlDoc().FindMatcher(e.css).EachIter() {
+			if e.attr == "" {
+				dst = append(dst, textMatch(strings.TrimSpace(n.Text())))
+			} else if a, ok := n.Attr(e.attr); ok {
+				dst = append(dst, textMatch(a))
+			}
+			if one && len(dst) > 0 {
+				break
+			}
+		}
+		return dst, ""
+	}
+	doc, err := v.xmlDoc()
+	if err != nil {
+		return dst, "the body is not XML or HTML: " + err.Error()
+	}
+	expr := e.xpaths.Get().(*xpath.Expr)
+	defer e.xpaths.Put(expr)
+	switch r := expr.Evaluate(xmlquery.CreateXPathNavigator(doc)).(type) {
+	case *xpath.NodeIterator:
+		for r.MoveNext() {
+			dst = append(dst, textMatch(r.Current().Value()))
+			if one {
+				break
+			}
+		}
+	case string:
+		dst = append(dst, textMatch(r))
+	case float64:
+		dst = append(dst, textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
+	case bool:
+		dst = append(dst, textMatch(strconv.FormatBool(r)))
+	}
+	return dst, ""
+}
+
+// source is what a regex or between extraction reads.
+func (e *extractor) source(v *view) []byte {
+	switch e.src {
+	case srcHeaders:
+		return v.headers
+	case srcURL:
+		return v.url
+	case srcStatus:
+		return strconv.AppendInt(nil, int64(v.status), 10)
+	}
+	return v.body
+}
+
+// group is capture group g of the match m (indexes into src); a group
+// that took no part in the match is empty.
+func group(src []byte, m []int, g int) string {
+	if m[2*g] < 0 {
+		return ""
+	}
+	return unsafeString(src[m[2*g]:m[2*g+1]])
+}
