@@ -138,6 +138,7 @@ func (v *validator) validate() {
 		v.refs(h.Value, nil)
 	}
 	v.wireHeaders("headers", p.Headers)
+	v.sessionOptions()
 
 	v.buses()
 	v.simulators()
@@ -589,6 +590,9 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 			kinds++
 		}
 	}
+	if kinds != 1 || !st.IsRequest() || st.GRPC != nil || st.WS != nil {
+		v.notRequest(st)
+	}
 	switch {
 	case kinds > 1:
 		v.at(st.Pos, "%s: a step is one of url (a request), grpc, ws, publish, await, call, or transaction with steps", where)
@@ -691,6 +695,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		}
 		v.jsonChecks(st.Check, "step "+st.Name, sub)
 	}
+	v.stepSession(st, sub)
 	v.extracts(st, sc)
 	v.refs(st.Correlate, sc)
 }
