@@ -28,6 +28,8 @@ type node struct {
 	// requests.csv (Options.Requests); nil for most steps.
 	correlate *tmpl.Template
 	name      string
+	// hops are the operations of the responses an HTTP step followed.
+	hops hopOps
 }
 
 // scenario is a compiled scenario for one stage.
@@ -144,11 +146,12 @@ func compileSteps(p *plan.Plan, m *messaging, fns map[string]StepFunc, l *layout
 			n.msg = ms
 		default:
 			n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-			req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
+			req, err := phttp.CompileStep(p, st)
 			if err != nil {
 				return nil, fmt.Errorf("step %s: %w", st.Name, err)
 			}
 			n.req = req
+			n.hops = newHopOps(l, req, l.ops[n.op])
 		}
 		out = append(out, n)
 	}

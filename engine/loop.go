@@ -417,6 +417,7 @@ func (v *loopVU) ctx() context.Context { return v.el.ctx }
 // advance runs it.
 func (v *loopVU) begin(iter int64, due time.Time) {
 	v.vars.setIteration(iter)
+	v.scr.NewIteration()
 	if v.ended.IsZero() {
 		v.started = time.Now()
 	} else { // straight after the previous iteration: no need to read the clock again
@@ -548,6 +549,7 @@ func (v *loopVU) leafDone() {
 	}
 	res := v.res
 	v.res = phttp.Result{}
+	v.hops(n, res)
 	lat := v.latency(res)
 	v.rec.Record(v.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
 	if res.HasServer && res.Err == metrics.OK {

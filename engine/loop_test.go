@@ -58,6 +58,9 @@ var engineTests = []struct {
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},
 	{"TLSAndReadErrors", TestTLSAndReadErrors},
+	{"RedirectsCountAsTheServer", TestRedirectsCountAsTheServer},
+	{"CookiesPerVU", TestCookiesPerVU},
+	{"AuthCountsAsTheServer", TestAuthCountsAsTheServer},
 }
 
 // runEngineTests runs engineTests with load's plans on the engine given

@@ -33,6 +33,7 @@ type worker struct {
 // closed models). It returns true when the VU must stop.
 func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool {
 	w.vars.setIteration(iter)
+	w.scr.NewIteration()
 	started := time.Now()
 	t0 := started
 	if !due.IsZero() {
@@ -230,6 +231,7 @@ func (w *worker) leaf(ctx context.Context, n *node) (lat, svc time.Duration, ek 
 	if res.Err != metrics.OK && (n.fn != nil || n.msg != nil || n.ws != nil) && ctx.Err() != nil {
 		return 0, 0, res.Err, true
 	}
+	w.hops(n, res)
 	lat = w.latency(res)
 	w.rec.Record(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes)
 	if res.HasServer && res.Err == metrics.OK {
