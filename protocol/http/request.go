@@ -439,9 +439,9 @@ func (r *Request) appendRawURL(b []byte, vars Vars) ([]byte, error) {
 // be valid HTTP is an invalidRequest error (the request, with the headers
 // set before it, is not sent).
 func (r *Request) eachHeader(vars Vars, sh *sendHeaders, set func(name, value string)) error {
-	cookie := sh.cookie
+	cookie, filter := sh.cookie, sh.ex != nil || sh.authz != ""
 	for _, h := range r.headers {
-		if sh.skips(r, h.name) {
+		if filter && sh.skips(r, h.name) {
 			continue
 		}
 		v, err := h.value.Expand(vars)

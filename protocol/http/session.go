@@ -74,11 +74,13 @@ func (r *Request) sendsBody(s *Scratch) bool { return r.body != nil && !s.ex.noB
 // appendNextURL appends the URL of the exchange's next request, as it goes
 // on the wire.
 func (r *Request) appendNextURL(b []byte, vars Vars, s *Scratch) ([]byte, error) {
-	if s.ex.url != nil {
-		return append(b, s.ex.url...), nil
+	if s.ex.url == nil {
+		return r.appendURL(b, vars)
 	}
-	return r.appendURL(b, vars)
+	return s.ex.appendURL(b)
 }
+
+func (ex *exchange) appendURL(b []byte) ([]byte, error) { return append(b, ex.url...), nil }
 
 // sendHeaders is what a request carries beside the step's headers: the
 // jar's cookies and the Authorization of the step's auth; ex is the
@@ -92,6 +94,13 @@ type sendHeaders struct {
 // with method to URL u: nothing is looked up for a step without auth by a
 // VU without cookies.
 func (r *Request) sessionHeaders(s *Scratch, vars Vars, method, u []byte) (sendHeaders, error) {
+	if s.jar == nil && r.auth == nil && s.ex.url == nil {
+		return sendHeaders{}, nil
+	}
+	return r.lookUpSession(s, vars, method, u)
+}
+
+func (r *Request) lookUpSession(s *Scratch, vars Vars, method, u []byte) (sendHeaders, error) {
 	var sh sendHeaders
 	if s.ex.url != nil {
 		sh.ex = &s.ex
@@ -119,9 +128,6 @@ func (r *Request) sessionHeaders(s *Scratch, vars Vars, method, u []byte) (sendH
 // (unless every Location was relative), its Authorization and Cookie on
 // another host, its Content-Type once its body is dropped.
 func (sh *sendHeaders) skips(r *Request, name string) bool {
-	if sh.ex == nil && sh.authz == "" {
-		return false
-	}
 	if sh.authz != "" && strings.EqualFold(name, "Authorization") {
 		return true
 	}
