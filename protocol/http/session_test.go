@@ -492,3 +492,26 @@ func TestDigestAuthAgainstHTTPBin(t *testing.T) {
 		}
 	}
 }
+
+// A step without redirects followed, cookies or auth costs what it cost
+// before them: writing its request, framing a response that sets no
+// cookie and deciding that nothing follows allocate nothing.
+func TestUnusedSessionAllocatesNothing(t *testing.T) {
+	r := compile(t, planStep("GET", "http://127.0.0.1:1/a"))
+	c := NewClient(Options{})
+	s, p, vars := &Scratch{}, &response{}, testenv.Vars{}
+	resp := []byte("HTTP/1.1 302 Found\r\nServer: x\r\nContent-Length: 2\r\n\r\nok")
+	buf := make([]byte, 0, 512)
+	r.redirects = 0
+	if n := testing.AllocsPerRun(100, func() {
+		s.begin()
+		buf, _, _ = c.appendRequest(buf[:0], r, vars, s)
+		p.reset(false, 0)
+		p.feed(resp)
+		if again, _, _ := c.follow(r, s, s.buf, p.status, p); again {
+			t.Fatal("followed")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a request", n)
+	}
+}
