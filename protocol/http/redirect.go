@@ -45,7 +45,7 @@ func resolveLocation(base, loc []byte) (next []byte, host string, relative bool,
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
 		return nil, "", false, errors.New(strconv.Quote(string(loc)) + " is not an http or https URL")
 	}
-	if u.Host == "" {
+	if u.Hostname() == "" {
 		return nil, "", false, errors.New(strconv.Quote(string(loc)) + " names no host")
 	}
 	u.Fragment, u.RawFragment, u.User = "", "", nil
