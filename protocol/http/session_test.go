@@ -246,8 +246,9 @@ func withBody(st *plan.Step, body string) *plan.Step {
 
 // Each VU keeps the cookies its responses set (on a redirect's response
 // too) and sends them where RFC 6265 says: by host (a cookie of 127.0.0.1
-// does not go to localhost), path (a cookie without one has its
-// response's directory) and expiry (a Max-Age of 0 removes one); a
+// does not go to localhost, one for another domain is not kept), path (a
+// cookie without one has its response's directory) and expiry (one
+// expired is not kept, a Max-Age of 0 removes one); a
 // quoted value keeps its quotes; a step's own Cookie header goes as
 // written, with the jar's after it. (Secure cookies go to loopback hosts
 // over http too, as Go's jar sends them, a browser's way.) per_iteration empties the jar as an iteration
@@ -268,7 +269,8 @@ func TestCookies(t *testing.T) {
 			}
 			srv := newCounting(t, map[string]nethttp.HandlerFunc{
 				"/login":  setCookie("sid=abc; Path=/; HttpOnly"),
-				"/api/go": setCookie("tok=1; Path=/api", `q="a b"; Path=/`, "here=1"), // here's path: /api
+				"/api/go": setCookie("tok=1; Path=/api", `q="a b"; Path=/`, "here=1", // here's path: /api
+					"gone=1; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT", "foreign=1; Path=/; Domain=example.com"),
 				"/logout": setCookie("sid=; Max-Age=0"),
 			})
 			local := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
