@@ -161,6 +161,7 @@ func TestRedirects(t *testing.T) {
 				"/dir/r307":   redirectTo(307, "target?x=1"), // relative to /dir/
 				"/r308":       redirectTo(308, "/target"),
 				"/away":       redirectTo(302, other.URL+"/landed"),
+				"/named":      redirectTo(302, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+"/landed"), // a name to look up
 				"/back":       redirectTo(302, "/away"),
 				"/loop":       redirectTo(302, "/loop"),
 				"/noloc":      redirectTo(302, ""),
@@ -198,6 +199,8 @@ func TestRedirects(t *testing.T) {
 					want: map[string]int{"GET /chain/3": 1, "GET /chain/2": 1, "GET /chain/1": 1, "GET /chain/0": 1}},
 				{name: "another origin", st: planStep("GET", srv.URL+"/back"), redirects: 10, status: 200,
 					want: map[string]int{"GET /back": 1, "GET /away": 1}, wantOther: map[string]int{"GET /landed": 1}},
+				{name: "a host by name", st: planStep("GET", srv.URL+"/named"), redirects: 10, status: 200,
+					want: map[string]int{"GET /named": 1}, wantOther: map[string]int{"GET /landed": 1}},
 				{name: "a loop past the limit", st: planStep("GET", srv.URL+"/loop"), redirects: 3, status: 302, err: metrics.HTTP3xx,
 					detail: "status 302, the last of 3 redirects followed (redirects)", want: map[string]int{"GET /loop": 4}},
 				{name: "none followed", st: planStep("GET", srv.URL+"/r301"), redirects: 0, status: 301, err: metrics.HTTP3xx,
@@ -244,6 +247,29 @@ func withBody(st *plan.Step, body string) *plan.Step {
 	return st
 }
 
+// A step's timeout bounds its whole exchange: a redirect to a server that
+// does not answer times out at the step's deadline, its redirect counted.
+func TestRedirectTimeout(t *testing.T) {
+	for _, sd := range sessionSenders {
+		t.Run(sd.name, func(t *testing.T) {
+			srv := newCounting(t, map[string]nethttp.HandlerFunc{
+				"/hop":   redirectTo(302, "/stall"),
+				"/stall": func(w nethttp.ResponseWriter, r *nethttp.Request) { <-r.Context().Done() },
+			})
+			vu := newVU(t, Options{Timeout: 5 * time.Second, KeepAlive: true, HTTP2: sd.http2}, sd.loop)
+			st := planStep("GET", srv.URL+"/hop")
+			st.Timeout = plan.Duration{D: 300 * time.Millisecond}
+			res := vu.do(compile(t, st), testenv.Vars{})
+			if res.Err != metrics.Timeout || len(res.Hops) != 1 || res.Latency < 300*time.Millisecond || res.Latency > 4*time.Second {
+				t.Errorf("%s %s after %v, %d hops; want a timeout at 300ms after one hop", res.Err, res.Detail, res.Latency, len(res.Hops))
+			}
+			if got, _, _ := srv.take(); got["GET /hop"] != 1 || got["GET /stall"] != 1 {
+				t.Errorf("the server counted %v", got)
+			}
+		})
+	}
+}
+
 // Each VU keeps the cookies its responses set (on a redirect's response
 // too) and sends them where RFC 6265 says: by host (a cookie of 127.0.0.1
 // does not go to localhost, one for another domain is not kept), path (a
@@ -268,7 +294,7 @@ func TestCookies(t *testing.T) {
 				}
 			}
 			srv := newCounting(t, map[string]nethttp.HandlerFunc{
-				"/login":  setCookie("sid=abc; Path=/; HttpOnly"),
+				"/login": setCookie("sid=abc; Path=/; HttpOnly"),
 				"/api/go": setCookie("tok=1; Path=/api", `q="a b"; Path=/`, "here=1", // here's path: /api
 					"gone=1; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT", "foreign=1; Path=/; Domain=example.com"),
 				"/logout": setCookie("sid=; Max-Age=0"),
