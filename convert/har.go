@@ -136,6 +136,12 @@ func HAR(r io.Reader, file string, o HAROptions) (*Result, error) {
 		}
 		if st := e.Response.Status; st > 0 {
 			s.Check = map[string]any{"status": st}
+			if st >= 300 && st < 400 {
+				// The browser's request to the Location is the
+				// recording's next entry, a step of its own.
+				none := 0
+				s.Redirects = &none
+			}
 		}
 		sc.Flow = append(sc.Flow, s)
 	}

@@ -1,11 +1,13 @@
 package convert_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +53,39 @@ func TestConvertHAR(t *testing.T) {
 	}
 	if took := time.Since(t0); took < 1900*time.Millisecond {
 		t.Errorf("the run took %v: the recording's 1.9 s pause was not kept", took)
+	}
+}
+
+// A redirect the browser followed is two entries of its recording: the
+// 302 is a step that does not follow it (redirects: 0), and the request to
+// its Location the next step, so that the server sees the requests the
+// browser made, no more.
+func TestConvertHARRedirect(t *testing.T) {
+	const rec = `{"log": {"creator": {"name": "test", "version": "1"}, "entries": [
+  {"startedDateTime": "2026-11-26T10:00:00.000Z", "time": 5, "request": {"method": "POST", "url": "http://127.0.0.1:1/login", "headers": []},
+   "response": {"status": 302, "content": {"mimeType": "text/html"}}},
+  {"startedDateTime": "2026-11-26T10:00:00.005Z", "time": 5, "request": {"method": "GET", "url": "http://127.0.0.1:1/home", "headers": []},
+   "response": {"status": 200, "content": {"mimeType": "text/html"}}}]}}`
+	res, err := convert.HAR(strings.NewReader(rec), "login.har", convert.HAROptions{})
+	if err != nil || !strings.Contains(string(res.Plan), "redirects: 0") {
+		t.Fatalf("%v\n%s", err, res.Plan)
+	}
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/login" {
+			http.Redirect(w, r, "/home", http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	runConverted(t, res.Plan, plan.Options{Set: []plan.Override{{Name: "base", Value: srv.URL}}})
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, ",") != "POST /login,GET /home" {
+		t.Errorf("the server saw %v, want the recording's two requests", got)
 	}
 }
 

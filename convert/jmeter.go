@@ -183,6 +183,7 @@ type stepOut struct {
 	JSON        any               `yaml:"json,omitempty"`
 	Extract     map[string]any    `yaml:"extract,omitempty"`
 	Check       map[string]any    `yaml:"check,omitempty"`
+	Redirects   *int              `yaml:"redirects,omitempty"`
 	Think       any               `yaml:"think,omitempty"`
 }
 
@@ -739,8 +740,9 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 			s.Headers["Content-Type"] = "application/x-www-form-urlencoded; charset=UTF-8"
 		}
 	}
-	if e.boolean("HTTPSampler.follow_redirects") || e.boolean("HTTPSampler.auto_redirects") {
-		c.skip(e.Path, "follows redirects: perflab's steps do not (a redirect's status is checked as it is)")
+	if !e.boolean("HTTPSampler.follow_redirects") && !e.boolean("HTTPSampler.auto_redirects") {
+		none := 0 // JMeter's sampler takes the 3xx as it is; perflab's steps follow it by default
+		s.Redirects = &none
 	}
 	for _, k := range e.Children {
 		if !k.Enabled {

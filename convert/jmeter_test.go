@@ -229,3 +229,46 @@ func mustOpen(t *testing.T, path string) io.Reader {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// A sampler that follows redirects (Follow Redirects, Redirect
+// Automatically) is a step that follows them, as perflab's steps do by
+// default; one that does not takes the 3xx as it is (redirects: 0), as
+// JMeter does: the server sees JMeter's requests.
+func TestConvertRedirects(t *testing.T) {
+	sampler := func(name, path, follow string) string {
+		return `<HTTPSamplerProxy testclass="HTTPSamplerProxy" testname="` + name + `"><stringProp name="HTTPSampler.path">` + path +
+			`</stringProp><boolProp name="HTTPSampler.follow_redirects">` + follow + `</boolProp></HTTPSamplerProxy><hashTree/>`
+	}
+	jmx := `<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3"><hashTree>
+  <TestPlan testclass="TestPlan" testname="redirects"/>
+  <hashTree>
+    <ThreadGroup testclass="ThreadGroup" testname="g">
+      <intProp name="ThreadGroup.num_threads">1</intProp>
+      <elementProp name="ThreadGroup.main_controller" elementType="LoopController"><stringProp name="LoopController.loops">1</stringProp></elementProp>
+    </ThreadGroup>
+    <hashTree>` + sampler("follows", "/a", "true") + sampler("stays", "/b", "false") + `</hashTree>
+  </hashTree>
+</hashTree></jmeterTestPlan>`
+	res, err := convert.JMeter(strings.NewReader(jmx), "redirects.jmx")
+	if err != nil || len(res.Skipped) != 0 || strings.Count(string(res.Plan), "redirects: 0") != 1 {
+		t.Fatalf("%v %q\n%s", err, res.Skipped, res.Plan)
+	}
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path != "/done" {
+			http.Redirect(w, r, "/done", http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	src := strings.Replace(string(res.Plan), "scenarios:", "target: "+srv.URL+"\nscenarios:", 1)
+	runConverted(t, []byte(src), plan.Options{})
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(got, ",") != "/a,/done,/b" {
+		t.Errorf("the server saw %v, want /a,/done,/b", got)
+	}
+}

@@ -79,8 +79,12 @@ type cursor struct {
 	last phttp.Result
 }
 
-// begin starts an iteration at the flow's first node.
-func (w *worker) begin() {
+// begin starts iteration iter at the flow's first node: the VU's
+// iteration variables and its per-iteration HTTP state (cookies when
+// http.cookies is per_iteration) are new.
+func (w *worker) begin(iter int64) {
+	w.vars.setIteration(iter)
+	w.scr.NewIteration()
 	c := &w.cur
 	if len(w.once) < w.s.onces {
 		w.once = make([]bool, w.s.onces)
@@ -215,6 +219,7 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		w.endWith(end(true, false))
 		return
 	}
+	w.hops(n, res)
 	lat := w.latency(res)
 	w.rec.RecordResult(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes, res.Detail)
 	if res.HasServer && res.Err == metrics.OK {

@@ -155,7 +155,7 @@ func newClient(p *plan.Plan) *phttp.Client {
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
 		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
-		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N,
+		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, Cookies: p.HTTP.Cookies,
 	})
 }
 
@@ -432,6 +432,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	ph.End = time.Now()
 	var sinkErr error
 	ph.Totals, sinkErr = col.Stop(ph.End)
+	dropIdleHops(ph, scens)
 	pack(ph)
 	if sinkErr != nil {
 		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
@@ -486,7 +487,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			items = append(items, item{st: s, call: gs, op: lay.id(metrics.Op{Name: s.Name, Kind: metrics.KindStep, Scenario: name})})
 			continue
 		}
-		req, err := phttp.Compile(r.p.Target, r.p.Headers, s, r.p.HTTP.Timeout.D)
+		req, err := phttp.CompileStep(r.p, s)
 		if err != nil {
 			ph.Error = err.Error()
 			return ph, err
@@ -547,6 +548,7 @@ func (r *runner) phase(ctx context.Context, name string, steps []*plan.Step, st 
 			default:
 				res = w.client.Do(it.req, v, &scr)
 			}
+			phaseHops(ph, lay, name, it.st.Name, res)
 			ph.Totals[it.op].Add(res.Latency, res.Latency, res.Err, res.Bytes)
 			if res.Err != metrics.OK {
 				err := fmt.Errorf("%s step %q (repeat %d of %d): %s: %s", name, it.st.Name, i+1, count, res.Err, res.Detail)

@@ -44,6 +44,8 @@ type node struct {
 	// requests.csv (Options.Requests); nil for most steps.
 	correlate *tmpl.Template
 	name      string
+	// hops are the operations of the responses an HTTP step followed.
+	hops hopOps
 	// logic
 	cond     *expr.Program // nodeIf
 	alt      []*node       // nodeIf: else
@@ -260,11 +262,12 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 		n.msg = ms
 	default:
 		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
-		req, err := phttp.Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
+		req, err := phttp.CompileStep(p, st)
 		if err != nil {
 			return nil, fmt.Errorf("step %s: %w", st.Name, err)
 		}
 		n.req = req
+		n.hops = newHopOps(l, req, l.ops[n.op])
 		c.reqs = append(c.reqs, req)
 	}
 	return n, nil

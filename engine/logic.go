@@ -118,7 +118,7 @@ func (w *worker) startLoop(f *frame) bool {
 	case l.Count != nil:
 		v, err := l.Count.Prog.Eval(w.env())
 		if err == nil {
-			f.passes, err = count(v)
+			f.passes, err = loopCount(v)
 		}
 		if err != nil {
 			w.exprFailed(f.n, l.Count.Prog, err)
@@ -176,8 +176,8 @@ func (w *worker) beginPass(f *frame) bool {
 	return true
 }
 
-// count is a loop's count from an expression's value.
-func count(v any) (int, error) {
+// loopCount is a loop's count from an expression's value.
+func loopCount(v any) (int, error) {
 	var f float64
 	switch x := v.(type) {
 	case int:

@@ -413,7 +413,6 @@ func (v *loopVU) ctx() context.Context { return v.el.ctx }
 // begin starts iteration iter, due at due in an open model (else zero);
 // advance runs it.
 func (v *loopVU) begin(iter int64, due time.Time) {
-	v.vars.setIteration(iter)
 	if v.ended.IsZero() {
 		v.started = time.Now()
 	} else { // straight after the previous iteration: no need to read the clock again
@@ -424,7 +423,7 @@ func (v *loopVU) begin(iter int64, due time.Time) {
 		v.t0 = due
 	}
 	v.due = due
-	v.worker.begin()
+	v.worker.begin(iter)
 	v.pc, v.waiting = pcWalk, false
 	if v.el.p != nil && v.el.sched.Err() != nil {
 		// handed out as the schedule ended: never started

@@ -62,6 +62,9 @@ var engineTests = []struct {
 	{"StartDelayIsLatencyLessServiceTime", TestStartDelayIsLatencyLessServiceTime},
 	{"TLSAndReadErrors", TestTLSAndReadErrors},
 	{"ExtractListAndCheckFields", TestExtractListAndCheckFields},
+	{"RedirectsCountAsTheServer", TestRedirectsCountAsTheServer},
+	{"CookiesPerVU", TestCookiesPerVU},
+	{"AuthCountsAsTheServer", TestAuthCountsAsTheServer},
 }
 
 // runEngineTests runs engineTests with load's plans on the engine given

@@ -40,14 +40,13 @@ type worker struct {
 // was due to start (zero in closed models). It returns true when the VU
 // must stop.
 func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool {
-	w.vars.setIteration(iter)
 	started := time.Now()
 	t0 := started
 	if !due.IsZero() {
 		t0 = due
 	}
 	w.due = due
-	w.begin()
+	w.begin(iter)
 	for {
 		a := w.next(ctx.Err() != nil)
 		switch a.kind {

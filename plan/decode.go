@@ -89,6 +89,7 @@ var (
 	typFragments = reflect.TypeOf([]*Fragment{})
 	typThreshold = reflect.TypeOf(&Threshold{})
 	typStdDur    = reflect.TypeOf(time.Duration(0))
+	typAuth      = reflect.TypeOf(&Auth{})
 )
 
 func kindName(n *yaml.Node) string {
@@ -169,6 +170,19 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 		}
 		t.Pos = d.posOf(n)
 		v.Set(reflect.ValueOf(t))
+		return
+	case typAuth:
+		if n.Kind == yaml.ScalarNode && n.Value == AuthNone {
+			v.Set(reflect.ValueOf(&Auth{Pos: d.posOf(n), Type: AuthNone}))
+			return
+		}
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n, "want none or {type: basic or digest, user: ..., password: ...}, got %s", kindName(n))
+			return
+		}
+		a := &Auth{}
+		d.structure(n, reflect.ValueOf(a).Elem())
+		v.Set(reflect.ValueOf(a))
 		return
 	case typThink:
 		if t := d.think(n); t != nil {

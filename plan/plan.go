@@ -108,7 +108,73 @@ type HTTPOptions struct {
 	// cannot), false runs every scenario on goroutines. Setup and teardown
 	// are not affected.
 	EventLoop *bool `yaml:"event_loop"`
+	// Redirects is how many redirects (301, 302, 303, 307, 308) a request
+	// follows (default DefaultRedirects; 0 follows none); a step's own
+	// redirects overrides it.
+	Redirects    *int `yaml:"redirects"`
+	RedirectsPos Pos  `yaml:"-"`
+	// Cookies is what each VU's cookie jar keeps: keep (default: across
+	// its requests and iterations), per_iteration (emptied as each
+	// iteration starts) or off (none kept).
+	Cookies    string `yaml:"cookies"`
+	CookiesPos Pos    `yaml:"-"`
+	// Auth authenticates every request (basic or digest); a step's own
+	// auth overrides it.
+	Auth *Auth `yaml:"auth"`
 }
+
+// DefaultRedirects is how many redirects a request follows unless the plan
+// says otherwise (k6's default).
+const DefaultRedirects = 10
+
+// Cookie jar modes (HTTPOptions.Cookies).
+const (
+	CookiesKeep         = "keep"
+	CookiesPerIteration = "per_iteration"
+	CookiesOff          = "off"
+)
+
+// RedirectsFor is how many redirects step st follows: its own redirects,
+// else the plan's, else DefaultRedirects.
+func (o HTTPOptions) RedirectsFor(st *Step) int {
+	switch {
+	case st != nil && st.Redirects != nil:
+		return *st.Redirects
+	case o.Redirects != nil:
+		return *o.Redirects
+	}
+	return DefaultRedirects
+}
+
+// AuthFor is the authentication of step st's requests: its own auth, else
+// the plan's; nil for none.
+func (o HTTPOptions) AuthFor(st *Step) *Auth {
+	a := o.Auth
+	if st != nil && st.Auth != nil {
+		a = st.Auth
+	}
+	if a == nil || a.Type == AuthNone {
+		return nil
+	}
+	return a
+}
+
+// Auth is HTTP authentication: basic (the credentials sent with every
+// request), digest (the server's challenge answered, then reused), or none
+// (a step's way out of the plan's).
+type Auth struct {
+	Pos      Pos    `yaml:"-"`
+	Type     string `yaml:"type"`
+	User     *Text  `yaml:"user"`
+	Password *Text  `yaml:"password"`
+}
+
+// Authentication types (Auth.Type).
+const (
+	AuthBasic  = "basic"
+	AuthDigest = "digest"
+	AuthNone   = "none"
+)
 
 // ServerTime names the response header that carries the server's own time:
 // Server-Timing (with the metric to take), or a header holding a duration.
@@ -240,6 +306,12 @@ type Step struct {
 	Extract   []*Extract `yaml:"extract"`
 	Check     *Check     `yaml:"check"`
 	Think     *Think     `yaml:"think"`
+	// Redirects overrides http.redirects for this step's requests.
+	Redirects    *int `yaml:"redirects"`
+	RedirectsPos Pos  `yaml:"-"`
+	// Auth overrides http.auth for this step's requests (none: no
+	// authentication).
+	Auth *Auth `yaml:"auth"`
 
 	// Correlate, if set, records each of the step's requests (operation,
 	// this id, start, end, outcome) in the run directory's requests.csv, to

@@ -149,6 +149,7 @@ func (v *validator) validate() {
 		v.refs(h.Value, nil)
 	}
 	v.wireHeaders("headers", p.Headers)
+	v.sessionOptions()
 
 	v.buses()
 	v.simulators()
@@ -614,6 +615,9 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 			kinds++
 		}
 	}
+	if kinds != 1 || !st.IsRequest() || st.GRPC != nil || st.WS != nil {
+		v.notRequest(st)
+	}
 	switch {
 	case kinds > 1:
 		v.at(st.Pos, "%s: a step is one of url (a request), grpc, ws, publish, await, call, or transaction with steps", where)
@@ -721,6 +725,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		}
 		v.checks(st.Check, "step "+st.Name, sub, true)
 	}
+	v.stepSession(st, sub)
 	v.refs(st.Correlate, sc)
 }
 

@@ -693,6 +693,7 @@ var semanticOnly = map[string]bool{
 	"malformed_step_url.yaml":  true, // a URL that does not parse
 	"grpc_import.yaml":         true, // a .proto file that imports one that is missing
 	"not_regular.yaml":         true, // files that are devices, directories
+	"session_headers.yaml":     true, // auth beside an Authorization header written elsewhere
 }
 
 // The plan loader's invalid test plans are invalid for the schema too,
@@ -799,6 +800,8 @@ scenarios:
           - {url: /b, method: PROPFIND, body: "x=${id}", check: {status: [200, 204], body_contains: [a, b]}}
       - think: .5s
 `, true, true},
+		{"redirects, cookies and auth", planHead + "http: {redirects: 3, cookies: per_iteration, auth: {type: digest, user: u, password: '${env.P}'}}\n" +
+			flowPlan("- {url: /a, redirects: 0, auth: none}\n- {url: /b, auth: {type: basic, user: x}}\n")[len(planHead):], true, true},
 		{"zero interval", planHead + "interval: 0\n" + flowPlan("- url: /a\n")[len(planHead):], true, true},
 		{"sweep vus and iterations", scenarioPlan("vus: [1, 2]\niterations: [3, 4]\n", "- url: /a\n"), true, true},
 
@@ -855,6 +858,11 @@ scenarios:
 		{"range from text", "data: {d: {range: {from: a, to: 3}}}\n" + flowPlan("- url: /a\n"), false, false},
 		{"repeat count and for_each", "data: {d: {values: [a]}}\nsetup: [{url: /a, repeat: {count: 1, for_each: d}}]\n" + flowPlan("- url: /a\n"), false, false},
 		{"repeat empty", "setup: [{url: /a, repeat: {}}]\n" + flowPlan("- url: /a\n"), false, false},
+		{"negative redirects", flowPlan("- {url: /a, redirects: -1}\n"), false, false},
+		{"unknown cookies mode", planHead + "http: {cookies: session}\n" + flowPlan("- url: /a\n")[len(planHead):], false, false},
+		{"auth without type", flowPlan("- {url: /a, auth: {user: u}}\n"), false, false},
+		{"auth of an unknown type", flowPlan("- {url: /a, auth: {type: ntlm, user: u}}\n"), false, false},
+		{"auth as a word other than none", flowPlan("- {url: /a, auth: basic}\n"), false, false},
 		{"repeat count list", "setup: [{url: /a, repeat: {count: [1, 2]}}]\n" + flowPlan("- url: /a\n"), false, false},
 
 		// Known differences: the loader reads any scalar as text, and YAML

@@ -55,6 +55,10 @@ type Options struct {
 	// ServerTime, if set, reads the time the server reports it spent on
 	// each response (Result.Server).
 	ServerTime *ServerTime
+	// Cookies is what each VU's cookie jar keeps (plan.CookiesKeep, the
+	// default, plan.CookiesPerIteration, plan.CookiesOff): the jar is the
+	// VU's Scratch's.
+	Cookies string
 }
 
 // Client sends requests. It is safe for concurrent use by many VUs.

@@ -5,5 +5,7 @@
 // little CPU and an idle virtual user holds no buffers.
 //
 // Requests are never retried: every request perflab counts is one the
-// server was sent.
+// server was sent. A step's request may take several (its redirects
+// followed, a digest challenge answered: session.go), each of which the
+// result names (Result.Hops), so that each is counted.
 package http

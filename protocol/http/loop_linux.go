@@ -551,18 +551,17 @@ type Exchange struct {
 	scr          *Scratch
 	wbuf         []byte
 	built        *Request // whose bytes wbuf holds
-	builtAuth    []byte   // and the origin of its URL
+	url          []byte   // the URL of the request in flight
+	originLen    int      // the length of its origin, which starts it
 	wpos         int
 	resp         response
-	start        time.Time
+	start        time.Time // when the step's first request was sent
+	sent         time.Time // when the request in flight was sent
 	deadline     int64
 	connDeadline int64
 	res          Result
 	then         func(Result)
 	hdr          func(string) ([]byte, bool)
-	// url is the request's URL, kept for a step that reads it
-	// (readsURL).
-	url []byte
 
 	// tls is the connection's TLS when its origin (authority, as
 	// scheme://host[:port]) is https (loop_tls.go).
@@ -582,42 +581,27 @@ func (l *Loop) NewExchange() *Exchange {
 const maxIdle = 4 * time.Second
 
 // Send writes the request for vars and calls then with its result, on the
-// loop's goroutine, once the response is whole or the request failed.
-// Nothing may be sent on x until then.
+// loop's goroutine, once the response is whole or the request failed; the
+// redirects and digest challenges it follows are sent on x in turn (on a
+// connection to their origin). Nothing may be sent on x until then.
 func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
-	l, c := x.l, x.l.c
+	l := x.l
 	x.req, x.vars, x.scr, x.then = r, vars, s, then
 	x.seq++
 	x.sending = true
 	defer func() { x.sending = false }()
-	auth := x.builtAuth
-	if !r.literal || x.built != r { // a literal request's bytes are those of the last time
-		var err error
-		x.wbuf, auth, err = c.appendRequest(x.wbuf[:0], r, vars, s)
-		if err != nil {
-			x.built = nil
-			x.res = Result{Err: notSentKind(err), Detail: err.Error()}
-			l.done = append(l.done, x)
-			return
-		}
-		x.built, x.builtAuth = r, append(x.builtAuth[:0], auth...)
-		auth = x.builtAuth
-	}
-	if r.reads&readsURL != 0 {
-		if r.literal {
-			x.url = r.fixedURL
-		} else {
-			x.url = append(x.url[:0], s.buf...) // appendRequest left the URL there
-		}
+	s.begin()
+	if err := x.build(); err != nil {
+		x.res = Result{Err: notSentKind(err), Detail: err.Error()}
+		l.done = append(l.done, x)
+		return
 	}
 	// One clock read: the wall time is the anchor's plus the monotonic time
 	// since (time.Now reads both clocks).
 	now := l.now()
 	x.start = l.anchor.Add(time.Duration(now - l.anchorAt))
+	x.sent = x.start
 	x.deadline = now + int64(r.timeout)
-	x.wpos, x.readable = 0, false
-	_, keep := c.bodyLimit(r)
-	x.resp.reset(bytes.Equal(r.method, []byte("HEAD")), keep)
 	x.inflight = true
 	if l.busy++; l.busy == 1 {
 		l.nextScan = now + int64(timeoutScan)
@@ -625,11 +609,44 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	} else {
 		l.due = min(l.due, x.deadline)
 	}
-	if x.fd >= 0 && (!bytes.Equal(auth, x.authority) || now-x.lastUsed > int64(maxIdle)) {
+	x.transmit(now)
+}
+
+// build writes the exchange's next request into wbuf. A literal request's
+// bytes are those of the last time, unless the VU has cookies or the
+// request is a hop.
+func (x *Exchange) build() error {
+	r, s := x.req, x.scr
+	cacheable := r.literal && s.jar == nil && s.ex.url == nil
+	if cacheable && x.built == r {
+		return nil
+	}
+	var origin []byte
+	var err error
+	x.wbuf, origin, err = x.l.c.appendRequest(x.wbuf[:0], r, x.vars, s)
+	x.built = nil
+	if err != nil {
+		return err
+	}
+	if cacheable {
+		x.built = r
+	}
+	x.url, x.originLen = append(x.url[:0], s.buf...), len(origin)
+	return nil
+}
+
+// transmit sends the request in wbuf: on the connection x has, if it is to
+// the request's origin and not idle too long, else on a new one.
+func (x *Exchange) transmit(now int64) {
+	x.wpos, x.readable = 0, false
+	_, keep := x.l.c.bodyLimit(x.req)
+	x.resp.reset(bytes.Equal(x.req.methodOf(x.scr), []byte("HEAD")), keep)
+	origin := x.url[:x.originLen]
+	if x.fd >= 0 && (!bytes.Equal(origin, x.authority) || now-x.lastUsed > int64(maxIdle)) {
 		x.closeConn()
 	}
 	if x.fd < 0 {
-		x.connect(auth, now)
+		x.connect(origin, now)
 		return
 	}
 	x.state = stateWriting
@@ -914,35 +931,52 @@ func readOn(x *Exchange) {
 	}
 }
 
-// finish judges a whole response.
+// finish judges a whole response, or sends the request that follows it
+// (a redirect, a digest challenge answered).
 func (x *Exchange) finish() {
 	lat := time.Since(x.start)
-	res := Result{Start: x.start, Status: x.resp.status, Latency: lat}
-	res.Bytes = int(x.resp.size)
-	x.l.c.serverTime(&res, x.hdr)
-	limit, _ := x.l.c.bodyLimit(x.req)
-	v := view{body: x.resp.body()}
-	if x.req.reads&readsHeaders != 0 {
-		v.headers = x.resp.buf[:x.resp.headEnd]
-	}
-	if x.req.reads&readsURL != 0 {
-		v.url = x.url
-	}
-	x.req.judge(&res, &v, x.hdr, x.vars, limit)
-	x.req.keepLast(x.scr, x.hdr, x.resp.body())
-	if x.resp.close || !x.l.c.keepAlive {
+	r, s, p := x.req, x.scr, &x.resp
+	again, kind, detail := x.l.c.follow(r, s, x.url, p.status, p)
+	if p.close || !x.l.c.keepAlive {
 		x.closeConn()
 	}
 	x.lastUsed = int64(x.start.Sub(x.l.epoch) + lat)
-	if cap(x.resp.buf) > 1<<20 { // one large response does not pin its buffer
-		x.resp.buf = nil
+	switch {
+	case again:
+		s.hop(Hop{Start: x.sent, Latency: x.start.Add(lat).Sub(x.sent), Status: p.status, Bytes: int(p.size), Auth: p.status == 401})
+		if err := x.build(); err != nil {
+			x.fail(notSentKind(err), err.Error())
+			return
+		}
+		now := x.l.now()
+		x.sent = x.l.anchor.Add(time.Duration(now - x.l.anchorAt))
+		x.transmit(now)
+	case kind != metrics.OK:
+		x.complete(s.failed(x.start, p.status, p.size, kind, detail))
+	default:
+		res := Result{Start: x.start, Status: p.status, Bytes: int(p.size), Latency: lat}
+		limit, _ := x.l.c.bodyLimit(r)
+		v := view{body: p.body()}
+		if r.reads&readsHeaders != 0 {
+			v.headers = p.buf[:p.headEnd]
+		}
+		if r.reads&readsURL != 0 {
+			v.url = x.url
+		}
+		x.l.c.settle(r, s, &res, &v, x.hdr, x.vars, limit)
+		if cap(p.buf) > 1<<20 { // one large response does not pin its buffer
+			p.buf = nil
+		}
+		x.complete(res)
 	}
-	x.complete(res)
 }
 
 // fail ends the request in flight with an error and drops the connection.
 func (x *Exchange) fail(kind metrics.ErrKind, detail string) {
 	res := Result{Start: x.start, Latency: time.Since(x.start), Err: kind, Detail: detail}
+	if x.scr != nil && len(x.scr.hops) > 0 {
+		res.Hops = x.scr.hops
+	}
 	x.closeConn()
 	x.complete(res)
 }

@@ -155,3 +155,37 @@ func loopTimeouts(t testing.TB, netpoller bool) []timedOut {
 	}
 	return out
 }
+
+// BenchmarkLoopSend: what one request costs on the event loop, sent by one
+// VU one after another (its allocations are the client's: answerOK
+// allocates none).
+//
+//	go test -run '^$' -bench 'Do|LoopSend' ./protocol/http
+func BenchmarkLoopSend(b *testing.B) {
+	r, _ := Compile(text("http://"+answerOK(b)), nil, &plan.Step{Name: "g", Method: "GET", URL: text("/item/${vu}")}, time.Second)
+	l, err := NewClient(Options{KeepAlive: true}).NewLoop()
+	if err != nil {
+		b.Fatal(err)
+	}
+	vars := testenv.Vars{"vu": "1"}
+	var s Scratch
+	x := l.NewExchange()
+	n := 0
+	var then func(Result)
+	then = func(res Result) {
+		if res.Err != metrics.OK {
+			b.Error(res.Detail)
+			l.Stop()
+			return
+		}
+		if n++; n >= b.N {
+			l.Stop()
+			return
+		}
+		x.Send(r, vars, &s, then)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	l.Post(func() { x.Send(r, vars, &s, then) })
+	l.Run()
+}

@@ -38,10 +38,8 @@ type Request struct {
 	jsonChecks  JSONChecks
 	that        Assertions
 	// reads is what beside its status, headers and body the step reads of
-	// a response (readsHeaders, readsURL); fixedURL is the URL of a
-	// literal request that reads it.
-	reads    int
-	fixedURL []byte
+	// a response (readsHeaders, readsURL).
+	reads int
 	// judged is false when nothing but the status judges a response.
 	judged bool
 	// bodyLimit is the step's own body_limit (0: the client's).
@@ -56,6 +54,10 @@ type Request struct {
 	// expressions read (Keep).
 	keepBody    bool
 	keepHeaders []string
+	// redirects is how many redirects the request follows.
+	redirects int
+	// auth authenticates the request; nil: none.
+	auth *auth
 }
 
 type header struct {
@@ -63,11 +65,25 @@ type header struct {
 	value *tmpl.Template
 }
 
+// CompileStep builds the request of a step of plan p: Compile with the
+// plan's target, headers, timeout, redirects and auth.
+func CompileStep(p *plan.Plan, st *plan.Step) (*Request, error) {
+	r, err := Compile(p.Target, p.Headers, st, p.HTTP.Timeout.D)
+	if err != nil {
+		return nil, err
+	}
+	r.redirects = p.HTTP.RedirectsFor(st)
+	r.setAuth(p.HTTP.AuthFor(st))
+	return r, nil
+}
+
 // Compile builds a request from a plan step. target is the plan's base URL
 // (nil when every URL is absolute); defaults are the plan's headers, which a
-// step's own headers override.
+// step's own headers override. The request follows the step's redirects
+// (default plan.DefaultRedirects) and authenticates as its auth says.
 func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout time.Duration) (*Request, error) {
-	r := &Request{Name: st.Name, method: []byte(st.Method), timeout: timeout, bodyLimit: st.BodyLimit.N}
+	r := &Request{Name: st.Name, method: []byte(st.Method), timeout: timeout, bodyLimit: st.BodyLimit.N,
+		redirects: plan.HTTPOptions{}.RedirectsFor(st)}
 	if st.Timeout.D > 0 {
 		r.timeout = st.Timeout.D
 	}
@@ -126,18 +142,29 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			return nil, err
 		}
 	}
+	r.setAuth(st.Auth)
 	r.bodyUse, r.bodyVerb = r.readsBody()
 	xr, _ := r.extract.reads()
 	ar, _ := r.that.reads()
 	r.reads = xr | ar
-	if r.reads&readsURL != 0 && r.literal {
-		if r.fixedURL, err = r.appendURL(nil, nil); err != nil {
-			return nil, err
-		}
-	}
 	r.judged = len(r.extract) > 0 || len(r.contains) > 0 || len(r.jsonChecks) > 0 || len(r.that) > 0
 	return r, nil
 }
+
+// setAuth sets the request's authentication: a basic one without
+// placeholders keeps the request literal.
+func (r *Request) setAuth(a *plan.Auth) {
+	r.auth = compileAuth(a)
+	r.literal = r.literal && (r.auth == nil || r.auth.basic != "")
+}
+
+// Redirects is how many redirects the request follows: each one followed
+// is a Hop of its result.
+func (r *Request) Redirects() int { return r.redirects }
+
+// Challenged reports whether the request answers a server's digest
+// challenge: each one answered is a Hop of its result.
+func (r *Request) Challenged() bool { return r.auth != nil && r.auth.digest }
 
 // Result is the outcome of one request.
 type Result struct {
@@ -153,6 +180,11 @@ type Result struct {
 	// when HasServer.
 	Server    time.Duration
 	HasServer bool
+	// Hops are the responses the request followed to its final one (a
+	// redirect, a digest challenge), in order; Start and Latency span them
+	// all, Status and Bytes are the final response's. Valid until the VU's
+	// next request.
+	Hops []Hop
 }
 
 // Scratch is a VU's reusable buffers for building URLs and bodies and for
@@ -161,9 +193,18 @@ type Scratch struct {
 	buf, body []byte
 	drop      []byte // what a body over its limit is read into
 	last      kept   // what the last response kept for the flow (Keep)
+	// What a VU keeps from one request to the next (cookies.go,
+	// auth.go): its cookies, nil until a response sets one; the digest
+	// challenges of its origins.
+	jar        *jar
+	challenges []*challenge
+	// The exchange of the request in flight (session.go).
+	ex   exchange
+	hops []Hop
 }
 
-// Do sends the request with the VU's variables and judges the response.
+// Do sends the request with the VU's variables and judges the response,
+// following its redirects and digest challenges.
 func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	if c.std != nil {
 		return c.doStd(r, vars, s)
@@ -173,48 +214,108 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
 
-	if err := c.build(r, vars, s, req); err != nil {
-		return Result{Err: notSentKind(err), Detail: err.Error()}
-	}
-	start := time.Now()
-	err := c.c.DoTimeout(req, resp, r.timeout)
-	if err != nil {
-		return Result{Start: start, Latency: time.Since(start), Err: Classify(err), Detail: err.Error()}
-	}
-	limit, keep := c.bodyLimit(r)
-	// Body would read the whole stream into memory: the stream first.
-	var body []byte
-	var n int64
-	if stream := resp.BodyStream(); stream == nil { // HEAD, 204, 304
-		body = resp.Body()
-		n = int64(len(body))
-	} else {
-		body, n, err = readBody(stream, keep, s)
-		if err != nil {
-			if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
-				cl.CloseWithError(err) //nolint:errcheck // the read's error is the one to report
-			}
-			return Result{Start: start, Latency: time.Since(start), Status: resp.StatusCode(), Bytes: int(n), Err: bodyErrKind(err, time.Since(start) >= r.timeout), Detail: "read: " + err.Error()}
+	s.begin()
+	var start, deadline time.Time
+	for {
+		if err := c.build(r, vars, s, req); err != nil {
+			return s.failed(start, 0, 0, notSentKind(err), err.Error())
 		}
-		resp.CloseBodyStream() //nolint:errcheck // read to its end: the connection goes back to the pool
+		sent := time.Now()
+		if start.IsZero() {
+			start, deadline = sent, sent.Add(r.timeout)
+		}
+		if err := c.c.DoDeadline(req, resp, deadline); err != nil {
+			return s.failed(start, 0, 0, Classify(err), err.Error())
+		}
+		status := resp.StatusCode()
+		again, kind, detail := c.follow(r, s, s.buf, status, (*fastHeaders)(&resp.Header))
+		limit, keep := c.bodyLimit(r)
+		if again || kind != metrics.OK {
+			keep = 0
+		}
+		// Body would read the whole stream into memory: the stream first.
+		var body []byte
+		var n int64
+		if stream := resp.BodyStream(); stream == nil { // HEAD, 204, 304
+			body = resp.Body()
+			n = int64(len(body))
+		} else {
+			var err error
+			body, n, err = readBody(stream, keep, s)
+			if err != nil {
+				if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
+					cl.CloseWithError(err) //nolint:errcheck // the read's error is the one to report
+				}
+				return s.failed(start, status, n, bodyErrKind(err, !time.Now().Before(deadline)), "read: "+err.Error())
+			}
+			resp.CloseBodyStream() //nolint:errcheck // read to its end: the connection goes back to the pool
+		}
+		if again {
+			s.hop(Hop{Start: sent, Latency: time.Since(sent), Status: status, Bytes: int(n), Auth: status == 401})
+			req.Reset()
+			resp.Reset()
+			continue
+		}
+		if kind != metrics.OK {
+			return s.failed(start, status, n, kind, detail)
+		}
+		res := Result{Start: start, Status: status, Bytes: int(n), Latency: time.Since(start)}
+		header := func(name string) ([]byte, bool) {
+			v := resp.Header.Peek(name)
+			return v, v != nil
+		}
+		v := view{body: body}
+		if r.reads&readsHeaders != 0 {
+			v.headers = resp.Header.Header()
+		}
+		if r.reads&readsURL != 0 {
+			v.url = req.URI().FullURI()
+		}
+		c.settle(r, s, &res, &v, header, vars, limit)
+		return res
 	}
-	lat := time.Since(start)
-	res := Result{Start: start, Status: resp.StatusCode(), Bytes: int(n), Latency: lat}
-	header := func(name string) ([]byte, bool) {
-		v := resp.Header.Peek(name)
-		return v, v != nil
+}
+
+// failed is the result of an exchange that failed: nothing was sent
+// when start is zero.
+func (s *Scratch) failed(start time.Time, status int, n int64, kind metrics.ErrKind, detail string) Result {
+	res := Result{Start: start, Status: status, Bytes: int(n), Err: kind, Detail: detail}
+	if !start.IsZero() {
+		res.Latency = time.Since(start)
 	}
-	c.serverTime(&res, header)
-	v := view{body: body}
-	if r.reads&readsHeaders != 0 {
-		v.headers = resp.Header.Header()
+	if len(s.hops) > 0 {
+		res.Hops = s.hops
 	}
-	if r.reads&readsURL != 0 {
-		v.url = req.URI().FullURI()
-	}
-	r.judge(&res, &v, header, vars, limit)
-	r.keepLast(s, header, body)
 	return res
+}
+
+// fastHeaders are a response's headers as fasthttp keeps them.
+type fastHeaders fasthttp.ResponseHeader
+
+func (h *fastHeaders) setsCookies() bool {
+	for range (*fasthttp.ResponseHeader)(h).Cookies() {
+		return true
+	}
+	return false
+}
+
+func (h *fastHeaders) first(name string) ([]byte, bool) {
+	for k, v := range (*fasthttp.ResponseHeader)(h).All() {
+		if equalFold(k, name) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func (h *fastHeaders) values(name string) [][]byte {
+	var out [][]byte
+	for k, v := range (*fasthttp.ResponseHeader)(h).All() {
+		if equalFold(k, name) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // bodyErrKind classifies an error reading a body: a timeout, a reset, or
@@ -240,37 +341,58 @@ func (c *Client) serverTime(res *Result, header func(string) ([]byte, bool)) {
 	}
 }
 
-// build fills a fasthttp request.
+// build fills a fasthttp request with the exchange's next request; its
+// URL stays in s.buf.
 func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request) error {
-	b, err := r.appendURL(s.buf[:0], vars)
+	b, err := r.appendNextURL(s.buf[:0], vars, s)
+	s.buf = b
 	if err != nil {
 		return err
 	}
 	req.SetRequestURIBytes(b)
-	req.Header.SetMethodBytes(r.method)
-	if err := r.eachHeader(vars, func(name, value string) {
-		if strings.EqualFold(name, "Host") {
+	method := r.methodOf(s)
+	req.Header.SetMethodBytes(method)
+	sh, err := r.sessionHeaders(s, vars, method, b)
+	if err != nil {
+		return err
+	}
+	if err := r.eachHeader(vars, &sh, func(name, value string) {
+		switch {
+		case strings.EqualFold(name, "Host"):
 			req.UseHostHeader = true // a virtual host other than the URL's
+		case strings.EqualFold(name, "Cookie"):
+			setCookies(req, value)
+			return
 		}
 		req.Header.Set(name, value)
 	}); err != nil {
 		return err
 	}
-	if r.contentType != "" {
-		req.Header.SetContentType(r.contentType)
-	}
-	if r.body != nil {
-		// The URL is in the request now; reuse the scratch buffer for the body.
-		if b, err = r.body.AppendTo(b[:0], vars); err != nil {
+	if r.sendsBody(s) {
+		if r.contentType != "" {
+			req.Header.SetContentType(r.contentType)
+		}
+		if s.body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
 			return err
 		}
-		req.SetBody(b)
+		req.SetBody(s.body)
 	}
 	if !c.keepAlive {
 		req.SetConnectionClose()
 	}
-	s.buf = b
 	return nil
+}
+
+// setCookies sets a Cookie header's cookies one by one: fasthttp would
+// parse a whole header, taking the quotes off a quoted value and dropping
+// a value it finds invalid, where each is sent as it is.
+func setCookies(req *fasthttp.Request, header string) {
+	for _, c := range strings.Split(header, ";") {
+		if c = strings.TrimSpace(c); c != "" {
+			name, value, _ := strings.Cut(c, "=")
+			req.Header.SetCookie(name, value)
+		}
+	}
 }
 
 // appendURL appends the expanded URL with its query parameters to b,
@@ -321,11 +443,17 @@ func (r *Request) appendRawURL(b []byte, vars Vars) ([]byte, error) {
 	return b, nil
 }
 
-// eachHeader expands the request's headers; one that would not be valid
-// HTTP is an invalidRequest error (the request, with the headers set
-// before it, is not sent).
-func (r *Request) eachHeader(vars Vars, set func(name, value string)) error {
+// eachHeader expands the request's headers, with the session's (the
+// jar's cookies, merged with a Cookie header of the step's; auth's
+// Authorization) and a hop's rules (sendHeaders.skips); one that would not
+// be valid HTTP is an invalidRequest error (the request, with the headers
+// set before it, is not sent).
+func (r *Request) eachHeader(vars Vars, sh *sendHeaders, set func(name, value string)) error {
+	cookie, filter := sh.cookie, sh.ex != nil || sh.authz != ""
 	for _, h := range r.headers {
+		if filter && sh.skips(r, h.name) {
+			continue
+		}
 		v, err := h.value.Expand(vars)
 		if err != nil {
 			return err
@@ -333,7 +461,17 @@ func (r *Request) eachHeader(vars Vars, set func(name, value string)) error {
 		if err := CheckHeader(h.name, v); err != nil {
 			return err
 		}
+		if cookie != "" && strings.EqualFold(h.name, "Cookie") {
+			v += "; " + cookie
+			cookie = ""
+		}
 		set(h.name, v)
+	}
+	if cookie != "" {
+		set("Cookie", cookie)
+	}
+	if sh.authz != "" {
+		set("Authorization", sh.authz)
 	}
 	return nil
 }

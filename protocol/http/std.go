@@ -39,73 +39,125 @@ func newStdClient(opts Options) *nethttp.Client {
 	}
 }
 
-// doStd sends the request with the standard library's client.
+// doStd sends the request with the standard library's client, following
+// its redirects and digest challenges.
 func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
-	b, err := r.appendURL(s.buf[:0], vars)
-	if err != nil {
-		return Result{Err: notSentKind(err), Detail: err.Error()}
-	}
-	u := string(b)
-	var body io.Reader
-	if r.body != nil {
-		if b, err = r.body.AppendTo(b[:0], vars); err != nil {
-			return Result{Err: notSentKind(err), Detail: err.Error()}
-		}
-		body = bytes.NewReader(b)
-	}
+	s.begin()
+	// One deadline for the whole exchange, as on the other engines.
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
-	req, err := nethttp.NewRequestWithContext(ctx, string(r.method), u, body)
+	var start time.Time
+	for {
+		req, err := c.stdRequest(ctx, r, vars, s)
+		if err != nil {
+			return s.failed(start, 0, 0, notSentKind(err), err.Error())
+		}
+		sent := time.Now()
+		if start.IsZero() {
+			start = sent
+		}
+		resp, err := c.std.Do(req)
+		if err != nil {
+			return s.failed(start, 0, 0, classifyStd(ctx, err), err.Error())
+		}
+		again, kind, detail := c.follow(r, s, s.buf, resp.StatusCode, stdHeaders(resp.Header))
+		// Read the body fully; keep it only when a check or extraction needs it.
+		limit, keep := c.bodyLimit(r)
+		if again || kind != metrics.OK {
+			keep = 0
+		}
+		kept, n, err := readBody(resp.Body, keep, s)
+		resp.Body.Close()
+		if err != nil {
+			return s.failed(start, resp.StatusCode, n, classifyStd(ctx, err), err.Error())
+		}
+		if again {
+			s.hop(Hop{Start: sent, Latency: time.Since(sent), Status: resp.StatusCode, Bytes: int(n), Auth: resp.StatusCode == 401})
+			continue
+		}
+		if kind != metrics.OK {
+			return s.failed(start, resp.StatusCode, n, kind, detail)
+		}
+		res := Result{Start: start, Status: resp.StatusCode, Bytes: int(n), Latency: time.Since(start)}
+		header := func(name string) ([]byte, bool) {
+			v, ok := resp.Header[nethttp.CanonicalHeaderKey(name)]
+			if !ok || len(v) == 0 {
+				return nil, false
+			}
+			return []byte(v[0]), true
+		}
+		v := view{body: kept}
+		if r.reads&readsHeaders != 0 {
+			var b bytes.Buffer
+			b.WriteString(resp.Proto + " " + resp.Status + "\r\n")
+			resp.Header.Write(&b) //nolint:errcheck // a buffer takes every write
+			v.headers = b.Bytes()
+		}
+		if r.reads&readsURL != 0 {
+			v.url = append([]byte(nil), s.buf...)
+		}
+		c.settle(r, s, &res, &v, header, vars, limit)
+		return res
+	}
+}
+
+// stdRequest makes the exchange's next request; its URL stays in s.buf.
+func (c *Client) stdRequest(ctx context.Context, r *Request, vars Vars, s *Scratch) (*nethttp.Request, error) {
+	b, err := r.appendNextURL(s.buf[:0], vars, s)
+	s.buf = b
 	if err != nil {
-		return Result{Err: notSentKind(err), Detail: err.Error()}
+		return nil, err
+	}
+	var body io.Reader
+	if r.sendsBody(s) {
+		if s.body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(s.body)
+	}
+	method := r.methodOf(s)
+	req, err := nethttp.NewRequestWithContext(ctx, string(method), string(b), body)
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("User-Agent", c.userAgent)
-	if err := r.eachHeader(vars, func(name, value string) {
+	sh, err := r.sessionHeaders(s, vars, method, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.eachHeader(vars, &sh, func(name, value string) {
 		if strings.EqualFold(name, "Host") {
 			req.Host = value
 		}
 		req.Header.Set(name, value)
 	}); err != nil {
-		return Result{Err: notSentKind(err), Detail: err.Error()}
+		return nil, err
 	}
-	if r.contentType != "" {
+	if r.contentType != "" && body != nil {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	start := time.Now()
-	resp, err := c.std.Do(req)
-	if err != nil {
-		return Result{Start: start, Latency: time.Since(start), Err: classifyStd(ctx, err), Detail: err.Error()}
+	return req, nil
+}
+
+// stdHeaders are a response's headers as the standard library keeps them.
+type stdHeaders nethttp.Header
+
+func (h stdHeaders) setsCookies() bool { return len(h["Set-Cookie"]) > 0 }
+
+func (h stdHeaders) first(name string) ([]byte, bool) {
+	v := nethttp.Header(h).Values(name)
+	if len(v) == 0 {
+		return nil, false
 	}
-	// Read the body fully; keep it only when a check or extraction needs it.
-	limit, keep := c.bodyLimit(r)
-	kept, n, err := readBody(resp.Body, keep, s)
-	resp.Body.Close()
-	lat := time.Since(start)
-	if err != nil {
-		return Result{Start: start, Latency: lat, Status: resp.StatusCode, Bytes: int(n), Err: classifyStd(ctx, err), Detail: err.Error()}
+	return []byte(v[0]), true
+}
+
+func (h stdHeaders) values(name string) [][]byte {
+	var out [][]byte
+	for _, v := range nethttp.Header(h).Values(name) {
+		out = append(out, []byte(v))
 	}
-	res := Result{Start: start, Status: resp.StatusCode, Bytes: int(n), Latency: lat}
-	header := func(name string) ([]byte, bool) {
-		v, ok := resp.Header[nethttp.CanonicalHeaderKey(name)]
-		if !ok || len(v) == 0 {
-			return nil, false
-		}
-		return []byte(v[0]), true
-	}
-	c.serverTime(&res, header)
-	v := view{body: kept}
-	if r.reads&readsHeaders != 0 {
-		var b bytes.Buffer
-		b.WriteString(resp.Proto + " " + resp.Status + "\r\n")
-		resp.Header.Write(&b) //nolint:errcheck // a buffer takes every write
-		v.headers = b.Bytes()
-	}
-	if r.reads&readsURL != 0 {
-		v.url = []byte(u)
-	}
-	r.judge(&res, &v, header, vars, limit)
-	r.keepLast(s, header, kept)
-	return res
+	return out
 }
 
 func classifyStd(ctx context.Context, err error) metrics.ErrKind {

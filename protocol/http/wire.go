@@ -12,11 +12,13 @@ import (
 // so that no goroutine has to block on a connection. What the request says
 // follows Client.build, which fills fasthttp's request for the same step.
 
-// appendRequest writes r's request for vars to b. It returns the bytes and
-// the origin of its URL (scheme://host[:port], which names the connection
-// the request goes on), a slice of s.buf that the next request overwrites.
+// appendRequest writes the exchange's next request (r's own for vars, or
+// a hop's: Scratch.ex) to b. It returns the bytes and the origin of its URL
+// (scheme://host[:port], which names the connection the request goes on);
+// the URL stays in s.buf, of which origin is the start, until the next
+// request overwrites it.
 func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out, origin []byte, err error) {
-	u, err := r.appendURL(s.buf[:0], vars)
+	u, err := r.appendNextURL(s.buf[:0], vars, s)
 	s.buf = u
 	if err != nil {
 		return b, nil, err
@@ -25,7 +27,8 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 	if err != nil {
 		return b, nil, err
 	}
-	b = append(b, r.method...)
+	method := r.methodOf(s)
+	b = append(b, method...)
 	b = append(b, ' ')
 	if len(uri) == 0 || uri[0] == '?' {
 		b = append(b, '/')
@@ -37,8 +40,12 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 	b = append(b, authority...)
 	b = append(b, "\r\n"...)
 	hostEnd := len(b)
+	sh, err := r.sessionHeaders(s, vars, method, u)
+	if err != nil {
+		return b, nil, err
+	}
 	ownUA, ownHost := false, false
-	err = r.eachHeader(vars, func(name, value string) {
+	err = r.eachHeader(vars, &sh, func(name, value string) {
 		switch {
 		case strings.EqualFold(name, "Host"):
 			ownHost = true
@@ -62,19 +69,20 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 		b = append(b, c.userAgent...)
 		b = append(b, "\r\n"...)
 	}
-	if r.contentType != "" {
+	withBody := r.sendsBody(s)
+	if r.contentType != "" && withBody {
 		b = append(b, "Content-Type: "...)
 		b = append(b, r.contentType...)
 		b = append(b, "\r\n"...)
 	}
 	var body []byte
-	if r.body != nil {
+	if withBody {
 		if body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
 			return b, nil, err
 		}
 		s.body = body
 	}
-	if r.body != nil || !bytes.Equal(r.method, []byte("GET")) && !bytes.Equal(r.method, []byte("HEAD")) {
+	if withBody || !bytes.Equal(method, []byte("GET")) && !bytes.Equal(method, []byte("HEAD")) {
 		b = append(b, "Content-Length: "...)
 		b = strconv.AppendInt(b, int64(len(body)), 10)
 		b = append(b, "\r\n"...)
@@ -164,6 +172,8 @@ type response struct {
 	noBody   bool // HEAD, 204, 304
 	untilEOF bool // the body ends when the server closes
 	done     bool
+	// setCookie: the header has a Set-Cookie (for the VU's jar).
+	setCookie bool
 	// chunked decoding
 	chunk   uint8 // what the next bytes are: chunkSize, chunkData, ...
 	left    int64 // bytes left of the chunk's data
@@ -211,7 +221,7 @@ func (p *response) feed(in []byte) (bool, error) {
 					return false, errors.New("response has over 16 interim (1xx) responses")
 				}
 				p.buf = append(p.buf[:0], p.buf[end:]...)
-				p.status, p.length, p.chunked, p.close = 0, -1, false, false
+				p.status, p.length, p.chunked, p.close, p.setCookie = 0, -1, false, false, false
 				continue
 			}
 			p.headEnd, p.bodyEnd = end, end
@@ -305,10 +315,14 @@ func (p *response) head() (int, error) {
 			}
 			return at, nil
 		}
-		// Only three headers frame a response; most lines are skipped on
-		// their first letter.
+		// Only three headers frame a response, and Set-Cookie says the
+		// VU's jar has cookies to keep; most lines are skipped on their
+		// first letter.
 		switch line[0] | 0x20 {
 		case 'c', 't':
+		case 's':
+			p.setCookie = p.setCookie || len(line) > 10 && line[10] == ':' && equalFold(line[:10], "Set-Cookie")
+			continue
 		default:
 			continue
 		}
@@ -467,6 +481,25 @@ func (p *response) header(name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// The respHeaders of a response the event loop read.
+
+func (p *response) setsCookies() bool { return p.setCookie }
+
+func (p *response) first(name string) ([]byte, bool) { return p.header(name) }
+
+func (p *response) values(name string) [][]byte {
+	var out [][]byte
+	_, rest, _ := bytes.Cut(p.buf[:p.headEnd], []byte("\n"))
+	for len(rest) > 0 {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if n, v, ok := bytes.Cut(l, []byte(":")); ok && equalFold(n, name) {
+			out = append(out, bytes.TrimSpace(v))
+		}
+	}
+	return out
 }
 
 // equalFold compares an ASCII header name without regard to case.

@@ -165,3 +165,28 @@ func TestResponseParsingAllocatesNothing(t *testing.T) {
 		t.Errorf("%.1f allocations per response", allocs)
 	}
 }
+
+// BenchmarkWire: what the event loop's own work on one request costs,
+// without the network: writing the request (a URL and a header with
+// placeholders), then framing a response of a typical header.
+func BenchmarkWire(b *testing.B) {
+	st := &plan.Step{Name: "g", Method: "GET", URL: text("/item/${vu}"), Headers: []plan.Pair{{Name: "X-Trace", Value: text("t-${vu}")}}}
+	r, _ := Compile(text("http://127.0.0.1:8080"), nil, st, time.Second)
+	c := NewClient(Options{KeepAlive: true})
+	vars := testenv.Vars{"vu": "1"}
+	var s Scratch
+	var p response
+	resp := []byte("HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Thu, 26 Nov 2026 17:00:00 GMT\r\nContent-Type: application/json\r\nSet-Cookie-Not: x\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok")
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, _, err = c.appendRequest(buf[:0], r, vars, &s); err != nil {
+			b.Fatal(err)
+		}
+		p.reset(false, 0)
+		if done, err := p.feed(resp); !done || err != nil {
+			b.Fatal(done, err)
+		}
+	}
+}
