@@ -79,6 +79,13 @@ scenarios:
 	if it := op(t, r.Stages[0], "s"); it.Count != 200 || it.ErrorCount() != 0 {
 		t.Errorf("iterations %d, errors %v", it.Count, it.Errors)
 	}
+	// No step followed a redirect: none has a redirects' operation, in a
+	// loop, a branch or a fragment alike.
+	for _, o := range r.Stages[0].Ops {
+		if strings.HasSuffix(o.Name, "(redirect)") || strings.HasSuffix(o.Name, "(auth)") {
+			t.Errorf("an operation of hops that did not happen: %s", o.Name)
+		}
+	}
 }
 
 // A condition that fails at run time (a text compared with a number) is
