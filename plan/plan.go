@@ -353,6 +353,9 @@ type Step struct {
 	Once   bool      `yaml:"once"`
 	Choose []*Branch `yaml:"choose"`
 	Use    string    `yaml:"use"`
+	// Set gives variables the values of expressions, in order: a step
+	// that sends nothing.
+	Set []*Assign `yaml:"set"`
 }
 
 // IsTransaction reports whether the step groups other steps.
@@ -367,7 +370,14 @@ func (s *Step) IsMessage() bool { return s.Publish != nil || s.Await != nil }
 // IsPause reports whether the step only waits.
 func (s *Step) IsPause() bool {
 	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.WS == nil && s.Think != nil &&
-		!s.IsBlock() && s.Choose == nil
+		!s.IsBlock() && s.Choose == nil && s.Set == nil
+}
+
+// IsOperation reports whether the step has statistics of its own: a
+// request (a call, a message ...) or a transaction; not a pause, a block,
+// a choice or a set.
+func (s *Step) IsOperation() bool {
+	return !s.IsPause() && !s.IsBlock() && s.Choose == nil && s.Set == nil
 }
 
 // IsBlock reports whether the step is a group of steps without statistics
