@@ -70,18 +70,7 @@ func (w *worker) lastJSON(path string) any {
 	}
 	var body plan.JSONBody
 	body.Reset(w.scr.LastBody())
-	ms := p.Select(&body, nil)
-	switch len(ms) {
-	case 0:
-		return nil
-	case 1:
-		return ms[0].Value()
-	}
-	out := make([]any, len(ms))
-	for i, m := range ms {
-		out[i] = m.Value()
-	}
-	return out
+	return p.Value(&body)
 }
 
 // cond evaluates a condition of n; one that fails is false, and said once.

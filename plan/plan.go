@@ -467,8 +467,11 @@ type Assertion struct {
 	Status   bool   `yaml:"status"`
 	Duration bool   `yaml:"duration"`
 	Size     bool   `yaml:"size"`
+	// Expr is an expression (plan/expr) over the response and the VU's
+	// variables: without operators, a condition that must hold.
+	Expr *Expr `yaml:"expr"`
 
-	// Operators: at least one.
+	// Operators: at least one (none with expr).
 	Exists        *bool   `yaml:"exists"`
 	Absent        *bool   `yaml:"absent"`
 	Equals        *Text   `yaml:"equals"`
@@ -511,6 +514,9 @@ func (a *Assertion) Subject() string {
 		if s.set {
 			names = append(names, s.name)
 		}
+	}
+	if a.Expr != nil {
+		names = append(names, "expr "+a.Expr.Src)
 	}
 	return strings.Join(names, ", ")
 }
