@@ -161,6 +161,8 @@ func (w *worker) next(done bool) action {
 			} else if len(n.alt) > 0 {
 				w.push(n, n.alt)
 			}
+		case nodeSet:
+			w.setVars(n)
 		case nodeChoose:
 			if b := w.choose(n); len(b) > 0 {
 				w.push(n, b)

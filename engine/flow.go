@@ -25,6 +25,7 @@ const (
 	nodeLoop                   // its children, pass after pass (loop)
 	nodeChoose                 // one of branches, by weight
 	nodeOnce                   // its children, in a VU's first pass only
+	nodeSet                    // variables set from expressions
 )
 
 // node is a compiled flow element.
@@ -53,6 +54,7 @@ type node struct {
 	branches [][]*node     // nodeChoose, with their weights summed in cum
 	cum      []float64
 	onceID   int         // nodeOnce: its number in the scenario
+	set      []*plan.Assign // nodeSet
 	warned   atomic.Bool // an expression of the node failed, said once
 }
 
@@ -184,12 +186,18 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 	if st.Correlate != nil {
 		n.correlate = st.Correlate.T
 	}
-	if n.think == nil && !st.IsPause() && !st.IsBlock() && st.Choose == nil {
+	if n.think == nil && st.IsOperation() {
 		n.think = c.defThink
 	}
 	switch {
 	case st.IsPause():
 		n.kind = nodePause
+	case st.Set != nil:
+		n.kind = nodeSet
+		n.set = st.Set
+		for _, a := range st.Set {
+			c.reads(a.Expr)
+		}
 	case st.Choose != nil:
 		n.kind = nodeChoose
 		sum := 0.0

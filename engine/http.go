@@ -74,19 +74,14 @@ func phaseHops(ph *metrics.Phase, lay *layout, phase, name string, res phttp.Res
 // scenarios that recorded nothing.
 func dropIdleHops(ph *metrics.Phase, scens []*scenario) {
 	idle := map[int]bool{}
-	var walk func([]*node)
-	walk = func(nodes []*node) {
-		for _, n := range nodes {
-			walk(n.children)
+	for _, s := range scens {
+		each(s.nodes, func(n *node) {
 			for _, op := range []int{n.hops.redirect, n.hops.auth} {
 				if op > 0 && op < len(ph.Totals) && ph.Totals[op].Count == 0 {
 					idle[op] = true
 				}
 			}
-		}
-	}
-	for _, s := range scens {
-		walk(s.nodes)
+		})
 	}
 	if len(idle) == 0 {
 		return

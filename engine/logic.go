@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/perflab/perflab/metrics"
@@ -69,34 +70,64 @@ func (w *worker) lastJSON(path string) any {
 	}
 	var body plan.JSONBody
 	body.Reset(w.scr.LastBody())
-	ms := p.Select(&body, nil)
-	switch len(ms) {
-	case 0:
-		return nil
-	case 1:
-		return ms[0].Value()
-	}
-	out := make([]any, len(ms))
-	for i, m := range ms {
-		out[i] = m.Value()
-	}
-	return out
+	return p.Value(&body)
 }
 
 // cond evaluates a condition of n; one that fails is false, and said once.
 func (w *worker) cond(n *node, p *expr.Program) bool {
 	ok, err := p.Bool(w.env())
 	if err != nil {
-		w.exprFailed(n, p, err)
+		w.exprFailed(n, p, err, "taken as false")
 		return false
 	}
 	return ok
 }
 
-func (w *worker) exprFailed(n *node, p *expr.Program, err error) {
+// exprFailed says, once for the node, that its expression p failed and
+// what the flow did instead.
+func (w *worker) exprFailed(n *node, p *expr.Program, err error, instead string) {
 	if n.warned.CompareAndSwap(false, true) && w.r != nil && w.r.opts.OnEvent != nil {
-		w.r.opts.OnEvent(fmt.Sprintf("step %s: %s: %v (taken as false, or no pass; said once)", n.name, p, err))
+		w.r.opts.OnEvent(fmt.Sprintf("step %s: %s: %v (%s; said once)", n.name, p, err, instead))
 	}
+}
+
+// setVars gives a set step's variables their values, in order (a value
+// may read the ones before it); one that fails is left unset, and said
+// once.
+func (w *worker) setVars(n *node) {
+	for _, a := range n.set {
+		v, err := a.Expr.Prog.Eval(w.env())
+		if err != nil {
+			w.exprFailed(n, a.Expr.Prog, err, "the variable is left as it was")
+			continue
+		}
+		w.vars.Set(a.Name, valueText(v))
+	}
+}
+
+// valueText is an expression's value as a variable holds it: text as it
+// is, a whole number without a fraction, anything else as JSON.
+func valueText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	case int:
+		return strconv.Itoa(x)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return strconv.FormatInt(int64(x), 10)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // choose picks one of n's branches by weight, with the VU's random numbers.
@@ -121,7 +152,7 @@ func (w *worker) startLoop(f *frame) bool {
 			f.passes, err = loopCount(v)
 		}
 		if err != nil {
-			w.exprFailed(f.n, l.Count.Prog, err)
+			w.exprFailed(f.n, l.Count.Prog, err, "no pass")
 			return false
 		}
 	case l.Over != nil:
@@ -130,7 +161,7 @@ func (w *worker) startLoop(f *frame) bool {
 			f.items, err = items(v)
 		}
 		if err != nil {
-			w.exprFailed(f.n, l.Over.Prog, err)
+			w.exprFailed(f.n, l.Over.Prog, err, "no pass")
 			return false
 		}
 		f.passes = len(f.items)

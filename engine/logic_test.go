@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/perflab/perflab/metrics"
@@ -79,6 +80,13 @@ scenarios:
 	if it := op(t, r.Stages[0], "s"); it.Count != 200 || it.ErrorCount() != 0 {
 		t.Errorf("iterations %d, errors %v", it.Count, it.Errors)
 	}
+	// No step followed a redirect: none has a redirects' operation, in a
+	// loop, a branch or a fragment alike.
+	for _, o := range r.Stages[0].Ops {
+		if strings.HasSuffix(o.Name, "(redirect)") || strings.HasSuffix(o.Name, "(auth)") {
+			t.Errorf("an operation of hops that did not happen: %s", o.Name)
+		}
+	}
 }
 
 // A condition that fails at run time (a text compared with a number) is
@@ -116,10 +124,50 @@ scenarios:
 		t.Errorf("iterations %d", it.Count)
 	}
 	said := fmt.Sprint(events)
-	for _, want := range []string{`step never: word > 5: "abc" is not a number`, "step spin: the loop ended after 1000 passes in a row that ran no step"} {
+	for _, want := range []string{`step never: word > 5: "abc" is not a number (taken as false`, "step spin: the loop ended after 1000 passes in a row that ran no step"} {
 		if n := strings.Count(said, want); n != 1 {
 			t.Errorf("said %d times %q; events: %s", n, want, said)
 		}
 	}
 }
 
+
+// A set step gives variables the values of expressions, in order, on each
+// engine: the server sees the values the expressions make.
+func TestSetVariables(t *testing.T) {
+	var c counter
+	var query atomic.Value
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/count":
+			io.WriteString(w, `{"n": 4, "items": ["a", "b"]}`)
+		case "/page/4":
+			query.Store(r.URL.Query().Encode())
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 3
+    flow:
+      - {name: count, url: /count}
+      - set:
+          next: json("$.n") + iteration
+          half: next / 2
+          label: '"p-" + string(iteration)'
+          list: json("$.items")
+          ok: response.status == 200
+      - {name: page, url: "/page/${next}?half=${half}&l=${label}&list=${list}&ok=${ok}"}
+`, nil)
+	run(t, p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts["GET /page/4"] != 1 || c.counts["GET /page/5"] != 1 || c.counts["GET /page/6"] != 1 {
+		t.Errorf("the server saw %v", c.counts)
+	}
+	if q, _ := query.Load().(string); q != `half=2&l=p-0&list=%5B%22a%22%2C%22b%22%5D&ok=true` {
+		t.Errorf("the first iteration's values: %s", q)
+	}
+}

@@ -56,6 +56,7 @@ var engineTests = []struct {
 	{"InjectedValuesAreNotSent", TestInjectedValuesAreNotSent},
 	{"FlowLogic", TestFlowLogic},
 	{"FlowLogicFailures", TestFlowLogicFailures},
+	{"SetVariables", TestSetVariables},
 	{"UnsetVariableSaysWhy", TestUnsetVariableSaysWhy},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/andybalholm/cascadia"
 	"github.com/antchfx/xpath"
+
+	"github.com/perflab/perflab/plan/expr"
 )
 
 // The sources regex and between extractions read (Extract.From).
@@ -109,7 +111,7 @@ func (v *validator) checks(c *Check, who string, sc *scope, http bool) {
 func (v *validator) assertion(a *Assertion, who string, sc *scope) {
 	subject := a.Subject()
 	if subject == "" || strings.Contains(subject, ", ") {
-		v.at(a.Pos, "%s: give one subject: json, header, body, status, duration or size (each but json and header as true)", who)
+		v.at(a.Pos, "%s: give one subject: json, header, body, status, duration, size (each but json and header as true) or expr", who)
 		return
 	}
 	who += " " + subject
@@ -119,7 +121,14 @@ func (v *validator) assertion(a *Assertion, who string, sc *scope) {
 		}
 	}
 	ops := a.Operators()
-	if len(ops) == 0 {
+	if a.Expr != nil {
+		kind := expr.Bool
+		if len(ops) > 0 {
+			kind = expr.Any
+		}
+		v.compile(a.Expr, kind, sc, who)
+	}
+	if len(ops) == 0 && a.Expr == nil {
 		v.at(a.Pos, "%s: give an operator: exists, absent, equals, not_equals, contains, not_contains, matches, not_matches, contains_match, lt, le, gt, ge, between or one_of", who)
 	}
 	for _, op := range ops {

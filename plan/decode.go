@@ -87,6 +87,7 @@ var (
 	typPos       = reflect.TypeOf(Pos{})
 	typExpr      = reflect.TypeOf(&Expr{})
 	typFragments = reflect.TypeOf([]*Fragment{})
+	typAssigns   = reflect.TypeOf([]*Assign{})
 	typThreshold = reflect.TypeOf(&Threshold{})
 	typStdDur    = reflect.TypeOf(time.Duration(0))
 	typAuth      = reflect.TypeOf(&Auth{})
@@ -240,6 +241,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value) {
 			e.quoted = true
 		}
 		v.Set(reflect.ValueOf(e))
+		return
+	case typAssigns:
+		var out []*Assign
+		d.namedMap(n, func(k, val *yaml.Node) {
+			a := &Assign{Pos: d.posOf(k), Name: k.Value}
+			d.decode(val, reflect.ValueOf(&a.Expr).Elem())
+			out = append(out, a)
+		})
+		v.Set(reflect.ValueOf(out))
 		return
 	case typFragments:
 		var out []*Fragment

@@ -343,3 +343,20 @@ func (b *JSONBody) result(v any) gjson.Result {
 
 // QuoteJSON is s as a JSON string, with <, > and & as they are.
 func QuoteJSON(s string) string { return jsonString(s) }
+
+// Value is what an expression's json() gives of a body: the one value p
+// selects, a list when it selects several, nil when none.
+func (p *JSONPath) Value(b *JSONBody) any {
+	ms := p.Select(b, nil)
+	switch len(ms) {
+	case 0:
+		return nil
+	case 1:
+		return ms[0].Value()
+	}
+	list := make([]any, len(ms))
+	for i, m := range ms {
+		list[i] = m.Value()
+	}
+	return list
+}

@@ -83,6 +83,14 @@ func eachStep(steps []*Step, f func(*Step)) {
 	}
 }
 
+// Assign is one variable of a set step: its name and the expression of its
+// value.
+type Assign struct {
+	Pos  Pos
+	Name string
+	Expr *Expr
+}
+
 // Fragment is a named list of steps, run where a flow says use: NAME.
 type Fragment struct {
 	Pos   Pos
@@ -121,15 +129,19 @@ func (v *validator) compile(e *Expr, kind expr.Kind, sc *scope, who string) {
 // block of steps, and the steps in them, as step checks any step. It
 // returns false when the step is no good to check further.
 func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
-	if st.If == nil && st.Else == nil && st.Loop == nil && !st.Once && st.Choose == nil && !st.IsBlock() {
+	if st.If == nil && st.Else == nil && st.Loop == nil && !st.Once && st.Choose == nil && !st.IsBlock() && st.Set == nil {
 		return true
+	}
+	if st.Set != nil && st.Name == "" {
+		st.Name = "set"
+		v.unnamed[st] = true
 	}
 	who := where
 	if l := st.Label(); l != "" {
 		who = "step " + l
 	}
 	if v.inPhase {
-		v.at(st.Pos, "%s: if, else, loop, once, choose, use and blocks of steps are for scenarios' flows; setup and teardown run their steps in order (repeat: runs one several times)", who)
+		v.at(st.Pos, "%s: if, else, loop, once, choose, set, use and blocks of steps are for scenarios' flows; setup and teardown run their steps in order (repeat: runs one several times)", who)
 		return false
 	}
 	v.compile(st.If, expr.Bool, sc, who+": if")
@@ -167,6 +179,20 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 			sc.local[name] = true
 		}
 		v.compile(l.While, expr.Bool, sc, who+": loop: while")
+	}
+	if st.Set != nil {
+		if st.IsRequest() || st.IsTransaction() || st.IsMessage() || st.Call != "" || st.GRPC != nil || st.WS != nil || len(st.Steps) > 0 || st.Use != "" || st.Choose != nil {
+			v.at(st.Pos, "%s: set is a step of its own: it sends nothing", who)
+		}
+		for _, a := range st.Set {
+			v.compile(a.Expr, expr.Any, sc, who+": set "+a.Name)
+			if msg := checkIdent(a.Name); msg != "" {
+				v.at(a.Pos, "%s: set %q: %s", who, a.Name, msg)
+			} else if v.global[a.Name] {
+				v.at(a.Pos, "%s: set %s: the name is already a variable or data source", who, a.Name)
+			}
+			sc.local[a.Name] = true
+		}
 	}
 	if st.Choose != nil {
 		if st.IsRequest() || st.IsTransaction() || st.IsMessage() || st.Call != "" || st.GRPC != nil || st.WS != nil || len(st.Steps) > 0 || st.Use != "" {

@@ -353,6 +353,9 @@ type Step struct {
 	Once   bool      `yaml:"once"`
 	Choose []*Branch `yaml:"choose"`
 	Use    string    `yaml:"use"`
+	// Set gives variables the values of expressions, in order: a step
+	// that sends nothing.
+	Set []*Assign `yaml:"set"`
 }
 
 // IsTransaction reports whether the step groups other steps.
@@ -367,7 +370,14 @@ func (s *Step) IsMessage() bool { return s.Publish != nil || s.Await != nil }
 // IsPause reports whether the step only waits.
 func (s *Step) IsPause() bool {
 	return !s.IsRequest() && !s.IsTransaction() && !s.IsMessage() && s.Call == "" && s.GRPC == nil && s.WS == nil && s.Think != nil &&
-		!s.IsBlock() && s.Choose == nil
+		!s.IsBlock() && s.Choose == nil && s.Set == nil
+}
+
+// IsOperation reports whether the step has statistics of its own: a
+// request (a call, a message ...) or a transaction; not a pause, a block,
+// a choice or a set.
+func (s *Step) IsOperation() bool {
+	return !s.IsPause() && !s.IsBlock() && s.Choose == nil && s.Set == nil
 }
 
 // IsBlock reports whether the step is a group of steps without statistics
@@ -457,8 +467,11 @@ type Assertion struct {
 	Status   bool   `yaml:"status"`
 	Duration bool   `yaml:"duration"`
 	Size     bool   `yaml:"size"`
+	// Expr is an expression (plan/expr) over the response and the VU's
+	// variables: without operators, a condition that must hold.
+	Expr *Expr `yaml:"expr"`
 
-	// Operators: at least one.
+	// Operators: at least one (none with expr).
 	Exists        *bool   `yaml:"exists"`
 	Absent        *bool   `yaml:"absent"`
 	Equals        *Text   `yaml:"equals"`
@@ -501,6 +514,9 @@ func (a *Assertion) Subject() string {
 		if s.set {
 			names = append(names, s.name)
 		}
+	}
+	if a.Expr != nil {
+		names = append(names, "expr "+a.Expr.Src)
 	}
 	return strings.Join(names, ", ")
 }

@@ -452,7 +452,7 @@ func (v *validator) distinct(scenario string, st *Step, tx string, seen map[[3]s
 	if st.IsPause() {
 		return
 	}
-	if !st.IsBlock() && st.Choose == nil {
+	if st.IsOperation() {
 		kind, hint := "steps", " (unnamed steps with the same method and URL are one operation)"
 		if st.IsTransaction() {
 			kind, hint = "transactions", ""
@@ -586,7 +586,7 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 	if k, ok := kinds[st.Label()]; ok && k != kind {
 		v.at(st.Pos, "%q names both a step and a transaction; statistics need distinct names", st.Label())
 	}
-	if !st.IsBlock() && st.Choose == nil {
+	if st.IsOperation() {
 		kinds[st.Label()] = kind
 	}
 	for _, cs := range st.Children() {
@@ -656,7 +656,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		}
 		v.refs(st.Correlate, sc)
 		return
-	case st.IsBlock() || st.Choose != nil: // checked by logic
+	case st.IsBlock() || st.Choose != nil || st.Set != nil: // checked by logic
 		return
 	case st.IsPause():
 		return

@@ -333,6 +333,7 @@ var (
 	typJSONDoc   = reflect.TypeOf(&plan.JSONDoc{})
 	typExpr      = reflect.TypeOf(&plan.Expr{})
 	typFragments = reflect.TypeOf([]*plan.Fragment{})
+	typAssigns   = reflect.TypeOf([]*plan.Assign{})
 	typThreshold = reflect.TypeOf([]*plan.Threshold{})
 )
 
@@ -404,6 +405,11 @@ func (w *planWalker) field(t reflect.Type, s map[string]any, path string) {
 	switch t {
 	case typText, typNum, typDuration, typSize, typJSONDoc, typExpr:
 		w.leaf(s, path)
+		return
+	case typAssigns: // name: an expression
+		if v := w.mapOf(s, path); v != nil {
+			w.leaf(v, path+".*")
+		}
 		return
 	case typFragments: // name: a list of steps
 		if v := w.mapOf(s, path); v != nil {

@@ -1,6 +1,9 @@
 package http
 
 import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/plan/expr"
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -105,6 +109,9 @@ type subject struct {
 	kind   subjectKind
 	path   *plan.JSONPath // subjectJSON
 	header string         // subjectHeader
+	expr   *expr.Program  // subjectExpr
+	// paths are the JSON paths its json() is given as text, parsed once.
+	paths map[string]*plan.JSONPath
 }
 
 type subjectKind uint8
@@ -116,6 +123,7 @@ const (
 	subjectStatus
 	subjectDuration
 	subjectSize
+	subjectExpr
 )
 
 // value is a subject's value: its text, and its number when it is one (a
@@ -157,6 +165,18 @@ func CompileAssertions(as []*plan.Assertion) (Assertions, error) {
 			c.subject.kind = subjectDuration
 		case a.Size:
 			c.subject.kind = subjectSize
+		case a.Expr != nil:
+			c.subject = subject{kind: subjectExpr, expr: a.Expr.Prog, paths: map[string]*plan.JSONPath{}}
+			for _, path := range a.Expr.Prog.JSONPaths {
+				p, err := plan.ParseJSONPath(path)
+				if err != nil {
+					return nil, err
+				}
+				c.subject.paths[path] = p
+			}
+			if len(a.Operators()) == 0 { // a condition: it must hold
+				c.ops = append(c.ops, operator{name: "equals", vals: []*tmpl.Template{tmpl.MustParse("true")}})
+			}
 		}
 		var label strings.Builder
 		label.WriteString("that[" + strconv.Itoa(i) + "] ")
@@ -232,7 +252,10 @@ func (as Assertions) apply(v *view, header headerFunc, vars Vars) (metrics.ErrKi
 // that is an error (a bound that is not a number, a regex that does not
 // compile) fails with or without not.
 func (a *assertion) check(v *view, header headerFunc, vars Vars, buf []value) (string, bool) {
-	vals := a.subject.values(v, header, buf)
+	vals, failed := a.subject.values(v, header, vars, buf)
+	if failed != "" { // an expression that could not be run fails, with or without not
+		return a.label + ": " + failed, false
+	}
 	pass, problem := true, ""
 	for _, op := range a.ops {
 		switch op.name {
@@ -423,12 +446,12 @@ func quote(s string) string {
 
 // reads says what of a response the subject reads (as Extracts.reads).
 func (s *subject) reads() (what int, body bool) {
-	return 0, s.kind == subjectJSON || s.kind == subjectBody
+	return 0, s.kind == subjectJSON || s.kind == subjectBody || s.kind == subjectExpr && s.expr.Body
 }
 
 // values appends the subject's values in v to dst: none when it is
 // missing.
-func (s *subject) values(v *view, header headerFunc, dst []value) []value {
+func (s *subject) values(v *view, header headerFunc, vars Vars, dst []value) ([]value, string) {
 	switch s.kind {
 	case subjectJSON:
 		var buf [4]gjson.Result
@@ -456,8 +479,64 @@ func (s *subject) values(v *view, header headerFunc, dst []value) []value {
 		dst = append(dst, value{text: v.latency.String(), num: float64(v.latency) / float64(time.Millisecond), isNum: true})
 	case subjectSize:
 		dst = append(dst, value{text: strconv.Itoa(v.size), num: float64(v.size), isNum: true})
+	case subjectExpr:
+		out, err := s.expr.Eval(s.env(v, header, vars))
+		if err != nil {
+			return dst, s.expr.String() + ": " + err.Error()
+		}
+		dst = append(dst, exprValue(out))
 	}
-	return dst
+	return dst, ""
+}
+
+// env is what an expression of a check reads: this response (its
+// status, time, size, body, headers, json()) and the VU's variables. It
+// is made for each check: only the steps whose checks are expressions
+// pay for one.
+func (s *subject) env(v *view, header headerFunc, vars Vars) *expr.Env {
+	lookup := func(name string) string {
+		x, _ := vars.Lookup(name)
+		return x
+	}
+	return &expr.Env{
+		Response: expr.Response{Status: v.status, Duration: float64(v.latency) / float64(time.Millisecond), Size: v.size,
+			OK: true, Body: string(v.body)},
+		Var: lookup, VarNamed: lookup,
+		Defined: func(name string) bool { _, ok := vars.Lookup(name); return ok },
+		Header: func(name string) string {
+			h, _ := header(name)
+			return string(h)
+		},
+		JSON: func(path string) any {
+			p := s.paths[path]
+			if p == nil {
+				var err error
+				if p, err = plan.ParseJSONPath(path); err != nil {
+					panic(fmt.Sprintf("json(%q): %v", path, err))
+				}
+			}
+			return p.Value(v.jsonBody())
+		},
+		Random: rand.Float64,
+	}
+}
+
+// exprValue is an expression's value as a check compares it.
+func exprValue(x any) value {
+	switch n := x.(type) {
+	case int:
+		return value{text: strconv.Itoa(n), num: float64(n), isNum: true}
+	case float64:
+		return value{text: strconv.FormatFloat(n, 'g', -1, 64), num: n, isNum: true}
+	case string:
+		return value{text: n}
+	case bool:
+		return value{text: strconv.FormatBool(n)}
+	case nil:
+		return value{text: "null"}
+	}
+	b, _ := json.Marshal(x)
+	return value{text: string(b)}
 }
 
 // unsafeString is b as a string without a copy, for a comparison that

@@ -124,6 +124,11 @@ func TestCheckThat(t *testing.T) {
 		return checkCase{name: name, step: "url: /json, check: {that: [" + that + "]}", kind: metrics.CheckFailed, detail: detail}
 	}
 	runCheckCases(t, []checkCase{
+		pass("expr", `{expr: 'json("$.count") > 3 && response.status == 200 && header("Content-Type") contains "json"'}`),
+		fail("expr false", `{expr: 'json("$.count") > 5'}`, `that[0] expr json("$.count") > 5: got "false"`),
+		pass("expr value", `{expr: 'len(json("$.items[?@.state==''OPEN'']"))', equals: 2}`),
+		pass("expr variable", `{expr: 'json("$.id") == want'}`),
+		fail("expr fails to run", `{expr: 'json("$.name") > 5', not: true}`, `that[0] not expr json("$.name") > 5: json("$.name") > 5: invalid operation: string > int`),
 		pass("exists", "{json: $.id, exists: true}"),
 		fail("exists missing", "{json: $.nope, exists: true}", "that[0] json $.nope exists true: missing"),
 		pass("exists false", "{json: $.nope, exists: false}"),
