@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -72,6 +73,10 @@ type mask struct {
 // loops is each thread group's loops in the rewritten plans.
 const loops = 3
 
+// perflabBound bounds a converted plan's run: each ends in seconds (a few
+// hundred requests without pauses), unless it loops for ever.
+const perflabBound = time.Minute
+
 // keepDir names the environment variable that keeps each plan's files in
 // a directory of that name, to look into a difference: the rewritten
 // plan and its data, JMeter's results and log, the converted plan and
@@ -101,8 +106,9 @@ func TestConvertedPlansSendWhatJMeterSends(t *testing.T) {
 type outcome struct {
 	requests []string
 	samples  map[string]tally
-	// failed says why the converted plan did not run.
-	failed string
+	// failed says why the converted plan did not run, unended that it
+	// ran without end.
+	failed, unended string
 }
 
 type tally struct {
@@ -143,7 +149,7 @@ func (c comparison) run(t *testing.T, jm *jmetertest.JMeter) {
 	}
 
 	byJMeter := c.jmeter(t, jm, jmx, rw)
-	byPerflab := c.perflab(t, dir, rw)
+	byPerflab := c.perflab(t, dir, rw, max(1000, 10*len(byJMeter.requests)))
 
 	if os.Getenv(keepDir) != "" {
 		os.WriteFile(filepath.Join(dir, "requests-jmeter.txt"), []byte(strings.Join(byJMeter.requests, "\n")+"\n"), 0o644)
@@ -195,6 +201,14 @@ func (c comparison) jmeter(t *testing.T, jm *jmetertest.JMeter, jmx string, rw *
 			t.Logf("JMeter's log: %s", line)
 		}
 	}
+	out := outcome{samples: samplerResults(t, results, rw.samplers)}
+	out.requests = tap.lines(append([]mask{uuid}, c.masks...))
+	return out
+}
+
+// samplerResults reads each HTTP sampler's runs and failures from
+// JMeter's results file.
+func samplerResults(t *testing.T, results string, samplers map[string]bool) map[string]tally {
 	f, err := os.Open(results)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +218,7 @@ func (c comparison) jmeter(t *testing.T, jm *jmetertest.JMeter, jmx string, rw *
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := outcome{samples: map[string]tally{}}
+	out := map[string]tally{}
 	for {
 		s, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -213,10 +227,10 @@ func (c comparison) jmeter(t *testing.T, jm *jmetertest.JMeter, jmx string, rw *
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rw.samplers[s.Label] || s.Transaction {
+		if !samplers[s.Label] || s.Transaction {
 			continue // a script's sample, a transaction's, a redirect's
 		}
-		n := out.samples[s.Label]
+		n := out[s.Label]
 		n.runs++
 		if !s.Success {
 			n.failed++
@@ -224,16 +238,15 @@ func (c comparison) jmeter(t *testing.T, jm *jmetertest.JMeter, jmx string, rw *
 				n.why = strings.TrimSpace(s.Code + " " + s.Failure)
 			}
 		}
-		out.samples[s.Label] = n
+		out[s.Label] = n
 	}
-	out.requests = tap.lines(append([]mask{uuid}, c.masks...))
 	return out
 }
 
 // perflab converts the rewritten plan and runs it at a fresh server, as a
 // user would: the properties JMeter was given are given with --set to the
 // variables the converted plan has for them.
-func (c comparison) perflab(t *testing.T, dir string, rw *rewritten) outcome {
+func (c comparison) perflab(t *testing.T, dir string, rw *rewritten, limit int) outcome {
 	res, err := convert.JMeter(bytes.NewReader(rw.jmx), c.plan)
 	if err != nil {
 		t.Fatal(err)
@@ -242,15 +255,52 @@ func (c comparison) perflab(t *testing.T, dir string, rw *rewritten) outcome {
 	if err := os.WriteFile(path, res.Plan, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tap := &tap{next: c.server()}
-	srv := httptest.NewServer(tap)
-	defer srv.Close()
-	var declared struct {
-		Vars map[string]any `yaml:"vars"`
-	}
-	if err := yaml.Unmarshal(res.Plan, &declared); err != nil {
+	return c.runPlan(t, path, rw.samplers, limit)
+}
+
+// runPlan runs the perflab plan at path at a fresh server, and stops it
+// once it has sent limit requests.
+func (c comparison) runPlan(t *testing.T, path string, samplers map[string]bool, limit int) outcome {
+	dir := filepath.Dir(path)
+	src, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
+	var declared struct {
+		Vars map[string]any `yaml:"vars"`
+		Data map[string]struct {
+			CSV, File string
+		} `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(src, &declared); err != nil {
+		t.Fatal(err)
+	}
+	// A data file the converted plan reads elsewhere than JMeter (its
+	// notes say where) is put there too, as a user would.
+	for _, d := range declared.Data {
+		name := d.CSV + d.File
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil || strings.Contains(name, "${") {
+			continue
+		}
+		for to := range c.data {
+			if filepath.Base(to) == filepath.Base(name) {
+				b, err := os.ReadFile(filepath.Join(dir, to))
+				if err != nil {
+					t.Fatal(err)
+				}
+				os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("the converted plan reads %s, which JMeter read at %s: it is there too", name, to)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), perflabBound)
+	defer cancel()
+	tap := &tap{next: c.server(), limit: limit, over: cancel}
+	srv := httptest.NewServer(tap)
+	defer srv.Close()
 	props := maps.Clone(c.props)
 	if props == nil {
 		props = map[string]string{}
@@ -271,7 +321,7 @@ func (c comparison) perflab(t *testing.T, dir string, rw *rewritten) outcome {
 		return outcome{failed: "the converted plan does not load: " + strings.Join(lines, "\n  ")}
 	}
 	var stderr bytes.Buffer
-	r, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: &stderr})
+	r, err := lab.Run(ctx, p, lab.Config{Out: filepath.Join(dir, "runs"), Store: "off", Progress: "none", Stdout: io.Discard, Stderr: &stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,13 +329,25 @@ func (c comparison) perflab(t *testing.T, dir string, rw *rewritten) outcome {
 		t.Logf("perflab said: %s", s)
 	}
 	out := outcome{samples: map[string]tally{}}
+	// The requests sent by a run that went round for ever are compared
+	// all the same: they say where it went round.
+	switch {
+	case tap.overflowed():
+		out.unended = fmt.Sprintf("the converted plan did not end on its own: stopped at %d requests (10 times JMeter's)", limit)
+	case r.Outcome == lab.Interrupted:
+		out.unended = fmt.Sprintf("the converted plan did not end on its own: stopped after %v", perflabBound)
+	}
 	for _, phases := range [][]results.PhaseSummary{r.Summary.Setup, r.Summary.Stages, r.Summary.Teardown} {
 		for _, ph := range phases {
 			for _, op := range ph.Operations {
-				if op.Kind != metrics.KindStep || !rw.samplers[op.Name] || op.Count == 0 {
+				name := op.Name
+				if m := numbered.FindStringSubmatch(name); m != nil && !samplers[name] {
+					name = m[1] // "NAME (2)": the converter's second step of a sampler's label
+				}
+				if op.Kind != metrics.KindStep || !samplers[name] || op.Count == 0 {
 					continue
 				}
-				n := out.samples[op.Name]
+				n := out.samples[name]
 				n.runs += int(op.Count)
 				n.failed += int(op.Errors.Total)
 				for _, k := range slices.Sorted(maps.Keys(op.Errors.Details)) {
@@ -293,13 +355,18 @@ func (c comparison) perflab(t *testing.T, dir string, rw *rewritten) outcome {
 						n.why = k + ": " + op.Errors.Details[k]
 					}
 				}
-				out.samples[op.Name] = n
+				out.samples[name] = n
 			}
 		}
 	}
 	out.requests = tap.lines(append([]mask{uuid}, c.masks...))
 	return out
 }
+
+// numbered is the name the converter gives a step whose sampler's label
+// another step has: JMeter counts samplers of one label together, a plan's
+// steps have names of their own ("NAME (2)"), counted here with NAME's.
+var numbered = regexp.MustCompile(`^(.*) \(\d+\)$`)
 
 // jmeterVar is the variable the converter gives a JMeter property.
 func jmeterVar(name string) string {
@@ -319,6 +386,9 @@ func (c comparison) compare(j, p outcome) []string {
 		return []string{p.failed}
 	}
 	var diffs []string
+	if p.unended != "" {
+		diffs = append(diffs, p.unended)
+	}
 	a, b := j.requests, p.requests
 	if c.unordered != "" {
 		a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
@@ -431,8 +501,19 @@ func failures(samples map[string]tally) string {
 // hands it on.
 type tap struct {
 	next http.Handler
-	mu   sync.Mutex
-	reqs []request
+	// limit, when not 0, is the most requests recorded: the next is
+	// refused (503) and over is called, once.
+	limit int
+	over  func()
+	mu    sync.Mutex
+	reqs  []request
+	extra int
+}
+
+func (t *tap) overflowed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.extra > 0
 }
 
 // request is what a request said, as the server reads it.
@@ -455,6 +536,14 @@ func (t *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		req.body = decoded(req.body)
 	}
 	t.mu.Lock()
+	if t.limit > 0 && len(t.reqs) >= t.limit {
+		if t.extra++; t.extra == 1 {
+			t.over()
+		}
+		t.mu.Unlock()
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	t.reqs = append(t.reqs, req)
 	t.mu.Unlock()
 	t.next.ServeHTTP(w, r)

@@ -113,8 +113,9 @@ func Install(t testing.TB) *JMeter {
 }
 
 // RunTimeout bounds one run of a plan: a plan that does not end on its own
-// fails its test rather than hanging it.
-const RunTimeout = 5 * time.Minute
+// fails its test rather than hanging it. The plans the tests run end in
+// seconds.
+const RunTimeout = 2 * time.Minute
 
 // Run runs the test plan jmx in non-GUI mode, in its own directory (the
 // files it names are found there, as JMeter finds them beside the plan),
