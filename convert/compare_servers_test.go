@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 )
 
 // uuid is a random UUID, as JMeter's ${__UUID()} and perflab's ${uuid}
@@ -57,7 +58,7 @@ var comparisons = []comparison{
 		name: "onap-distribution", plan: "onap__policy-distribution__performance.jmx",
 		server:    onapDistribution,
 		unordered: "its two thread groups run at the same time",
-		gap:       "the While Controller's condition ${__jexl3(\"${POLICIES_UNDEPLOYED}\"!=\"[]\")} is converted with the User Defined Variable's value put in at conversion, while: (\"\" != \"[]\"), which never ends: JMeter reads ${POLICIES_UNDEPLOYED} at each pass, as the loop's regex extractor sets it ([{ then []), and leaves after 2 status requests; then the Response Assertions on the variables policies_matchNr, checkpdppolicies_matchNr and deletedpolicies_matchNr (Assertion.scope variable) are not converted, where check that: {expr: policies_count, equals: 10} says it (JMeter fails the second \"Check Policy Deployed\", 9 policies), and the BeanShell sampler's vars.put(\"POLICIES_UNDEPLOYED\", \"NotSet\") is a set: step",
+		gap:       "the While Controller's condition ${__jexl3(\"${POLICIES_UNDEPLOYED}\"!=\"[]\")} is converted with the User Defined Variable's value put in at conversion, while: (\"\" != \"[]\"), which never ends: JMeter reads ${POLICIES_UNDEPLOYED} at each pass, as the loop's regex extractor sets it ([{ then []), and leaves after 2 status requests; then the Response Assertions on the variables policies_matchNr, checkpdppolicies_matchNr and deletedpolicies_matchNr (Assertion.scope variable) are not converted, where check that: {expr: policies_count, equals: 10} says it (JMeter fails the second \"Check Policy Deployed\", 9 policies), and the BeanShell sampler's vars.put(\"POLICIES_UNDEPLOYED\", \"NotSet\") is a set: step; with those, the plans agree",
 		at:        "the converted plan did not end on its own",
 	},
 	{
@@ -67,33 +68,56 @@ var comparisons = []comparison{
 	},
 	{
 		name: "folio-renewals", plan: "folio-org__folio-perf-test__mod-circulationRenewalsTestPlan.jmx",
-		data:   map[string]string{"Folio-Test-Plans/config.csv": "compare/folio-config.csv"},
+		data: map[string]string{"Folio-Test-Plans/config.csv": "compare/folio-config.csv"},
+		// The due dates that JSR223 pre-processors compute: in 4 days.
+		set: func() map[string]string {
+			due := time.Now().Add(96 * time.Hour).Format("2006-01-02T03:04:05Z07:00")
+			return map[string]string{"FutureDateNewLoan": due, "FutureDateRenewByBarcode": due, "FutureDateRenewById": due}
+		},
 		server: folioRenewals,
 		masks:  []mask{date},
-		gap:    "the login's Regular Expression Extractor reads the response headers (x-okapi-token: (.+)): perflab's text of the headers ends each line with CR LF, JMeter's with LF, so perflab extracts \"token-1\\r\" and refuses to send it in a header (invalid_request) in every later request; then ${__time(yyyy-MM-dd'T'hh:mm:ssX)} is kept as literal text and the JSR223 pre-processors' due dates (now + 4 days) are not converted (set: with now().Format(...) and now().Add(duration(\"96h\")) says both), the serialized thread groups run at the same time (perflab has no scenarios one after another), and an extraction is not run on a response whose status the step does not accept (the 422 of a renewal: JMeter's extractor still sets its default, x, and JMeter then sends PUT /circulation/loans/x)",
+		gap:    "the login's Regular Expression Extractor reads the response headers (x-okapi-token: (.+)): perflab's text of the headers ends each line with CR LF, JMeter's with LF, so perflab extracts \"token-1\\r\" and refuses to send it in a header (invalid_request) in every later request; then ${__time(yyyy-MM-dd'T'hh:mm:ssX)} is kept as literal text (set: with now().Format(\"2006-01-02T03:04:05Z07:00\") says it), the serialized thread groups run at the same time (perflab has no scenarios one after another), and an extraction is not run on a response whose status the step does not accept (the 422 of a renewal: JMeter's extractor still sets its default, x, and JMeter sends PUT /circulation/loans/x where perflab sends the previous iteration's loan); with those, the plans agree",
 		at:     "then JMeter sent GET /users?limit=100&query=(active=true) \"\" application/json, perflab nothing more",
 	},
 	{
 		name: "onap-clamp", plan: "onap__policy-clamp__performance.jmx",
-		props:  map[string]string{"INSTANCES": "2", "USERS": "1"},
+		props: map[string]string{"INSTANCES": "2", "USERS": "1"},
+		// The element's id that a BeanShell pre-processor makes.
+		set: func() map[string]string {
+			return map[string]string{"elementId": "8c6f1b6e-6d6e-4f55-9b3c-1f1d2a0c5e7a"}
+		},
 		server: onapClamp,
 		masks:  []mask{{regexp.MustCompile(`"name": "[abcdefghilmnopqrtsvz]{10}"`), `"name": "<random 10>"`}},
-		gap:    "${__RandomString(10,abcdefghilmnopqrtsvz)} in the composition's and the instance's names is kept as literal text; then the BeanShell pre- and post-processors that set elementId and keep a stack of each composition's and instance's id for the undeploy loop (which undoes them last first) are not converted, and perflab undeploys the last composition twice",
+		gap:    "${__RandomString(10,abcdefghilmnopqrtsvz)} in the composition's and the instance's names is kept as literal text; then the trailing space of the path of \"Undeploy AC instance\" (.../instances/${instanceId} ) is dropped, where JMeter sends it (instance-2%20), and the BeanShell pre- and post-processors that keep a stack of each composition's and instance's id for the undeploy loop (which undoes them last first) are not converted: perflab undeploys the last composition twice",
 		at:     `\"name\": \"${__RandomString(10,abcdefghilmnopqrtsvz)}\"`,
 	},
 	{
 		name: "marine-licensing", plan: "DEFRA__marine-licensing-perf-tests__exemption-manual-coordinate.jmx",
+		// What the JSR223 scripts make: a user, the stub's login link
+		// for that user, a project's name and its dates (in 60 and 180
+		// days).
+		set: func() map[string]string {
+			start, end := time.Now().AddDate(0, 0, 60), time.Now().AddDate(0, 0, 180)
+			return map[string]string{
+				"userEmail": "perf-0123abcd@example.com", "userFirstName": "Perf", "userLastName": "Test 0123abcd",
+				"stubLoginPath": "/cdp-defra-id-stub/authorize?user=perf-0123abcd@example.com",
+				"runId":         "0123abcd", "projectName": "Perf Exemption 0123abcd",
+				"startDay": start.Format("02"), "startMonth": start.Format("01"), "startYear": start.Format("2006"),
+				"endDay": end.Format("02"), "endMonth": end.Format("01"), "endYear": end.Format("2006"),
+			}
+		},
 		server: marineLicensing,
 		masks: []mask{
 			{regexp.MustCompile(`perf-[0-9a-f]{8}@example\.com`), "perf-<random>@example.com"},
-			{regexp.MustCompile(`(Perf Exemption|exempt activity|Test) [0-9a-f]{8}`), "$1 <random>"},
+			{regexp.MustCompile(`(Exemption|activity|Test)( |%20)[0-9a-f]{8}`), "$1$2<random>"},
 			{regexp.MustCompile(`(date-(day|month|year))=\d+`), "$1=<today+n>"},
 		},
-		gap: "the JSR223 Sampler \"Generate per-VU user data\" (Groovy) sets userEmail, userFirstName and userLastName, which perflab sends empty; then the JSR223 post-processors that pick the stub's login link for that user (stubLoginPath) and the last CSRF token, and the pre-processor that makes each sampler's runId, projectName and dates, are not converted either, and perflab's requests stop matching JMeter's",
-		at:  `perflab POST /cdp-defra-id-stub/API/register "{\"email\":\"\",`,
+		gap: "the path of \"GET stub login link -> /confirm-individual\" is ${stubLoginPath}, a variable whose value starts with a slash: JMeter requests /cdp-defra-id-stub/authorize?..., the converted step's url /${stubLoginPath} requests //cdp-defra-id-stub/authorize?... (and perflab adds a slash to a url that starts with a placeholder, ${raw:stubLoginPath} too); then the regex extractor of csrfToken takes all matches (match: all, a JSON list in perflab) where JMeter's JSR223 post-processor then picks the last (match: last); with those, and the values the scripts make given with --set, the plans agree",
+		at:  `perflab GET //cdp-defra-id-stub/authorize?user=`,
 	},
 	{
 		name: "folio-check-in-check-out", plan: "folio-org__perf-testing__circulation_checkInCheckOut_orchid.jmx",
+		loops: 4, // one whole, one for each failure its server makes
 		data: map[string]string{
 			"jmeter-supported-data/credentials.csv":      "corpus/folio-org__perf-testing__credentials.csv",
 			"jmeter-supported-data/checked_out.csv":      "corpus/folio-org__perf-testing__checked_out.csv",
@@ -102,9 +126,12 @@ var comparisons = []comparison{
 			"jmeter-supported-data/available.csv":        "compare/folio-available.csv",
 			"scripts/BranchSelectorRandomizerScript.gvy": "compare/BranchSelectorRandomizerScript.gvy",
 		},
+		// The branch that the JSR223 samplers pick: check-in (the test's
+		// script picks it every time).
+		set:    func() map[string]string { return map[string]string{"goto_check_io": "checkin"} },
 		server: folioCheckInCheckOut,
 		masks:  []mask{date},
-		gap:    "the login fragment's Regular Expression Extractor reads the response headers (x-okapi-token: (.*)): perflab's text of the headers ends each line with CR LF, JMeter's with LF, so perflab extracts \"token-1\\r\" and refuses to send it (invalid_request): each iteration ends at its first request after the login; then ${__time(yyyy-MM-dd'T'hh:mm:ss'Z')} is kept as literal text, the JSR223 samplers that pick check-in or check-out are not converted (so neither If Controller runs), the enabled Test Fragment \"Authorize_simple\" inside the thread group is not run in place (JMeter runs it after the loop: 5 logins to perflab's 3), and the CSV Data Sets inside the Loop Controller give JMeter a new row at each pass of that loop where perflab gives one per iteration",
+		gap:    "the login fragment's Regular Expression Extractor reads the response headers (x-okapi-token: (.*)): perflab's text of the headers ends each line with CR LF, JMeter's with LF, so perflab extracts \"token-1\\r\" and refuses to send it (invalid_request): each iteration ends at its first request after the login; then ${__time(yyyy-MM-dd'T'hh:mm:ss'Z')} is kept as literal text; the enabled Test Fragment \"Authorize_simple\" inside the thread group is not run in place (JMeter runs it after the loop, as a Simple Controller); the CSV Data Sets inside the Loop Controller \"LC\" give JMeter a new row at each pass of that loop, perflab one per iteration; ${user_id}, read before the check-out's extractor sets it, is sent by JMeter as the text ${user_id} and by perflab empty (${user_id:-}); and in the Check-Out Controller ${servicePoints_Id}, which the Check-In Controller's JSON extractor set, is read from the CSV Data Set's column instead; with those, the plans agree on all 392 requests",
 		at:     "perflab POST /authn/login",
 	},
 }
@@ -489,15 +516,16 @@ func marineLicensing() http.Handler {
 // ($.totalRecords, $..username ...) and its JSON extractors read
 // ($.items[0].id, $.loan.id, $.userId ...), and check-ins and check-outs
 // (a check-out's JSON laid out as FOLIO's, "id" : ..., which a response
-// assertion looks for). On purpose, the second settings entry checked out
-// has a totalRecords of -1 (its JSON assertion's regex rejects it), the
-// second list of a patron's loans has no totalRecords, and the second
-// check-out is refused (422, with errors, which a JSON assertion rejects).
+// assertion looks for). Each iteration checks in twice in its loop, logs
+// in again and goes through check-in and check-out once more; the first
+// runs whole, and on purpose each of the others ends at a failure (start
+// next thread loop): the eighth CHECKOUT settings entry has a totalRecords
+// of -1 (a JSON assertion's regex rejects it), the third list of a
+// patron's loans has no totalRecords (a JSON assertion asks for it), and
+// the second check-out is refused (422, with errors, which an inverted
+// JSON assertion rejects).
 func folioCheckInCheckOut() http.Handler {
 	settings, loanLists, checkouts, items := 0, 0, 0, 0
-	// The first iteration runs whole: check-in, check-out, then both
-	// transactions again after the loop; the failures below each end an
-	// iteration of the second and third (start next thread loop).
 	return serve(func(w http.ResponseWriter, r *http.Request, body string) {
 		p := r.URL.Path
 		switch {
@@ -517,7 +545,7 @@ func folioCheckInCheckOut() http.Handler {
 		case p == "/configurations/entries":
 			total := 0
 			if strings.Contains(r.URL.RawQuery, "CHECKOUT") {
-				if settings++; settings == 6 {
+				if settings++; settings == 8 {
 					total = -1
 				}
 			}
@@ -542,7 +570,7 @@ func folioCheckInCheckOut() http.Handler {
 			}
 			reply(w, 201, "{\n  \"id\" : \"loan-%d\",\n  \"userId\" : \"user-1\",\n  \"itemId\" : \"item-1\"\n}", checkouts)
 		case p == "/circulation/loans":
-			if loanLists++; loanLists == 6 {
+			if loanLists++; loanLists == 3 {
 				reply(w, 200, `{"loans":[]}`)
 				return
 			}

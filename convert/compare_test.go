@@ -43,6 +43,13 @@ type comparison struct {
 	// plan with --set where it has a variable of that name, as the
 	// converter's notes ask.
 	props map[string]string
+	// loops is each thread group's loops in the rewritten plan (default
+	// 3).
+	loops int
+	// set are values for the converted plan's variables that its notes
+	// ask for with --set, where a script of the plan computes them in
+	// JMeter, as a user would give them.
+	set func() map[string]string
 	// server answers as the service would, for the plan's extractions and
 	// assertions, with some answers they reject on purpose.
 	server func() http.Handler
@@ -70,7 +77,8 @@ type mask struct {
 	to string
 }
 
-// loops is each thread group's loops in the rewritten plans.
+// loops is each thread group's loops in the rewritten plans, unless a
+// comparison says otherwise.
 const loops = 3
 
 // perflabBound bounds a converted plan's run: each ends in seconds (a few
@@ -121,7 +129,11 @@ func (c comparison) run(t *testing.T, jm *jmetertest.JMeter) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw, err := rewriteJMX(src, loops)
+	n := c.loops
+	if n == 0 {
+		n = loops
+	}
+	rw, err := rewriteJMX(src, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +322,16 @@ func (c comparison) runPlan(t *testing.T, path string, samplers map[string]bool,
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		if v := jmeterVar(name); declared.Vars[v] != nil {
 			set = append(set, plan.Override{Name: v, Value: props[name]})
+		}
+	}
+	if c.set != nil {
+		values := c.set()
+		for _, name := range slices.Sorted(maps.Keys(values)) {
+			if declared.Vars[name] == nil {
+				t.Logf("the converted plan has no variable %s to --set", name)
+				continue
+			}
+			set = append(set, plan.Override{Name: name, Value: values[name]})
 		}
 	}
 	p, err := plan.Load(path, plan.Options{Set: set})
