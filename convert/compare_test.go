@@ -161,6 +161,11 @@ func (c comparison) run(t *testing.T, jm *jmetertest.JMeter) {
 	}
 
 	byJMeter := c.jmeter(t, jm, jmx, rw)
+	// The comparison says something only if JMeter ran the plan through
+	// its samplers and some failed, as its server makes them.
+	if runs, failed := totals(byJMeter.samples); runs == 0 || failed == 0 {
+		t.Fatalf("JMeter's samplers ran %d times, %d failed: the plan's copy or its server is wrong", runs, failed)
+	}
 	byPerflab := c.perflab(t, dir, rw, max(1000, 10*len(byJMeter.requests)))
 
 	if os.Getenv(keepDir) != "" {
@@ -178,7 +183,7 @@ func (c comparison) run(t *testing.T, jm *jmetertest.JMeter) {
 		case c.random != "":
 			how = "as many of each method and path (" + c.random + ")"
 		case c.unordered != "":
-			how = "in another order (" + c.unordered + ")"
+			how = "regardless of order (" + c.unordered + ")"
 		}
 		t.Logf("perflab agrees: the same %d requests %s, and the same passes and failures of each of the %d samplers",
 			len(byJMeter.requests), how, len(byJMeter.samples))
@@ -497,12 +502,16 @@ func countDiffs(a, b []string) string {
 
 // summary says how many runs and failures the samplers had in all.
 func summary(samples map[string]tally) string {
-	runs, failed := 0, 0
+	runs, failed := totals(samples)
+	return fmt.Sprintf("%d runs, %d failed", runs, failed)
+}
+
+func totals(samples map[string]tally) (runs, failed int) {
 	for _, n := range samples {
 		runs += n.runs
 		failed += n.failed
 	}
-	return fmt.Sprintf("%d runs, %d failed", runs, failed)
+	return runs, failed
 }
 
 // failures lists the samplers that failed, how often and why.
