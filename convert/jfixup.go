@@ -80,6 +80,9 @@ func (c *converter) fixup(p *planOut) {
 	f.scripts()
 	collect := func(s *stepOut) {
 		for _, x := range s.Extract {
+			if col, ok := c.csvCols[x.K]; ok && !f.extracted[x.K] && s.conv != nil {
+				c.note(s.conv.src, "it extracts "+x.K+", a CSV Data Set's variable too: the plan reads the column as ${"+col+"} and the extracted value as ${"+x.K+"}, each where JMeter reads it")
+			}
 			f.extracted[x.K] = true
 			if m, ok := x.V.(ordered); ok {
 				for _, kv := range m {
@@ -826,6 +829,8 @@ func (f *fixer) loadFields(sc *scenarioOut) {
 	}
 }
 
+var propRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_-]*\}`)
+
 var single = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_-]*\}$`)
 
 // fragments makes each Module or Include Controller's block a use of a
@@ -1093,8 +1098,19 @@ func (c *converter) literalTemplate(t string) (string, bool) {
 			return c.props[varName(name)]
 		}
 		if _, isUDV := c.udvs[name]; isUDV {
-			if r := f.udv(name); r.literal {
+			r := f.udv(name)
+			if r.literal {
 				return r.value
+			}
+			// Its properties at their defaults.
+			v := propRef.ReplaceAllStringFunc(r.value, func(m string) string {
+				if d, ok := c.props[m[2:len(m)-1]]; ok {
+					return d
+				}
+				return m
+			})
+			if !strings.Contains(strings.ReplaceAll(v, "$${", ""), "${") {
+				return strings.ReplaceAll(v, "$${", "${")
 			}
 		}
 		ok = false

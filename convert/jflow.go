@@ -795,18 +795,26 @@ func (c *converter) switchController(e *element, inner scope) []*stepOut {
 	}
 	num := fmt.Sprintf(`%s matches "^[+-]?[0-9]+$"`, v)
 	var conds []string
+	var picked [][]*stepOut
 	for i, k := range kids {
+		if i == def {
+			continue // the else of the chain
+		}
 		cond := fmt.Sprintf(`%s == %q || %s == %q`, v, strconv.Itoa(i), v, k.Name)
 		if i == 0 {
 			cond = fmt.Sprintf(`%s == "" || %s || (%s && !(int(%s) >= 1 && int(%s) < %d))`, v, cond, num, v, v, len(kids))
 		}
 		conds = append(conds, cond)
+		picked = append(picked, branches[i])
 	}
 	var rest []*stepOut
 	if def >= 0 {
 		rest = branches[def]
+		if len(conds) == 0 {
+			return rest
+		}
 	}
-	return chain(conds, branches, rest, e)
+	return chain(conds, picked, rest, e)
 }
 
 // module converts a Module Controller: the element its path names, taken

@@ -181,6 +181,9 @@ func (c *converter) account() Accounting {
 		})
 	}
 	for _, f := range c.included {
+		if f == nil {
+			continue
+		}
 		f.each(func(e *element) {
 			if e.Enabled && e.converted {
 				a.Converted++

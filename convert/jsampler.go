@@ -236,13 +236,15 @@ func (c *converter) origin(props map[string]string) string {
 // starts with a / when it does not.
 func (c *converter) samplerURL(e *element, props map[string]string) string {
 	rawPath := strings.TrimSpace(props["HTTPSampler.path"])
-	lit, _ := c.literalValue(rawPath, e)
+	lit, known := c.literalValue(rawPath, e)
 	lower := strings.ToLower(lit)
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		return c.value(rawPath, e)
 	}
 	path := c.value(rawPath, e)
-	if !strings.HasPrefix(lit, "/") {
+	// A path JMeter starts with a / when it has none; one that starts with
+	// a variable perflab cannot read is taken to have one.
+	if known && !strings.HasPrefix(lit, "/") || !known && !strings.HasPrefix(rawPath, "${") && !strings.HasPrefix(rawPath, "/") {
 		path = "/" + path
 	}
 	o := c.origin(props)

@@ -167,6 +167,9 @@ func (c *converter) valueAs(v string, e *element, mode byte) string {
 		switch {
 		case p.fn != "":
 			b.WriteString(c.function(p, e))
+		case strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref):
+			// A function without arguments: ${__threadNum}.
+			b.WriteString(c.function(piece{fn: p.ref[2:], src: p.src}, e))
 		case p.ref != "":
 			b.WriteString(mark(mode, p.ref))
 		default:
