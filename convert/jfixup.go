@@ -285,6 +285,14 @@ func (f *fixer) scripts() {
 		if !enabledPath(e) {
 			return
 		}
+		if e.converted {
+			return
+		}
+		for _, name := range []string{e.str("CounterConfig.name"), e.str("variableName")} {
+			if _, ok := f.setBy[name]; name != "" && !ok {
+				f.setBy[name] = e.Path
+			}
+		}
 		for _, m := range put.FindAllStringSubmatch(e.str("script"), -1) {
 			if _, ok := f.setBy[m[1]]; !ok {
 				f.setBy[m[1]] = e.Path
@@ -592,7 +600,7 @@ func (f *fixer) undefined(name string) string {
 	if _, ok := f.vars[v]; !ok {
 		by := "nothing perflab converts sets it"
 		if s, ok := f.setBy[name]; ok {
-			by = "the script " + s + " sets it"
+			by = s + ", not converted, sets it"
 		}
 		f.c.note(f.cur, "${"+name+"}: "+by+"; it is a variable of the plan, empty unless given with --set "+v+"=VALUE")
 	}
@@ -919,8 +927,10 @@ func (f *fixer) distinctNames() {
 					if prev, ok := seen[key]; ok && prev != s {
 						if kind == "step" && !inFrag && plainRequest(s) && plainRequest(prev) && yamlOf(s) == yamlOf(prev) && f.sameAt(prev) {
 							// One request twice: one fragment used twice.
-							name := f.fragmentOf(prev)
+							name, step := f.fragmentOf(prev)
+							seen[key] = step
 							list[i] = &stepOut{Use: name}
+							used[name] = true
 							continue
 						}
 						for n := 2; ; n++ {
@@ -976,11 +986,11 @@ func plainRequest(s *stepOut) bool {
 func (f *fixer) sameAt(s *stepOut) bool { return s.conv == nil || s.conv.frag == "" }
 
 // fragmentOf makes a step a fragment of its own (once), used where it
-// stood, and names the fragment.
-func (f *fixer) fragmentOf(s *stepOut) string {
+// stood, and names the fragment and its step.
+func (f *fixer) fragmentOf(s *stepOut) (string, *stepOut) {
 	for _, fr := range f.p.Fragments {
 		if steps := fr.V.([]*stepOut); len(steps) == 1 && steps[0] == s {
-			return fr.K
+			return fr.K, s
 		}
 	}
 	name := s.Name
@@ -996,7 +1006,7 @@ func (f *fixer) fragmentOf(s *stepOut) string {
 	copy := *s
 	f.p.Fragments = append(f.p.Fragments, kv{name, []*stepOut{&copy}})
 	*s = stepOut{Use: name}
-	return name
+	return name, &copy
 }
 
 // target gives a plan without a target the origin every step's URL

@@ -164,7 +164,7 @@ func kind(e *element) int {
 		return kindListener
 	}
 	switch {
-	case strings.HasSuffix(e.Tag, "Controller") || e.Tag == "RunTime" || e.Tag == "InterleaveControl":
+	case strings.HasSuffix(e.Tag, "Controller") || e.Tag == "RunTime" || e.Tag == "InterleaveControl" || e.Tag == "com.blazemeter.jmeter.controller.ParallelSampler":
 		return kindController
 	case strings.HasSuffix(e.Tag, "Collector") || strings.HasSuffix(e.Tag, "Listener") || strings.HasSuffix(e.Tag, "Visualizer") ||
 		strings.HasSuffix(e.Tag, "Uploader"):
@@ -265,6 +265,10 @@ func (c *converter) other(e *element) {
 		c.drop(e, "a script sampler ("+scriptLang(e)+"): perflab runs no scripts; a request it makes is a step, a value it computes a variable (--set) or a data source, a branch it picks an if: or choose:")
 	case "DebugSampler":
 		c.drop(e, "a debug sampler: it sends nothing")
+	case "ProxyControl":
+		c.drop(e, "the HTTP(S) Test Script Recorder: it records, and is not run in a test")
+	case "com.blazemeter.jmeter.controller.ParallelSampler":
+		// A controller that runs its children at the same time.
 	case "SystemSampler":
 		c.drop(e, "a sampler that runs a command: perflab sends requests only")
 	case "JDBCSampler", "TCPSampler", "SmtpSampler", "FTPSampler", "LDAPSampler", "JMSSampler", "MailReaderSampler", "BoltSampler", "AjpSampler":
@@ -372,6 +376,9 @@ func (c *converter) controller(e *element, sc scope) []*stepOut {
 		return c.module(e, sc)
 	case "IncludeController":
 		return c.include(e, sc)
+	case "com.blazemeter.jmeter.controller.ParallelSampler":
+		c.note(e, "a plugin's Parallel Controller runs its children at the same time: perflab runs them one after another")
+		return c.flowOf(e.Children, inner)
 	}
 	c.note(e, "a controller perflab does not know ("+e.Tag+"): its children run in order, once")
 	return c.flowOf(e.Children, inner)

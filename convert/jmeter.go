@@ -429,8 +429,8 @@ func (c *converter) csvDataSet(e *element) {
 // handed out at random: one value per iteration, as JMeter draws one as
 // each iteration starts.
 func (c *converter) randomVariable(e *element) {
-	lo, err1 := strconv.ParseInt(strings.TrimSpace(e.str("minimumValue")), 10, 64)
-	hi, err2 := strconv.ParseInt(strings.TrimSpace(e.str("maximumValue")), 10, 64)
+	lo, err1 := c.intProp(e, "minimumValue")
+	hi, err2 := c.intProp(e, "maximumValue")
 	name := e.str("variableName")
 	format, ok := javaNumberFormat(e.str("outputFormat"))
 	if err1 != nil || err2 != nil || lo > hi || name == "" || !ok {
@@ -443,17 +443,27 @@ func (c *converter) randomVariable(e *element) {
 	c.dataVars[name] = src
 }
 
+// intProp is a property of e as a number, its variables filled in.
+func (c *converter) intProp(e *element, name string) (int64, error) {
+	lit, ok := c.literalValue(strings.TrimSpace(e.str(name)), e)
+	if !ok {
+		return 0, fmt.Errorf("not a number")
+	}
+	return strconv.ParseInt(strings.TrimSpace(lit), 10, 64)
+}
+
 // counter makes a Counter a data source of its numbers: a counter shared
 // by all threads is a sequential range (the next number to whichever VU
 // asks); one per thread is listed.
 func (c *converter) counter(e *element) {
 	name := e.str("CounterConfig.name")
-	start, err1 := strconv.ParseInt(strings.TrimSpace(e.str("CounterConfig.start")), 10, 64)
-	incr, err2 := strconv.ParseInt(strings.TrimSpace(e.str("CounterConfig.incr")), 10, 64)
+	num := func(prop string) (int64, error) { return c.intProp(e, prop) }
+	start, err1 := num("CounterConfig.start")
+	incr, err2 := num("CounterConfig.incr")
 	end := int64(math.MaxInt32)
 	var err3 error
 	if s := strings.TrimSpace(e.str("CounterConfig.end")); s != "" {
-		end, err3 = strconv.ParseInt(s, 10, 64)
+		end, err3 = num("CounterConfig.end")
 	}
 	format, ok := javaNumberFormat(e.str("CounterConfig.format"))
 	switch {
@@ -757,7 +767,7 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 			}
 		}
 		if s.RampUp != nil {
-			c.note(g, fmt.Sprintf("its ramp-up %v: the arrival rate starts at once", s.RampUp))
+			c.note(g, "its ramp-up "+strconv.Quote(g.str("ThreadGroup.ramp_time"))+" s: the arrival rate starts at once")
 			s.RampUp = nil
 		}
 		s.Iterations = nil

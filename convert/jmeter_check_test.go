@@ -53,6 +53,8 @@ func TestConvertAssertions(t *testing.T) {
 		{"or", assertion("a", data, 34, false, "", "zzz", `sto+ck`), ""},
 		{"or substrings", assertion("a", data, 48, false, "", "zzz", `"count": 5`), ""},
 		{"header", assertion("a", headers, 16, false, "", "Content-Type: application/json"), ""},
+		{"status line", assertion("a", headers, 2, false, "", "HTTP/1.1 200"), ""},
+		{"status line other", assertion("a", headers, 2, false, "", "HTTP/1.1 302"), "http_2xx"},
 		{"status", assertion("a", code, 8, false, "", "200"), ""},
 		{"status pattern", assertion("a", code, 1, false, "", `2\d\d`), ""},
 		{"status other", assertion("a", code, 8, false, "", "201"), "http_2xx"},

@@ -225,10 +225,15 @@ func (c *converter) function(p piece, e *element) string {
 			return "${env." + name + "}"
 		}
 	case "Random":
-		lo, err1 := strconv.ParseInt(arg(0), 10, 64)
-		hi, err2 := strconv.ParseInt(arg(1), 10, 64)
-		if err1 == nil && err2 == nil && lo <= hi && len(p.args) <= 2 {
+		l, ok1 := c.literalValue(arg(0), e)
+		h, ok2 := c.literalValue(arg(1), e)
+		lo, err1 := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
+		hi, err2 := strconv.ParseInt(strings.TrimSpace(h), 10, 64)
+		if ok1 && ok2 && err1 == nil && err2 == nil && lo <= hi && len(p.args) <= 3 {
 			name := c.randomSource(lo, hi)
+			if v := arg(2); v != "" {
+				c.dataVars[v] = name // the variable it sets: the same number
+			}
 			c.note(e, "the function "+p.src+": a random number from a data source ("+name+"), drawn once per iteration where JMeter draws one each time")
 			return "${" + name + "}"
 		}
