@@ -172,7 +172,7 @@ func (c *converter) extractor(s *stepOut, e *element) {
 		c.extractDefault(&x, e.str("DEFAULT"), true, false, e)
 		add(ref, x)
 	case "JSR223PostProcessor", "BeanShellPostProcessor", "BSFPostProcessor":
-		c.drop(e, "a script run after each sampler in its scope ("+scriptLang(e)+"): perflab runs no scripts; a value it takes from a response is an extract, a branch it picks an if: or choose:")
+		c.drop(e, "a script run after each sampler in its scope ("+scriptLang(e)+"): scripts do not run in perflab; a value it takes from a response is an extract, a branch it picks an if: or choose:")
 	case "DebugPostProcessor":
 		c.drop(e, "shows JMeter's variables: perflab's run keeps each step's errors")
 	case "ResultAction":

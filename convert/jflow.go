@@ -262,7 +262,7 @@ func (c *converter) config(e *element) {
 func (c *converter) other(e *element) {
 	switch e.Tag {
 	case "JSR223Sampler", "BeanShellSampler", "BSFSampler", "JavaSampler":
-		c.drop(e, "a script sampler ("+scriptLang(e)+"): perflab runs no scripts; a request it makes is a step, a value it computes a variable (--set) or a data source, a branch it picks an if: or choose:")
+		c.drop(e, "a script sampler ("+scriptLang(e)+"): scripts do not run in perflab; a request it makes is a step, a value it computes a variable (perflab run --set) or a data source, a branch it picks an if: or choose:")
 	case "DebugSampler":
 		c.drop(e, "a debug sampler: it sends nothing")
 	case "ProxyControl":

@@ -31,8 +31,8 @@ func TestConvertScriptsOnly(t *testing.T) {
 		t.Fatalf("the plan does not load: %v\n%s", err, res.Plan)
 	}
 	for name, what := range map[string]string{
-		"pick":  "a script sampler (groovy): perflab runs no scripts; a request it makes is a step, a value it computes a variable (--set) or a data source, a branch it picks an if: or choose:",
-		"token": "a script run after each sampler in its scope (groovy): perflab runs no scripts; a value it takes from a response is an extract",
+		"pick":  "a script sampler (groovy): scripts do not run in perflab; a request it makes is a step, a value it computes a variable (perflab run --set) or a data source, a branch it picks an if: or choose:",
+		"token": "a script run after each sampler in its scope (groovy): scripts do not run in perflab; a value it takes from a response is an extract",
 		"judge": "a script that judges each response (groovy): check.that asserts on",
 		"sign":  "a script run before each sampler in its scope (groovy)",
 		"a":     "${token}: TestPlan \"scripts\" / ThreadGroup \"users\" / IfController \"branch a\" / HTTPSamplerProxy \"a\" / JSR223PostProcessor \"token\", not converted, sets it",

@@ -455,7 +455,7 @@ func (c *converter) literalURL(u string) (string, bool) {
 func (c *converter) preProcessor(e *element) {
 	switch e.Tag {
 	case "JSR223PreProcessor", "BeanShellPreProcessor", "BSFPreProcessor":
-		c.drop(e, "a script run before each sampler in its scope ("+scriptLang(e)+"): perflab runs no scripts; a value it sets is a variable (--set) or a data source")
+		c.drop(e, "a script run before each sampler in its scope ("+scriptLang(e)+"): scripts do not run in perflab; a value it sets is a variable (perflab run --set) or a data source")
 	case "UserParameters":
 		c.drop(e, "User Parameters: a variable per thread is a data source (mode per-vu)")
 	case "AnchorModifier":

@@ -249,7 +249,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func functionHint(fn string) string {
 	switch fn {
 	case "groovy", "jexl", "jexl2", "jexl3", "javaScript", "BeanShell":
-		return "perflab runs no scripts; a value taken from a response is an extract, a decision an if: or choose:"
+		return "scripts do not run in perflab; a value taken from a response is an extract, a decision an if: or choose:"
 	case "Random", "RandomString", "randomString":
 		return "a data source with mode: random gives a random value per iteration"
 	case "time", "timeShift", "dateTimeConvert":
