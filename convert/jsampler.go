@@ -2,12 +2,18 @@ package convert
 
 import (
 	"fmt"
+	"regexp"
 
 	"gopkg.in/yaml.v3"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+)
+
+var (
+	charsetName = regexp.MustCompile(`^[A-Z0-9][A-Z0-9_.:+-]*$`)
+	headerName  = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_|~`-]+$")
 )
 
 // jmeterOK are the statuses JMeter's HTTP sampler takes as a success
@@ -38,8 +44,11 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 			contentType = v
 		}
 	}
-	charset := strings.ToUpper(strings.TrimSpace(props["HTTPSampler.contentEncoding"]))
-	if charset == "" {
+	// The sampler's encoding, which JMeter's entities name (UTF-8 when it
+	// gives none, or one perflab cannot read).
+	charset, ok := c.literalValue(strings.TrimSpace(props["HTTPSampler.contentEncoding"]), e)
+	charset = strings.ToUpper(strings.TrimSpace(charset))
+	if !ok || charset == "" || !charsetName.MatchString(charset) {
 		charset = "UTF-8"
 	}
 	raw := props["HTTPSampler.postBodyRaw"] == "true"
@@ -353,6 +362,10 @@ func (c *converter) headerValues(mgrs []*element) map[string]string {
 		for _, h := range hs.Items {
 			n := strings.TrimSpace(h.get("Header.name"))
 			if n == "" {
+				continue
+			}
+			if !headerName.MatchString(n) {
+				c.note(m, "its header "+strconv.Quote(n)+": not a header's name (a token of letters, digits and !#$%&'*+-.^_`|~), not sent")
 				continue
 			}
 			for k := range out {
