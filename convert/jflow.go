@@ -423,7 +423,7 @@ func (c *converter) ifController(e *element, inner scope) []*stepOut {
 	raw := e.str("IfController.condition")
 	cond, why := c.condition(raw, e.boolean("IfController.useExpression"), false, e)
 	if why != "" {
-		c.note(e, "its condition "+strconv.Quote(raw)+" is not converted ("+why+"): its steps never run until the plan says when")
+		c.note(e, "its condition "+strconv.Quote(raw)+" is not converted ("+why+"): its steps never run until the plan says when (if: an expression of the variables by name, ==, &&, ||, !, response.ok, json(\"$.path\"))")
 		cond = "false"
 	}
 	on := func(s *stepOut) {
@@ -559,9 +559,14 @@ func (c *converter) loopController(e *element, inner scope) []*stepOut {
 	raw := strings.TrimSpace(e.str("LoopController.loops"))
 	if n, err := strconv.Atoi(raw); err == nil {
 		switch {
-		case n < 0:
-			c.note(e, "loops for ever: the loop runs until the scenario ends (give the scenario a duration)")
+		case n < 0 && c.groupHasDuration():
+			c.note(e, "loops for ever: the loop runs until the scenario ends")
 			l.While = "true"
+		case n < 0:
+			// JMeter's thread never leaves it; a perflab run of iterations
+			// would never end.
+			c.note(e, "loops for ever in a thread group without a duration: the loop ends after 1,000 passes (give the scenario a duration, and remove max)")
+			l.While, l.Max = "true", 1000
 		case n == 0:
 			c.note(e, "a loop of 0 passes: its steps never run")
 			l.Count = 0
@@ -580,6 +585,13 @@ func (c *converter) loopController(e *element, inner scope) []*stepOut {
 		return body
 	}
 	return []*stepOut{{Steps: body, Loop: l, conv: &stepConv{src: e}}}
+}
+
+// groupHasDuration reports whether the thread group being converted runs
+// for a time (a scheduler's duration, or a plugin's schedule).
+func (c *converter) groupHasDuration() bool {
+	g := c.group
+	return g != nil && (g.boolean("ThreadGroup.scheduler") && strings.TrimSpace(g.str("ThreadGroup.duration")) != "" || g.Tag == "kg.apc.jmeter.threads.UltimateThreadGroup")
 }
 
 // exprValue is a JMeter value that is one variable (or property) as an

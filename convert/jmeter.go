@@ -268,6 +268,8 @@ func (c *converter) plan() *planOut {
 			}
 		case "ThreadGroup":
 			p.Scenarios = append(p.Scenarios, c.scenario(g, c.enter(g, top)))
+		case "kg.apc.jmeter.threads.UltimateThreadGroup":
+			p.Scenarios = append(p.Scenarios, c.ultimate(g, c.enter(g, top)))
 		default:
 			c.note(g, "a thread group of a plugin ("+g.Tag+"): its samplers are a scenario of 1 VU and 1 iteration; give the load with perflab run's --vus, --duration or --rate")
 			s := &scenarioOut{Name: g.Name, VUs: 1, Iterations: 1}
@@ -629,6 +631,75 @@ func (c *converter) scenario(g *element, sc scope) *scenarioOut {
 	pre, key := c.delayOf(sc.timers, g)
 	c.placeTimers(s, key, pre)
 	c.throughput(g, s, loops)
+	return s
+}
+
+// ultimate converts an Ultimate Thread Group (a plugin's): its rows
+// (threads, initial delay, startup, hold and shutdown times, in seconds)
+// start and stop threads at once, so the scenario's VUs are their sum,
+// which ramp_vus follows segment by segment; a start or stop of no
+// duration takes a millisecond.
+func (c *converter) ultimate(g *element, sc scope) *scenarioOut {
+	s := &scenarioOut{Name: g.Name}
+	type point struct{ t, v float64 }
+	var rows [][]point
+	for i, row := range g.Props["ultimatethreadgroupdata"].itemsOrNil() {
+		var v [5]float64
+		ok := len(row.Items) == 5
+		for j := 0; ok && j < 5; j++ {
+			lit, known := c.literalValue(row.Items[j].Value, g)
+			f, err := strconv.ParseFloat(strings.TrimSpace(lit), 64)
+			ok = known && err == nil && f >= 0
+			v[j] = f
+		}
+		if !ok {
+			c.note(g, fmt.Sprintf("its row %d is not five numbers (threads, delay, startup, hold, shutdown): left out", i+1))
+			continue
+		}
+		start, up, hold, down := v[1], math.Max(v[2], 0.001), v[3], math.Max(v[4], 0.001)
+		rows = append(rows, []point{{start, 0}, {start + up, v[0]}, {start + up + hold, v[0]}, {start + up + hold + down, 0}})
+	}
+	var times []float64
+	for _, r := range rows {
+		for _, p := range r {
+			times = append(times, p.t)
+		}
+	}
+	sort.Float64s(times)
+	at := func(t float64) float64 {
+		sum := 0.0
+		for _, r := range rows {
+			for k := 0; k+1 < len(r); k++ {
+				if t >= r[k].t && t <= r[k+1].t {
+					sum += r[k].v + (r[k+1].v-r[k].v)*(t-r[k].t)/(r[k+1].t-r[k].t)
+					break
+				}
+			}
+		}
+		return math.Round(sum*1000) / 1000
+	}
+	prev := 0.0
+	for _, t := range times {
+		if t-prev < 1e-9 {
+			continue
+		}
+		s.RampVUs = append(s.RampVUs, rampOut{Target: at(t), Duration: strconv.FormatFloat(math.Round((t-prev)*1000), 'f', -1, 64) + "ms"})
+		prev = t
+	}
+	if len(s.RampVUs) == 0 {
+		c.note(g, "no row to run: the scenario runs 1 VU once")
+		s.VUs, s.Iterations = 1, 1
+	} else {
+		s.VUs = 0
+	}
+	if n := g.Props["ThreadGroup.main_controller"].get("LoopController.loops"); n != "-1" && n != "" {
+		c.note(g, "its "+n+" loops: perflab's VUs loop until the ramp ends")
+	}
+	c.group = g
+	s.Flow = c.flowOf(g.Children, sc)
+	c.group = nil
+	pre, key := c.delayOf(sc.timers, g)
+	c.placeTimers(s, key, pre)
 	return s
 }
 

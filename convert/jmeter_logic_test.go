@@ -123,9 +123,9 @@ func TestConvertLoopAndOnce(t *testing.T) {
 		t.Errorf("--set n=4 made %d requests of /c, want 8", n)
 	}
 	forever := testPlan("forever", "", 1, el("LoopController", "ever", sp("LoopController.loops", "-1"), get("a", "/a")))
-	res, _ = convertJMX(t, forever)
-	if !strings.Contains(string(res.Plan), "while: \"true\"") || !hasNote(res, "ever", "loops for ever") {
-		t.Errorf("a loop for ever:\n%s", res.Plan)
+	res, got = runJMX(t, forever, nil)
+	if !strings.Contains(string(res.Plan), "while: \"true\"\n          max: 1000") || !hasNote(res, "ever", "loops for ever in a thread group without a duration") || len(got.reqs) != 1000 {
+		t.Errorf("a loop for ever in a thread group of iterations: %d requests\n%s", len(got.reqs), res.Plan)
 	}
 }
 
@@ -280,5 +280,45 @@ func TestConvertChoices(t *testing.T) {
 	}
 	if !strings.Contains(string(res.Plan), "weight: 25") || !strings.Contains(string(res.Plan), "weight: 75") {
 		t.Errorf("the throughput controller's weights:\n%s", res.Plan)
+	}
+}
+
+// An Ultimate Thread Group's rows start and stop threads together: the
+// scenario's VUs follow their sum, a start of no duration taking 1 ms.
+func TestConvertUltimateThreadGroup(t *testing.T) {
+	row := func(v ...string) string {
+		var b strings.Builder
+		b.WriteString(`<collectionProp name="row">`)
+		for _, x := range v {
+			b.WriteString(sp("0", x))
+		}
+		b.WriteString(`</collectionProp>`)
+		return b.String()
+	}
+	jmx := testPlan("ultimate", el("kg.apc.jmeter.threads.UltimateThreadGroup", "waves",
+		`<collectionProp name="ultimatethreadgroupdata">`+row("10", "0", "10", "20", "5")+row("5", "15", "0", "10", "0")+`</collectionProp>`+
+			`<elementProp name="ThreadGroup.main_controller" elementType="LoopController">`+sp("LoopController.loops", "-1")+`</elementProp>`,
+		get("a", "/a")), 1)
+	res, _ := convertJMX(t, jmx)
+	want := `  - name: waves
+    vus: 0
+    ramp_vus:
+      - target: 10
+        duration: 10000ms
+      - target: 10
+        duration: 5000ms
+      - target: 15
+        duration: 1ms
+      - target: 15
+        duration: 10000ms
+      - target: 10
+        duration: 1ms
+      - target: 10
+        duration: 4998ms
+      - target: 0
+        duration: 5000ms
+`
+	if !strings.Contains(string(res.Plan), want) {
+		t.Errorf("the plan lacks\n%s\n%s", want, res.Plan)
 	}
 }
