@@ -178,15 +178,15 @@ func (c *converter) fixup(p *planOut) {
 	for k, v := range p.Headers {
 		p.Headers[k] = f.text(v, nil)
 	}
-	f.fragments()
-	f.distinctNames()
-	f.target()
-	f.hoistAuth()
 	for _, k := range c.propOrder {
 		if !f.extracted[k] {
 			f.declare(k, c.props[k])
 		}
 	}
+	f.fragments()
+	f.distinctNames()
+	f.target()
+	f.hoistAuth()
 	if len(f.vars) > 0 {
 		p.Vars = f.vars
 	}

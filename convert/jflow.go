@@ -745,6 +745,7 @@ func (c *converter) throughputController(e *element, inner scope) []*stepOut {
 		c.note(e, "runs "+raw+" times in all, counted over every thread: perflab counts per VU (its first "+raw+" iterations)")
 	}
 	if n == 1 {
+		c.note(e, "runs the first time it is reached: perflab runs it once, in the VU's first iteration")
 		return wrap(steps, func(s *stepOut) { s.Once = true })
 	}
 	c.note(e, "runs the first "+raw+" times it is reached: perflab runs it in the VU's first "+raw+" iterations")
