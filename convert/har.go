@@ -147,7 +147,7 @@ func HAR(r io.Reader, file string, o HAROptions) (*Result, error) {
 	}
 	p.Scenarios = []*scenarioOut{sc}
 	from := fmt.Sprintf("the browser recording %s (%s %s) by perflab convert har", filepath.Base(file), h.Log.Creator.Name, h.Log.Creator.Version)
-	return render(p, skipped, from, "Every request was converted.", "entry")
+	return render(p, skipped, nil, from, "Every request was converted.", "entry")
 }
 
 // isStatic tells a static asset by the browser's resource type, else by

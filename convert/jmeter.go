@@ -1,372 +1,410 @@
 package convert
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/perflab/perflab/plan"
 )
 
-// MaxInputBytes is the largest file perflab convert reads: 256 MiB. A
-// JMeter plan or an OpenAPI description is a few MB (GitHub's, among the
-// largest published, is about 10); a browser recording that keeps its
-// responses' bodies can be tens. Each is decoded whole.
-const MaxInputBytes = 256 << 20
-
-// Result is a converted plan and what could not be converted.
-type Result struct {
-	// Plan is the perflab plan, YAML, with what was not converted listed
-	// in its first comment.
-	Plan []byte
-	// Skipped are the elements, or parts of them, not converted: each
-	// with its path in the test plan.
-	Skipped []string
-}
-
-// JMeter converts a JMeter test plan (.jmx).
+// JMeter converts a JMeter test plan (.jmx). The plan's directory (file's)
+// is where an Include Controller's files are read from.
 func JMeter(r io.Reader, file string) (*Result, error) {
-	tp, err := readJMX(r, file)
+	doc, err := readJMX(r, file)
 	if err != nil {
 		return nil, err
 	}
-	c := &converter{file: file, csvRefs: map[string]string{}, noDefault: map[string]bool{}}
-	p := c.plan(tp)
-	return render(p, c.skipped, fmt.Sprintf("the JMeter test plan %s by perflab convert jmeter", filepath.Base(file)), "Every element was converted.", "element path")
-}
-
-// render writes a converted plan: a comment saying where it came from and
-// listing what was not converted (each with where it is), then the plan.
-//
-// The names come from the other tool's file, which anyone may have
-// written: a name with a line break or another control character would
-// be refused by the plan's validator (and would break the lines and
-// documents names go into), so they become spaces, and the plan says so.
-// The comment's lines are made one line each too: a line break in a file
-// name or an element's name would end the comment.
-func render(p *planOut, skipped []string, from, whole, where string) (*Result, error) {
-	skipped = append(skipped, singleLineNames(p)...)
-	for i, s := range skipped {
-		skipped[i] = oneLine(s)
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Converted from %s.\n", oneLine(from))
-	if len(skipped) == 0 {
-		fmt.Fprintf(&b, "# %s\n", whole)
-	} else {
-		fmt.Fprintf(&b, "# Not converted (%s: what):\n", where)
-		for _, s := range skipped {
-			fmt.Fprintf(&b, "#   %s\n", s)
-		}
-	}
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
+	c := &converter{file: file, dir: filepath.Dir(file), doc: doc,
+		props: map[string]string{}, udvs: map[string]*udv{}, csvCols: map[string]string{},
+		dataVars: map[string]string{}, noted: map[[2]string]bool{}, loopIdx: map[string]string{},
+		included: map[string]*element{}}
+	p := c.plan()
+	c.fixup(p)
+	acct := c.account()
+	skipped, comment := c.noteLines()
+	res, err := render(p, skipped, comment, fmt.Sprintf("the JMeter test plan %s by perflab convert jmeter", filepath.Base(file)), "Every element was converted.", "element path")
+	if err != nil {
 		return nil, err
 	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return &Result{Plan: b.Bytes(), Skipped: skipped}, nil
-}
-
-// oneLine is s with its line breaks and control characters made spaces.
-func oneLine(s string) string {
-	s, _ = plan.SingleLine(s)
-	return s
-}
-
-// singleLineNames makes the plan's names one line each (plan.SingleLine),
-// and says which were changed.
-func singleLineNames(p *planOut) []string {
-	var notes []string
-	fix := func(what string, name *string) {
-		if s, changed := plan.SingleLine(*name); changed {
-			notes = append(notes, fmt.Sprintf("%s %.60q: its line breaks and control characters, which a name may not hold, are spaces in %.60q", what, *name, s))
-			*name = s
-		}
-	}
-	var steps func([]*stepOut)
-	steps = func(list []*stepOut) {
-		for _, st := range list {
-			fix("the step", &st.Name)
-			fix("the transaction", &st.Transaction)
-			steps(st.Steps)
-		}
-	}
-	fix("the plan's name", &p.Name)
-	steps(p.Setup)
-	for _, sc := range p.Scenarios {
-		fix("the scenario", &sc.Name)
-		steps(sc.Flow)
-	}
-	steps(p.Teardown)
-	return notes
+	res.Elements = acct
+	return res, nil
 }
 
 type converter struct {
-	file    string
-	vars    [][2]string
-	skipped []string
-	// csvRefs rewrite a CSV Data Set's variables, ${barcode}, into
-	// perflab's ${source.barcode}.
-	csvRefs map[string]string
-	data    map[string]*dataOut
+	file, dir string
+	doc       *jmx
+	notes     []note
+	noted     map[[2]string]bool
+
+	// props are the JMeter properties (${__P(name,default)}) by their
+	// variable's name, with their defaults.
+	props     map[string]string
+	propOrder []string
+	// udvs are the User Defined Variables by their JMeter names.
+	udvs     map[string]*udv
+	udvOrder []string
+	// csvCols are the CSV Data Sets' variables: source.column by the
+	// JMeter name.
+	csvCols map[string]string
+	// dataVars are the variables a configuration element gives (random
+	// variables, counters): the data source by the JMeter name.
+	dataVars map[string]string
+	data     map[string]*dataOut
 	// serial: thread groups run one after another.
 	serial bool
-	// topHeaders are the plan's headers.
-	topHeaders map[string]string
-	// noDefault are the properties without a default, said once each.
-	noDefault map[string]bool
+	// cookies is http.cookies: keep, per_iteration or off.
+	cookies string
 	// group is the thread group whose flow is being converted.
 	group *element
+	// modules are the Module Controllers being converted (a target that
+	// holds its own Module Controller is not converted again).
+	modules []*element
+	// loopIdx names the index variable of each loop JMeter names
+	// __jm__NAME__idx.
+	loopIdx map[string]string
+	// included are the Test Fragments of Include Controllers' files, by
+	// path.
+	included map[string]*element
+	// refs are the variables the plan refers to, by JMeter's names.
+	refs map[string]bool
+	// extNames are the perflab names of the extractions' variables, by
+	// JMeter's names, where they differ.
+	extNames map[string]string
+	// target is the plan's target (a template with marks).
+	target string
+	// targets are the elements Module Controllers name.
+	targets map[*element]bool
+	// planHeaders are the test plan's headers.
+	planHeaders map[string]string
 }
 
-func (c *converter) skip(path, what string) { c.skipped = append(c.skipped, path+": "+what) }
-
-type planOut struct {
-	Name      string              `yaml:"name"`
-	Target    string              `yaml:"target,omitempty"`
-	Vars      map[string]string   `yaml:"vars,omitempty"`
-	Headers   map[string]string   `yaml:"headers,omitempty"`
-	Data      map[string]*dataOut `yaml:"data,omitempty"`
-	Setup     []*stepOut          `yaml:"setup,omitempty"`
-	Scenarios []*scenarioOut      `yaml:"scenarios"`
-	Teardown  []*stepOut          `yaml:"teardown,omitempty"`
+// note is something not converted: an element's path and what.
+type note struct {
+	e    *element
+	what string
 }
 
-type dataOut struct {
-	CSV     string   `yaml:"csv"`
-	Columns []string `yaml:"columns,omitempty,flow"`
-	Mode    string   `yaml:"mode,omitempty"`
-}
-
-type scenarioOut struct {
-	Name       string     `yaml:"name"`
-	VUs        any        `yaml:"vus"`
-	Iterations any        `yaml:"iterations,omitempty"`
-	Rate       any        `yaml:"rate,omitempty"`
-	StartRate  float64    `yaml:"start_rate,omitempty"`
-	RampRate   []rampOut  `yaml:"ramp_rate,omitempty"`
-	MaxVUs     any        `yaml:"max_vus,omitempty"`
-	Duration   string     `yaml:"duration,omitempty"`
-	RampUp     string     `yaml:"ramp_up,omitempty"`
-	Think      any        `yaml:"think,omitempty"`
-	OnError    string     `yaml:"on_error,omitempty"`
-	Flow       []*stepOut `yaml:"flow"`
-}
-
-type rampOut struct {
-	Target   float64 `yaml:"target"`
-	Duration string  `yaml:"duration"`
-}
-
-type stepOut struct {
-	Transaction string            `yaml:"transaction,omitempty"`
-	Steps       []*stepOut        `yaml:"steps,omitempty"`
-	Name        string            `yaml:"name,omitempty"`
-	Method      string            `yaml:"method,omitempty"`
-	URL         string            `yaml:"url,omitempty"`
-	Headers     map[string]string `yaml:"headers,omitempty"`
-	Query       map[string]string `yaml:"query,omitempty"`
-	Body        string            `yaml:"body,omitempty"`
-	JSON        any               `yaml:"json,omitempty"`
-	Extract     map[string]any    `yaml:"extract,omitempty"`
-	Check       map[string]any    `yaml:"check,omitempty"`
-	Redirects   *int              `yaml:"redirects,omitempty"`
-	Think       any               `yaml:"think,omitempty"`
-}
-
-// scope is what applies to the samplers under an element: headers, and
-// the HTTP Request Defaults.
-type scope struct {
-	headers  map[string]string
-	defaults *element
-}
-
-func (s scope) with(headers map[string]string, defaults *element) scope {
-	out := scope{headers: map[string]string{}, defaults: s.defaults}
-	for k, v := range s.headers {
-		out.headers[k] = v
+// note lists what of e is not converted (once).
+func (c *converter) note(e *element, what string) {
+	path := "(plan)"
+	if e != nil {
+		path = e.Path
+		e.listed = true
 	}
-	for k, v := range headers {
-		out.headers[k] = v
+	key := [2]string{path, what}
+	if c.noted[key] {
+		return
 	}
-	if defaults != nil {
-		out.defaults = defaults
-	}
-	return out
+	c.noted[key] = true
+	c.notes = append(c.notes, note{e, what})
 }
 
-func (c *converter) plan(tp *element) *planOut {
+// drop lists e as not converted, with the elements under it.
+func (c *converter) drop(e *element, what string) {
+	c.note(e, what)
+	e.each(func(k *element) { k.listed = true })
+}
+
+// done marks e converted.
+func (c *converter) done(e *element) { e.converted = true }
+
+// noteLines are the notes for Result.Skipped and for the plan's comment:
+// a note said of several elements is written once, with their paths.
+func (c *converter) noteLines() (skipped, comment []string) {
+	type group struct {
+		what  string
+		paths []string
+	}
+	var groups []*group
+	byWhat := map[string]*group{}
+	for _, n := range c.notes {
+		path := "(plan)"
+		if n.e != nil {
+			path = n.e.Path
+		}
+		g := byWhat[n.what]
+		if g == nil {
+			g = &group{what: n.what}
+			byWhat[n.what] = g
+			groups = append(groups, g)
+		}
+		g.paths = append(g.paths, path)
+	}
+	for _, g := range groups {
+		if len(g.paths) == 1 {
+			s := g.paths[0] + ": " + g.what
+			skipped = append(skipped, s)
+			comment = append(comment, s)
+			continue
+		}
+		skipped = append(skipped, fmt.Sprintf("%s (%d elements): %s", g.what, len(g.paths), strings.Join(g.paths, "; ")))
+		comment = append(comment, fmt.Sprintf("%s (%d elements):", g.what, len(g.paths)))
+		for _, p := range g.paths {
+			comment = append(comment, "  "+p)
+		}
+	}
+	return skipped, comment
+}
+
+// account counts the enabled elements of the test plan by what was made
+// of them. An element under a disabled one is not enabled: JMeter does not
+// run it. The WorkBench of an old plan is not run either: only what a
+// Module Controller took from it counts.
+func (c *converter) account() Accounting {
+	var a Accounting
+	var walk func(e *element)
+	walk = func(e *element) {
+		if !e.Enabled {
+			return
+		}
+		switch {
+		case e.converted:
+			a.Converted++
+		case e.listed:
+			a.Listed++
+		default:
+			a.Dropped = append(a.Dropped, e.Path)
+		}
+		for _, k := range e.Children {
+			walk(k)
+		}
+	}
+	walk(c.doc.plan)
+	if wb := c.doc.workbench; wb != nil {
+		wb.each(func(e *element) {
+			if e.converted {
+				a.Converted++
+			}
+		})
+	}
+	for _, f := range c.included {
+		if f == nil {
+			continue
+		}
+		f.each(func(e *element) {
+			if e.Enabled && e.converted {
+				a.Converted++
+			}
+		})
+	}
+	return a
+}
+
+// udv is a User Defined Variable: its value as JMeter wrote it, and where.
+type udv struct {
+	raw string
+	e   *element
+}
+
+func (c *converter) plan() *planOut {
+	tp := c.doc.plan
+	c.done(tp)
 	p := &planOut{Name: tp.Name}
 	if p.Name == "" {
 		p.Name = strings.TrimSuffix(filepath.Base(c.file), filepath.Ext(c.file))
 	}
 	c.serial = tp.boolean("TestPlan.serialize_threadgroups")
-	c.arguments(tp.Props["TestPlan.user_defined_variables"])
-	top := c.configs(tp, scope{})
-	// Plan-wide headers and defaults are the plan's own.
-	p.Headers, c.topHeaders = top.headers, top.headers
-	if top.defaults != nil {
-		p.Target = c.origin(top.defaults, tp.Path)
+	c.variables(tp)
+	c.cookieManagers(p)
+	if wb := c.doc.workbench; wb != nil && len(wb.Children) > 0 {
+		c.note(nil, fmt.Sprintf("the WorkBench's %d elements: JMeter does not run them (a Module Controller may use them)", countElements(wb)-1))
+	}
+	top := c.enter(tp, scope{})
+	// The test plan's headers and HTTP Request Defaults are the plan's own.
+	p.Headers = c.topHeaders()
+	if len(p.Headers) == 0 {
+		p.Headers = nil
+	}
+	if d := top.defaults; len(d) > 0 {
+		p.Target = c.origin(mergeDefaults(nil, d))
+		c.target = p.Target
+		for _, e := range d {
+			c.done(e)
+		}
 	}
 	var groups []*element
 	for _, e := range tp.Children {
 		if !e.Enabled {
-			c.skip(e.Path, "disabled")
 			continue
 		}
-		switch e.Tag {
-		case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup":
+		switch {
+		case isThreadGroup(e):
 			groups = append(groups, e)
-		case "Arguments", "ConfigTestElement", "HeaderManager", "CSVDataSet":
-			// configs: read above
-		case "ResultCollector", "Summariser", "BackendListener":
-			c.skip(e.Path, "a listener: perflab keeps every result itself")
+		case e.Tag == "TestFragmentController":
+			// run only where a Module Controller names it
+		case kind(e) == kindListener || kind(e) == kindConfig:
+			c.element(e, top)
+		case isScoped(e):
+			// in top
 		default:
-			c.skip(e.Path, "not converted ("+e.Tag+")")
+			c.other(e)
 		}
 	}
 	if c.serial && len(groups) > 1 {
-		c.skip(tp.Path, "thread groups run one after another: perflab runs a plan's scenarios at the same time")
+		c.note(tp, "thread groups run one after another: perflab runs a plan's scenarios at the same time")
 	}
 	for _, g := range groups {
-		sc := c.configs(g, top)
+		c.done(g)
 		switch g.Tag {
 		case "SetupThreadGroup", "PostThreadGroup":
-			steps := c.flow(g.Children, sc)
+			sc := c.enter(g, top)
+			sc.phase = true
+			c.group = g
+			steps := pausesBefore(c.flowOf(g.Children, sc))
+			c.group = nil
 			if n := g.str("ThreadGroup.num_threads"); n != "1" && n != "" {
-				c.skip(g.Path, "its "+n+" threads: perflab's setup and teardown run once")
+				c.note(g, "its "+n+" threads: perflab's setup and teardown run once")
+			}
+			if loops := g.Props["ThreadGroup.main_controller"].get("LoopController.loops"); loops != "1" && loops != "" {
+				c.note(g, "its "+loops+" loops: perflab's setup and teardown run once")
 			}
 			if g.Tag == "SetupThreadGroup" {
-				p.Setup = append(p.Setup, flat(steps)...)
+				p.Setup = append(p.Setup, steps...)
 			} else {
-				p.Teardown = append(p.Teardown, flat(steps)...)
+				p.Teardown = append(p.Teardown, steps...)
 			}
+		case "ThreadGroup":
+			p.Scenarios = append(p.Scenarios, c.scenario(g, c.enter(g, top)))
+		case "kg.apc.jmeter.threads.UltimateThreadGroup":
+			p.Scenarios = append(p.Scenarios, c.ultimate(g, c.enter(g, top)))
 		default:
-			p.Scenarios = append(p.Scenarios, c.scenario(g, sc))
+			c.note(g, "a thread group of a plugin ("+g.Tag+"): its samplers are a scenario of 1 VU and 1 iteration; give the load with perflab run's --vus, --duration or --rate")
+			s := &scenarioOut{Name: g.Name, VUs: 1, Iterations: 1}
+			c.group = g
+			s.Flow = pausesBefore(c.flowOf(g.Children, c.enter(g, top)))
+			c.group = nil
+			p.Scenarios = append(p.Scenarios, s)
 		}
 	}
 	if len(p.Scenarios) == 0 {
-		c.skip(tp.Path, "no enabled thread group: the plan has an empty scenario")
-		p.Scenarios = append(p.Scenarios, &scenarioOut{Name: "none", VUs: 1, Iterations: 0, Flow: []*stepOut{}})
+		c.note(tp, "no enabled thread group: the plan has a scenario of one pause")
+		p.Scenarios = append(p.Scenarios, &scenarioOut{Name: "none", VUs: 1, Iterations: 1, Flow: []*stepOut{{Think: "0s"}}})
 	}
-	if len(c.vars) > 0 {
-		p.Vars = map[string]string{}
-		for _, kv := range c.vars {
-			p.Vars[kv[0]] = kv[1]
+	names := map[string]int{}
+	for _, s := range p.Scenarios {
+		if names[s.Name]++; names[s.Name] > 1 {
+			s.Name = fmt.Sprintf("%s (%d)", s.Name, names[s.Name])
+		}
+		if len(s.Flow) == 0 {
+			c.note(nil, "the thread group "+strconv.Quote(s.Name)+" has no sampler perflab converts: its scenario is one pause")
+			s.Flow = []*stepOut{{Think: "0s"}}
 		}
 	}
 	p.Data = c.data
 	return p
 }
 
-// flat is steps with transactions' steps in their place (setup and
-// teardown have no transactions).
-func flat(steps []*stepOut) []*stepOut {
-	var out []*stepOut
-	for _, s := range steps {
-		if s.Transaction != "" {
-			out = append(out, flat(s.Steps)...)
+func countElements(e *element) int {
+	n := 0
+	e.each(func(*element) { n++ })
+	return n
+}
+
+func isThreadGroup(e *element) bool {
+	switch e.Tag {
+	case "ThreadGroup", "SetupThreadGroup", "PostThreadGroup":
+		return true
+	}
+	return strings.HasSuffix(e.Tag, "ThreadGroup")
+}
+
+// variables reads the plan's variables: User Defined Variables (of the
+// test plan, and every Arguments element, in the order JMeter reads them:
+// all at the start, top to bottom, the later winning), CSV Data Sets,
+// random variables and counters, wherever they are.
+func (c *converter) variables(tp *element) {
+	c.arguments(tp.Props["TestPlan.user_defined_variables"], tp)
+	var walk func(e *element)
+	walk = func(e *element) {
+		for _, k := range e.Children {
+			if !k.Enabled {
+				continue
+			}
+			switch k.Tag {
+			case "Arguments":
+				c.arguments(&prop{Elem: k.Props}, k)
+				c.done(k)
+			case "CSVDataSet", "com.blazemeter.jmeter.RandomCSVDataSetConfig":
+				c.csvDataSet(k)
+			case "RandomVariableConfig":
+				c.randomVariable(k)
+			case "CounterConfig":
+				c.counter(k)
+			}
+			walk(k)
+		}
+	}
+	walk(tp)
+}
+
+// arguments adds User Defined Variables.
+func (c *converter) arguments(p *prop, e *element) {
+	for _, a := range p.args() {
+		name := a.get("Argument.name")
+		if name == "" {
 			continue
 		}
-		if s.URL != "" {
-			out = append(out, s)
+		if _, ok := c.udvs[name]; !ok {
+			c.udvOrder = append(c.udvOrder, name)
 		}
-	}
-	return out
-}
-
-// arguments adds User Defined Variables to the plan's vars.
-func (c *converter) arguments(p *prop) {
-	if p == nil || p.Elem == nil {
-		return
-	}
-	args := p.Elem["Arguments.arguments"]
-	if args == nil {
-		return
-	}
-	for _, a := range args.Items {
-		if name := a.get("Argument.name"); name != "" {
-			c.property(varName(name), c.value(a.get("Argument.value"), "User Defined Variables"))
-		}
+		c.udvs[name] = &udv{raw: a.get("Argument.value"), e: e}
 	}
 }
 
-// configs reads the configuration elements directly under e: variables,
-// headers, HTTP Request Defaults, CSV Data Sets.
-func (c *converter) configs(e *element, in scope) scope {
-	headers := map[string]string{}
-	var defaults *element
-	for _, k := range e.Children {
-		if !k.Enabled {
-			continue
-		}
-		switch k.Tag {
-		case "Arguments":
-			c.arguments(&prop{Elem: k.Props})
-		case "HeaderManager":
-			for name, v := range c.headerManager(k) {
-				headers[name] = v
-			}
-		case "ConfigTestElement":
-			if k.Props["HTTPsampler.Arguments"] != nil || k.str("HTTPSampler.domain") != "" {
-				defaults = k
-			} else {
-				c.skip(k.Path, "a configuration element perflab does not know")
-			}
-		case "CSVDataSet":
-			c.csvDataSet(k)
-		}
-	}
-	return in.with(headers, defaults)
-}
-
-func (c *converter) headerManager(e *element) map[string]string {
-	out := map[string]string{}
-	hs := e.Props["HeaderManager.headers"]
-	if hs == nil {
-		return out
-	}
-	for _, h := range hs.Items {
-		if n := h.get("Header.name"); n != "" {
-			out[n] = c.value(h.get("Header.value"), e.Path)
-		}
-	}
-	return out
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+var unsafeName = regexpMust(`[^A-Za-z0-9_]+`)
 
 // csvDataSet makes a CSV Data Set a csv data source, its variables
 // ${source.column}.
 func (c *converter) csvDataSet(e *element) {
-	file := c.value(e.str("filename"), e.Path)
+	c.done(e)
+	raw := strings.TrimSpace(e.str("filename"))
+	file, ok := c.literalValue(raw, e)
+	file = strings.ReplaceAll(file, `\`, "/")
+	switch base := file[strings.LastIndexByte(file, '/')+1:]; {
+	case !ok && base != "" && !strings.ContainsAny(base, "${}"):
+		// A directory given by a script or a property: the file beside
+		// the plan.
+		c.note(e, "its file name "+strconv.Quote(raw)+" reads what perflab does not know: the data source reads "+base+" beside the plan")
+		file = base
+	case !ok:
+		c.note(e, "its file name "+strconv.Quote(raw)+" is not a plain value: the data source reads "+strconv.Quote(file)+"; correct it in the plan")
+	case filepath.IsAbs(file) || strings.HasPrefix(file, "/") || len(file) > 2 && file[1] == ':':
+		c.note(e, "its file "+strconv.Quote(file)+" is a path of the machine that ran JMeter: the data source reads "+base+" beside the plan")
+		file = base
+	}
 	name := strings.Trim(unsafeName.ReplaceAllString(strings.TrimSuffix(filepath.Base(file), filepath.Ext(file)), "_"), "_")
 	if name == "" {
 		name = "csv"
 	}
+	if name[0] >= '0' && name[0] <= '9' {
+		name = "csv_" + name
+	}
+	for base, i := name, 2; c.data[name] != nil; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	if e.Tag != "CSVDataSet" {
+		c.note(e, "a plugin's CSV data set: read as a CSV Data Set")
+	}
 	names := e.str("variableNames")
 	if d := e.str("delimiter"); d != "" && d != "," {
-		c.skip(e.Path, "the delimiter "+strconv.Quote(d)+": perflab reads comma-separated files")
+		c.note(e, "the delimiter "+strconv.Quote(d)+": perflab reads comma-separated files")
 	}
 	mode := ""
-	if e.str("shareMode") == "shareMode.thread" {
-		mode = "per-vu"
+	switch e.str("shareMode") {
+	case "shareMode.thread":
+		c.note(e, "each thread reads the file from its first line: perflab's VUs share one pass over it (mode sequential)")
+	case "shareMode.group", "shareMode.all", "":
+	default:
+		c.note(e, "the share mode "+strconv.Quote(e.str("shareMode"))+": perflab's VUs share one pass over the file")
 	}
 	if e.str("recycle") == "false" {
-		c.skip(e.Path, "recycle=false (stop at the end of the file): perflab starts the file again")
+		c.note(e, "recycle=false (stop at the end of the file): perflab starts the file again")
+	}
+	if e.boolean("random") || e.Tag == "com.blazemeter.jmeter.RandomCSVDataSetConfig" && e.boolean("randomOrder") {
+		mode = "random"
 	}
 	if c.data == nil {
 		c.data = map[string]*dataOut{}
@@ -381,32 +419,202 @@ func (c *converter) csvDataSet(e *element) {
 	c.data[name] = d
 	for _, col := range strings.Split(names, ",") {
 		if col = strings.TrimSpace(col); col != "" {
-			c.csvRefs[col] = name + "." + col
+			c.csvCols[col] = name + "." + col
 		}
 	}
 	if names == "" {
-		c.skip(e.Path, "its columns' names are in the file: perflab refers to them as ${"+name+".COLUMN}; the plan's ${COLUMN} were not rewritten")
+		c.note(e, "its columns' names are in the file's first line: perflab refers to them as ${"+name+".COLUMN}; the plan's ${COLUMN} were not rewritten")
 	}
 }
 
+// randomVariable makes a Random Variable a data source of its numbers,
+// handed out at random: one value per iteration, as JMeter draws one as
+// each iteration starts.
+func (c *converter) randomVariable(e *element) {
+	lo, err1 := c.intProp(e, "minimumValue")
+	hi, err2 := c.intProp(e, "maximumValue")
+	name := e.str("variableName")
+	format, ok := javaNumberFormat(e.str("outputFormat"))
+	if err1 != nil || err2 != nil || lo > hi || name == "" || !ok {
+		c.drop(e, "a random variable from "+strconv.Quote(e.str("minimumValue"))+" to "+strconv.Quote(e.str("maximumValue"))+" in the format "+strconv.Quote(e.str("outputFormat"))+": a data source with range and mode: random gives one")
+		return
+	}
+	c.done(e)
+	src := c.dataName(name)
+	c.data[src] = &dataOut{Range: &rangeOut{From: lo, To: hi, Format: format}, Mode: "random"}
+	c.dataVars[name] = src
+}
+
+// intProp is a property of e as a number, its variables filled in.
+func (c *converter) intProp(e *element, name string) (int64, error) {
+	lit, ok := c.literalValue(strings.TrimSpace(e.str(name)), e)
+	if !ok {
+		return 0, fmt.Errorf("not a number")
+	}
+	return strconv.ParseInt(strings.TrimSpace(lit), 10, 64)
+}
+
+// counter makes a Counter a data source of its numbers: a counter shared
+// by all threads is a sequential range (the next number to whichever VU
+// asks); one per thread is listed.
+func (c *converter) counter(e *element) {
+	name := e.str("CounterConfig.name")
+	num := func(prop string) (int64, error) { return c.intProp(e, prop) }
+	start, err1 := num("CounterConfig.start")
+	incr, err2 := num("CounterConfig.incr")
+	end := int64(math.MaxInt32)
+	var err3 error
+	if s := strings.TrimSpace(e.str("CounterConfig.end")); s != "" {
+		end, err3 = num("CounterConfig.end")
+	}
+	format, ok := javaNumberFormat(e.str("CounterConfig.format"))
+	switch {
+	case e.boolean("CounterConfig.per_user"):
+		c.drop(e, "a counter per thread: perflab's ${iteration} counts a VU's iterations from 0")
+		return
+	case err1 != nil || err2 != nil || err3 != nil || incr <= 0 || end < start || name == "" || !ok:
+		c.drop(e, "a counter from "+strconv.Quote(e.str("CounterConfig.start"))+" by "+strconv.Quote(e.str("CounterConfig.incr"))+": a data source with range gives one")
+		return
+	}
+	c.done(e)
+	src := c.dataName(name)
+	if (end-start)/incr >= 10_000_000 {
+		end = start + (10_000_000-1)*incr
+		c.note(e, "a counter without an end: the data source counts to "+strconv.FormatInt(end, 10)+" and starts again")
+	}
+	c.data[src] = &dataOut{Range: &rangeOut{From: start, To: end, Step: incr, Format: format}}
+	if incr == 1 {
+		c.data[src].Range.Step = 0
+	}
+	c.dataVars[name] = src
+}
+
+// dataName is a data source's name for a JMeter variable.
+func (c *converter) dataName(v string) string {
+	if c.data == nil {
+		c.data = map[string]*dataOut{}
+	}
+	name := varName(v)
+	for base, i := name, 2; c.data[name] != nil; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	return name
+}
+
+// javaNumberFormat is a Java DecimalFormat of digits ("000") as a printf
+// format ("%03d").
+func javaNumberFormat(f string) (string, bool) {
+	switch {
+	case f == "":
+		return "", true
+	case strings.Trim(f, "0") == "":
+		return fmt.Sprintf("%%0%dd", len(f)), true
+	case strings.Trim(f, "#") == "":
+		return "", true
+	}
+	return "", false
+}
+
+// cookieManagers sets http.cookies from the plan's Cookie Managers: none
+// keeps no cookies, as JMeter keeps none without one; one clearing each
+// iteration empties the jar as each iteration starts.
+func (c *converter) cookieManagers(p *planOut) {
+	var mgrs []*element
+	c.doc.plan.each(func(e *element) {
+		if e.Tag == "CookieManager" && enabledPath(e) {
+			mgrs = append(mgrs, e)
+		}
+	})
+	mode := "off"
+	for i, m := range mgrs {
+		c.done(m)
+		this := "keep"
+		if m.boolean("CookieManager.clearEachIteration") {
+			this = "per_iteration"
+		}
+		if i > 0 && this != mode {
+			c.note(m, "its cookies are kept "+strings.ReplaceAll(this, "_", " ")+" where another Cookie Manager's are kept "+strings.ReplaceAll(mode, "_", " ")+": perflab's http.cookies is the plan's")
+			continue
+		}
+		mode = this
+		if len(m.Props["CookieManager.cookies"].itemsOrNil()) > 0 {
+			c.note(m, "its user-defined cookies: give them as a Cookie header")
+		}
+		if pol := m.str("CookieManager.policy"); pol != "" && pol != "standard" && pol != "default" && pol != "compatibility" {
+			c.note(m, "the cookie policy "+pol+": perflab keeps cookies by RFC 6265")
+		}
+	}
+	if len(mgrs) > 0 {
+		var scoped []string
+		for _, g := range c.doc.plan.Children {
+			if !g.Enabled || !isThreadGroup(g) {
+				continue
+			}
+			if !inScopeOf(g, mgrs) {
+				scoped = append(scoped, strconv.Quote(g.Name))
+			}
+		}
+		if len(scoped) > 0 {
+			c.note(mgrs[0], "the thread groups "+strings.Join(scoped, ", ")+" have no Cookie Manager: perflab keeps cookies for every scenario")
+		}
+	}
+	c.cookies = mode
+	if mode != "keep" {
+		p.HTTP = &httpOut{Cookies: mode}
+	}
+}
+
+// inScopeOf reports whether a Cookie Manager of ms applies to thread
+// group g: it is in g, or above it.
+func inScopeOf(g *element, ms []*element) bool {
+	for _, m := range ms {
+		for a := m.Parent; a != nil; a = a.Parent {
+			if a == g || a.Tag == "TestPlan" && m.Parent == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *prop) itemsOrNil() []*prop {
+	if p == nil {
+		return nil
+	}
+	return p.Items
+}
+
+// enabledPath reports whether e and every element above it are enabled.
+func enabledPath(e *element) bool {
+	for ; e != nil; e = e.Parent {
+		if !e.Enabled {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *converter) scenario(g *element, sc scope) *scenarioOut {
-	s := &scenarioOut{Name: g.Name, VUs: c.number(g.str("ThreadGroup.num_threads"), g.Path)}
+	s := &scenarioOut{Name: g.Name, VUs: c.load(g.str("ThreadGroup.num_threads"), g, false)}
 	if r := g.str("ThreadGroup.ramp_time"); r != "" && r != "0" {
-		s.RampUp = c.seconds(r, g.Path)
+		s.RampUp = c.load(r, g, true)
 	}
 	loop := g.Props["ThreadGroup.main_controller"]
-	loops := loop.get("LoopController.loops")
+	loops := strings.TrimSpace(loop.get("LoopController.loops"))
 	switch {
-	case g.boolean("ThreadGroup.scheduler") && g.str("ThreadGroup.duration") != "":
-		s.Duration = c.seconds(g.str("ThreadGroup.duration"), g.Path)
+	case g.boolean("ThreadGroup.scheduler") && strings.TrimSpace(g.str("ThreadGroup.duration")) != "":
+		s.Duration = c.load(g.str("ThreadGroup.duration"), g, true)
 		if loops != "-1" && loops != "" {
-			c.skip(g.Path, "its "+loops+" loops beside its duration: the converted scenario runs for the duration")
+			c.note(g, "its "+loops+" loops beside its duration: the converted scenario runs for the duration")
 		}
-	case loops == "-1" || loop.get("LoopController.continue_forever") == "true" && loops == "":
-		c.skip(g.Path, "loops for ever with no duration: the converted scenario runs 1 iteration")
+		if d := strings.TrimSpace(g.str("ThreadGroup.delay")); d != "" && d != "0" {
+			c.note(g, "its startup delay of "+d+" s: the scenario starts at once")
+		}
+	case loops == "-1" || loops == "" && loop.get("LoopController.continue_forever") == "true":
+		c.note(g, "loops for ever with no duration: the converted scenario runs 1 iteration; give a duration with perflab run --duration")
 		s.Iterations = 1
 	default:
-		s.Iterations = c.number(loops, g.Path)
+		s.Iterations = c.load(loops, g, false)
 	}
 	switch g.str("ThreadGroup.on_sample_error") {
 	case "startnextloop", "startnextithread":
@@ -415,18 +623,106 @@ func (c *converter) scenario(g *element, sc scope) *scenarioOut {
 		s.OnError = "stop_vu"
 	case "stoptest", "stoptestnow":
 		s.OnError = "stop_vu"
-		c.skip(g.Path, "on a sampler error the test stops: the converted scenario stops the VU")
+		c.note(g, "on a sampler error the test stops: the converted scenario stops the VU")
 	}
 	c.group = g
-	s.Flow = c.flow(g.Children, sc)
+	s.Flow = c.flowOf(g.Children, sc)
 	c.group = nil
-	s.Think = c.timers(g)
-	if s.Flow == nil {
-		s.Flow = []*stepOut{}
-	}
+	pre, key := c.delayOf(sc.timers, g)
+	c.placeTimers(s, key, pre)
 	c.throughput(g, s, loops)
 	return s
 }
+
+// ultimate converts an Ultimate Thread Group (a plugin's): its rows
+// (threads, initial delay, startup, hold and shutdown times, in seconds)
+// start and stop threads at once, so the scenario's VUs are their sum,
+// which ramp_vus follows segment by segment; a start or stop of no
+// duration takes a millisecond.
+func (c *converter) ultimate(g *element, sc scope) *scenarioOut {
+	s := &scenarioOut{Name: g.Name}
+	type point struct{ t, v float64 }
+	var rows [][]point
+	for i, row := range g.Props["ultimatethreadgroupdata"].itemsOrNil() {
+		var v [5]float64
+		ok := len(row.Items) == 5
+		for j := 0; ok && j < 5; j++ {
+			lit, known := c.literalValue(row.Items[j].Value, g)
+			f, err := strconv.ParseFloat(strings.TrimSpace(lit), 64)
+			ok = known && err == nil && f >= 0
+			v[j] = f
+		}
+		if !ok {
+			c.note(g, fmt.Sprintf("its row %d is not five numbers (threads, delay, startup, hold, shutdown): left out", i+1))
+			continue
+		}
+		start, up, hold, down := v[1], math.Max(v[2], 0.001), v[3], math.Max(v[4], 0.001)
+		rows = append(rows, []point{{start, 0}, {start + up, v[0]}, {start + up + hold, v[0]}, {start + up + hold + down, 0}})
+	}
+	var times []float64
+	for _, r := range rows {
+		for _, p := range r {
+			times = append(times, p.t)
+		}
+	}
+	sort.Float64s(times)
+	at := func(t float64) float64 {
+		sum := 0.0
+		for _, r := range rows {
+			for k := 0; k+1 < len(r); k++ {
+				if t >= r[k].t && t <= r[k+1].t {
+					sum += r[k].v + (r[k+1].v-r[k].v)*(t-r[k].t)/(r[k+1].t-r[k].t)
+					break
+				}
+			}
+		}
+		return math.Round(sum*1000) / 1000
+	}
+	prev := 0.0
+	for _, t := range times {
+		if t-prev < 1e-9 {
+			continue
+		}
+		s.RampVUs = append(s.RampVUs, rampOut{Target: at(t), Duration: strconv.FormatFloat(math.Round((t-prev)*1000), 'f', -1, 64) + "ms"})
+		prev = t
+	}
+	if len(s.RampVUs) == 0 {
+		c.note(g, "no row to run: the scenario runs 1 VU once")
+		s.VUs, s.Iterations = 1, 1
+	} else {
+		s.VUs = 0
+	}
+	if n := g.Props["ThreadGroup.main_controller"].get("LoopController.loops"); n != "-1" && n != "" {
+		c.note(g, "its "+n+" loops: perflab's VUs loop until the ramp ends")
+	}
+	c.group = g
+	s.Flow = c.flowOf(g.Children, sc)
+	c.group = nil
+	pre, key := c.delayOf(sc.timers, g)
+	c.placeTimers(s, key, pre)
+	return s
+}
+
+// load is a thread group's number (threads, loops) or seconds (ramp-up,
+// duration) as the scenario's field: a number, a duration, or a
+// variable's placeholder (seconds: ${name}s), resolved by fixup.
+func (c *converter) load(v string, e *element, seconds bool) any {
+	t := c.value(strings.TrimSpace(v), e)
+	if n, err := strconv.Atoi(t); err == nil {
+		if seconds {
+			return strconv.Itoa(n) + "s"
+		}
+		return n
+	}
+	if seconds {
+		return loadField{t, "s"}
+	}
+	return loadField{t, ""}
+}
+
+// loadField is a scenario's field written with a template: fixup resolves
+// it to a variable's placeholder, or a number, and appends unit.
+type loadField struct{ t, unit string }
 
 // throughput makes a thread group that a throughput timer paces an
 // arrival-rate scenario: its threads are its VUs, started beforehand and
@@ -437,18 +733,23 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 	steps := countSteps(s.Flow)
 	threads, _ := s.VUs.(int)
 	for _, k := range g.Children {
-		if !k.Enabled || steps == 0 {
+		if !k.Enabled || !isThroughputTimer(k) {
+			continue
+		}
+		if steps == 0 {
+			c.note(k, "a throughput timer of a thread group without requests")
 			continue
 		}
 		var perSec float64 // the samples a second of the thread group
 		var ramp []rampOut
 		num := func(name string) (float64, bool) {
-			v, err := strconv.ParseFloat(c.value(k.str(name), k.Path), 64)
-			if err != nil || v < 0 {
-				c.skip(k.Path, "its "+name+" "+strconv.Quote(k.str(name))+" (not a number)")
+			v, ok := c.literalValue(k.str(name), k)
+			f, err := strconv.ParseFloat(v, 64)
+			if !ok || err != nil || f < 0 {
+				c.note(k, "its "+name+" "+strconv.Quote(k.str(name))+" (not a number)")
 				return 0, false
 			}
-			return v, true
+			return f, true
 		}
 		switch k.Tag {
 		case "ConstantThroughputTimer":
@@ -460,12 +761,12 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 			switch k.str("calcMode") {
 			case "0", "": // this thread only
 				if threads == 0 {
-					c.skip(k.Path, "a throughput per thread of a thread group whose threads are a variable")
+					c.note(k, "a throughput per thread of a thread group whose threads are a variable")
 					continue
 				}
 				perSec *= float64(threads)
 			case "1", "3": // all active threads, of every thread group
-				c.skip(k.Path, "a throughput shared by every thread group: it is this scenario's alone")
+				c.note(k, "a throughput shared by every thread group: it is this scenario's alone")
 			}
 		case "PreciseThroughputTimer":
 			t, ok1 := num("throughput")
@@ -474,29 +775,30 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 				continue
 			}
 			perSec = t / period
-			if s.Duration == "" {
+			if s.Duration == nil {
 				if d := k.str("duration"); d != "" && d != "0" {
-					s.Duration = c.seconds(d, k.Path)
+					s.Duration = c.load(d, k, true)
 				}
 			}
 		case "kg.apc.jmeter.timers.VariableThroughputTimer":
 			rows := k.Props["load_profile"]
 			if rows == nil || len(rows.Items) == 0 {
-				c.skip(k.Path, "a throughput shaping timer without rows")
+				c.note(k, "a throughput shaping timer without rows")
 				continue
 			}
 			prev := -1.0
 			for i, row := range rows.Items {
 				if len(row.Items) != 3 {
-					c.skip(k.Path, fmt.Sprintf("its row %d (not start, end, duration)", i+1))
+					c.note(k, fmt.Sprintf("its row %d (not start, end, duration)", i+1))
 					ramp = nil
 					break
 				}
 				var v [3]float64
 				for j, it := range row.Items {
-					f, err := strconv.ParseFloat(c.value(it.Value, k.Path), 64)
-					if err != nil || f < 0 {
-						c.skip(k.Path, fmt.Sprintf("its row %d's %q (not a number)", i+1, it.Value))
+					lit, ok := c.literalValue(it.Value, k)
+					f, err := strconv.ParseFloat(lit, 64)
+					if !ok || err != nil || f < 0 {
+						c.note(k, fmt.Sprintf("its row %d's %q (not a number)", i+1, it.Value))
 						ramp = nil
 						break
 					}
@@ -505,7 +807,7 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 				if prev < 0 {
 					s.StartRate = v[0] / float64(steps)
 				} else if v[0] != prev {
-					c.skip(k.Path, fmt.Sprintf("its row %d starts at %g/s where the row before ended at %g/s: perflab's rate ramps from one to the other over the row", i+1, v[0], prev))
+					c.note(k, fmt.Sprintf("its row %d starts at %g/s where the row before ended at %g/s: perflab's rate ramps from one to the other over the row", i+1, v[0], prev))
 				}
 				ramp = append(ramp, rampOut{Target: v[1] / float64(steps), Duration: strconv.FormatFloat(v[2], 'f', -1, 64) + "s"})
 				prev = v[1]
@@ -513,334 +815,64 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 			if ramp == nil {
 				continue
 			}
-		default:
-			continue
 		}
+		c.done(k)
 		if threads == 0 {
-			c.skip(k.Path, "the thread group's threads are a variable: its arrival rate's max_vus is that variable")
+			c.note(k, "the thread group's threads are a variable: its arrival rate's max_vus is that variable")
 		}
 		s.MaxVUs = s.VUs
 		if ramp != nil {
-			s.RampRate, s.Duration = ramp, ""
+			s.RampRate, s.Duration = ramp, nil
 		} else {
 			rate := perSec / float64(steps)
 			s.Rate = rate
-			if s.Duration == "" {
+			if s.Duration == nil {
 				// Loops at that pace: the time JMeter takes for them.
 				n, err := strconv.Atoi(loops)
 				if err != nil || n <= 0 || threads == 0 || rate == 0 {
-					c.skip(k.Path, "paced loops without a duration: the arrival rate runs for 60s")
+					c.note(k, "paced loops without a duration: the arrival rate runs for 60s")
 					s.Duration = "60s"
 				} else {
 					s.Duration = strconv.Itoa(int(math.Ceil(float64(n*threads)/rate))) + "s"
 				}
 			}
 		}
-		if s.RampUp != "" {
-			c.skip(g.Path, "its ramp-up "+s.RampUp+": the arrival rate starts at once")
-			s.RampUp = ""
+		if s.RampUp != nil {
+			c.note(g, "its ramp-up "+strconv.Quote(g.str("ThreadGroup.ramp_time"))+" s: the arrival rate starts at once")
+			s.RampUp = nil
 		}
 		s.Iterations = nil
 		return
 	}
 }
 
-// countSteps is the requests of a flow, its transactions' included.
+func isThroughputTimer(e *element) bool {
+	switch e.Tag {
+	case "ConstantThroughputTimer", "PreciseThroughputTimer", "kg.apc.jmeter.timers.VariableThroughputTimer":
+		return true
+	}
+	return false
+}
+
+// countSteps is the requests of a flow, in blocks, transactions and
+// fragments.
 func countSteps(flow []*stepOut) int {
 	n := 0
 	for _, s := range flow {
-		if s.Transaction != "" {
-			n += countSteps(s.Steps)
-		} else if s.URL != "" {
+		if s.URL != "" {
 			n++
 		}
+		n += countSteps(s.Steps)
 	}
 	return n
 }
 
-// number is a count: an int, or a template (a variable).
-func (c *converter) number(v, path string) any {
-	v = c.value(v, path)
-	if n, err := strconv.Atoi(v); err == nil {
-		return n
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return v
-}
-
-// timers reads the timers directly under e as a think time.
-func (c *converter) timers(e *element) any {
-	var think any
-	for _, k := range e.Children {
-		if !k.Enabled {
-			continue
-		}
-		switch k.Tag {
-		case "ConstantTimer":
-			think = c.ms(k.str("ConstantTimer.delay"), k.Path)
-		case "UniformRandomTimer":
-			lo, _ := strconv.Atoi(k.str("ConstantTimer.delay"))
-			spread, err := strconv.ParseFloat(k.str("RandomTimer.range"), 64)
-			if err != nil {
-				c.skip(k.Path, "its range "+k.str("RandomTimer.range"))
-				continue
-			}
-			think = map[string]string{"min": fmt.Sprintf("%dms", lo), "max": fmt.Sprintf("%dms", lo+int(spread))}
-		case "GaussianRandomTimer", "PoissonRandomTimer", "SyncTimer":
-			c.skip(k.Path, "not converted ("+k.Tag+")")
-		}
-	}
-	return think
-}
-
-func (c *converter) ms(v, path string) any {
-	v = c.value(v, path)
-	if _, err := strconv.Atoi(v); err == nil {
-		return v + "ms"
-	}
-	c.skip(path, "the delay "+v+" (not a number of milliseconds)")
-	return nil
-}
-
-// flow converts the samplers and controllers among elements.
-func (c *converter) flow(els []*element, sc scope) []*stepOut {
-	var out []*stepOut
-	for _, e := range els {
-		if !e.Enabled {
-			c.skip(e.Path, "disabled")
-			continue
-		}
-		switch e.Tag {
-		case "HTTPSamplerProxy", "HTTPSampler":
-			out = append(out, c.sampler(e, sc))
-		case "TransactionController":
-			inner := c.configs(e, sc)
-			steps := c.flow(e.Children, inner)
-			if e.boolean("TransactionController.includeTimers") {
-				c.skip(e.Path, "its timers counted in its time: a perflab transaction's time is its steps'")
-			}
-			out = append(out, &stepOut{Transaction: e.Name, Steps: flat(steps)})
-		case "GenericController", "SimpleController":
-			out = append(out, c.flow(e.Children, c.configs(e, sc))...)
-		case "OnceOnlyController":
-			c.skip(e.Path, "runs once per thread: its samplers are in every iteration")
-			out = append(out, c.flow(e.Children, c.configs(e, sc))...)
-		case "LoopController":
-			n, err := strconv.Atoi(e.str("LoopController.loops"))
-			if err != nil || n < 1 || n > 100 {
-				c.skip(e.Path, "a loop of "+e.str("LoopController.loops")+" (its samplers are in once)")
-				n = 1
-			}
-			steps := c.flow(e.Children, c.configs(e, sc))
-			if n*len(steps) > maxLoopSteps {
-				c.skip(e.Path, fmt.Sprintf("a loop of %d times %d steps: its steps are in once", n, len(steps)))
-				n = 1
-			}
-			for range n {
-				out = append(out, steps...)
-			}
-		case "ConstantThroughputTimer", "PreciseThroughputTimer", "kg.apc.jmeter.timers.VariableThroughputTimer":
-			if c.group == nil || !slices.Contains(c.group.Children, e) {
-				c.skip(e.Path, "a throughput timer inside a controller: not converted (one directly under the thread group makes its arrival rate)")
-			} // else read by throughput
-		case "Arguments", "HeaderManager", "ConfigTestElement", "CSVDataSet",
-			"ConstantTimer", "UniformRandomTimer":
-			// read by configs and timers
-		case "ResultCollector", "Summariser", "BackendListener":
-			c.skip(e.Path, "a listener: perflab keeps every result itself")
-		default:
-			c.skip(e.Path, "not converted ("+e.Tag+")")
-		}
-	}
+	sort.Strings(out)
 	return out
-}
-
-// maxLoopSteps bounds the steps a Loop Controller is unrolled into.
-const maxLoopSteps = 200
-
-// origin is the base URL of HTTP Request Defaults.
-func (c *converter) origin(d *element, path string) string {
-	proto := c.value(d.str("HTTPSampler.protocol"), path)
-	if proto == "" {
-		proto = "http"
-	}
-	host := c.value(d.str("HTTPSampler.domain"), path)
-	if host == "" {
-		return ""
-	}
-	if port := c.value(d.str("HTTPSampler.port"), path); port != "" {
-		host += ":" + port
-	}
-	return proto + "://" + host + c.value(d.str("HTTPSampler.path"), path)
-}
-
-func (c *converter) sampler(e *element, sc scope) *stepOut {
-	inner := c.configs(e, sc)
-	s := &stepOut{Name: e.Name, Method: strings.ToUpper(e.str("HTTPSampler.method"))}
-	if s.Method == "GET" || s.Method == "" {
-		s.Method = ""
-	}
-	path := c.value(e.str("HTTPSampler.path"), e.Path)
-	if host := c.value(e.str("HTTPSampler.domain"), e.Path); host != "" || e.str("HTTPSampler.port") != "" {
-		d := &element{Props: map[string]*prop{}}
-		for _, k := range []string{"HTTPSampler.protocol", "HTTPSampler.domain", "HTTPSampler.port"} {
-			v := e.str(k)
-			if v == "" && inner.defaults != nil {
-				v = inner.defaults.str(k)
-			}
-			d.Props[k] = &prop{Value: v}
-		}
-		s.URL = c.origin(d, e.Path) + path
-	} else {
-		s.URL = path
-	}
-	if s.URL == "" {
-		s.URL = "/"
-	}
-	for k, v := range inner.headers {
-		if top, ok := c.topHeaders[k]; ok && top == v {
-			continue // the plan's own
-		}
-		if s.Headers == nil {
-			s.Headers = map[string]string{}
-		}
-		s.Headers[k] = v
-	}
-	var params []string
-	if args := e.Props["HTTPsampler.Arguments"]; args != nil && args.Elem["Arguments.arguments"] != nil {
-		items := args.Elem["Arguments.arguments"].Items
-		if e.boolean("HTTPSampler.postBodyRaw") {
-			if len(items) > 0 {
-				s.Body = c.value(items[0].get("Argument.value"), e.Path)
-			}
-		} else {
-			for _, a := range items {
-				name, v := a.get("Argument.name"), c.value(a.get("Argument.value"), e.Path)
-				if name == "" {
-					continue
-				}
-				if s.Method == "" || s.Method == "DELETE" || s.Method == "HEAD" {
-					if s.Query == nil {
-						s.Query = map[string]string{}
-					}
-					s.Query[name] = v
-				} else {
-					params = append(params, url.QueryEscape(name)+"="+url.QueryEscape(v))
-				}
-			}
-		}
-	}
-	// A POST, PUT or PATCH without a raw body is a form, as JMeter sends
-	// it (its content type said even when the form is empty).
-	if !e.boolean("HTTPSampler.postBodyRaw") && (s.Method == "POST" || s.Method == "PUT" || s.Method == "PATCH") {
-		s.Body = strings.Join(params, "&")
-		if s.Headers == nil {
-			s.Headers = map[string]string{}
-		}
-		if _, ok := s.Headers["Content-Type"]; !ok {
-			s.Headers["Content-Type"] = "application/x-www-form-urlencoded; charset=UTF-8"
-		}
-	}
-	if !e.boolean("HTTPSampler.follow_redirects") && !e.boolean("HTTPSampler.auto_redirects") {
-		none := 0 // JMeter's sampler takes the 3xx as it is; perflab's steps follow it by default
-		s.Redirects = &none
-	}
-	for _, k := range e.Children {
-		if !k.Enabled {
-			c.skip(k.Path, "disabled")
-			continue
-		}
-		switch k.Tag {
-		case "ResponseAssertion":
-			c.assertion(k, s)
-		case "JSONPathAssertion":
-			if s.Check == nil {
-				s.Check = map[string]any{}
-			}
-			want := c.value(k.str("EXPECTED_VALUE"), k.Path)
-			s.Check["json"] = map[string]string{k.str("JSON_PATH"): want}
-		case "RegexExtractor":
-			if s.Extract == nil {
-				s.Extract = map[string]any{}
-			}
-			x := map[string]string{"regex": k.str("RegexExtractor.regex")}
-			if d := k.str("RegexExtractor.default"); d != "" {
-				x["default"] = d
-			}
-			if t := k.str("RegexExtractor.template"); t != "$1$" && t != "" {
-				c.skip(k.Path, "the template "+t+": perflab takes the regex's first group")
-			}
-			s.Extract[k.str("RegexExtractor.refname")] = x
-		case "JSONPostProcessor":
-			if s.Extract == nil {
-				s.Extract = map[string]any{}
-			}
-			names := strings.Split(k.str("JSONPostProcessor.referenceNames"), ";")
-			paths := strings.Split(k.str("JSONPostProcessor.jsonPathExprs"), ";")
-			for i, n := range names {
-				if i < len(paths) {
-					s.Extract[strings.TrimSpace(n)] = strings.TrimSpace(paths[i])
-				}
-			}
-			if k.str("JSONPostProcessor.defaultValues") != "" {
-				c.skip(k.Path, "its default values")
-			}
-		case "HeaderManager", "ConfigTestElement", "Arguments", "CSVDataSet":
-		case "ConstantTimer", "UniformRandomTimer":
-			if t := c.timers(e); t != nil {
-				c.skip(k.Path, "a timer of one sampler: it is a pause after the step")
-				s.Think = t
-			}
-		default:
-			c.skip(k.Path, "not converted ("+k.Tag+")")
-		}
-	}
-	return s
-}
-
-// assertion converts a Response Assertion on the status or the body.
-func (c *converter) assertion(k *element, s *stepOut) {
-	var tests []string
-	if ts := k.Props["Asserion.test_strings"]; ts != nil { // JMeter's own spelling
-		for _, t := range ts.Items {
-			tests = append(tests, t.Value)
-		}
-	}
-	typ, _ := strconv.Atoi(k.str("Assertion.test_type"))
-	const contains, match, equals, substring, not, or = 2, 1, 8, 16, 4, 32
-	if typ&(not|or) != 0 || len(tests) == 0 {
-		c.skip(k.Path, "a negated or either-or assertion, or one with nothing to test")
-		return
-	}
-	if s.Check == nil {
-		s.Check = map[string]any{}
-	}
-	switch k.str("Assertion.test_field") {
-	case "Assertion.response_code":
-		var codes []int
-		for _, t := range tests {
-			n, err := strconv.Atoi(t)
-			if err != nil || typ&(equals|substring|contains|match) == 0 {
-				c.skip(k.Path, "the status test "+t)
-				return
-			}
-			codes = append(codes, n)
-		}
-		sort.Ints(codes)
-		if len(codes) == 1 {
-			s.Check["status"] = codes[0]
-		} else {
-			s.Check["status"] = codes
-		}
-	case "Assertion.response_data", "":
-		if typ&substring == 0 && typ&contains == 0 || len(tests) > 1 {
-			c.skip(k.Path, "a body test other than one substring")
-			return
-		}
-		if typ&contains != 0 && regexp.QuoteMeta(tests[0]) != tests[0] {
-			c.skip(k.Path, "a regular expression on the body (checked as a substring)")
-		}
-		s.Check["body_contains"] = c.value(tests[0], k.Path)
-	default:
-		c.skip(k.Path, "an assertion on "+k.str("Assertion.test_field"))
-	}
 }

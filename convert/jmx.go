@@ -8,7 +8,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -20,7 +19,13 @@ type element struct {
 	Enabled          bool
 	Props            map[string]*prop
 	Children         []*element
+	Parent           *element
 	Path             string // TestPlan "x" / ThreadGroup "users" / ...
+
+	// What the converter made of it (see account): converted into the
+	// plan, or listed as not converted (itself, or with the element
+	// around it).
+	converted, listed bool
 }
 
 // prop is a property: a string value, or an element's properties, or a
@@ -39,7 +44,18 @@ func (e *element) str(name string) string {
 	return ""
 }
 
-func (e *element) boolean(name string) bool { return e.str(name) == "true" }
+func (e *element) has(name string) bool { return e.Props[name] != nil }
+
+func (e *element) boolean(name string) bool { return strings.TrimSpace(e.str(name)) == "true" }
+
+// integer is a property as an int, def when it is not one.
+func (e *element) integer(name string, def int) int {
+	n, err := strconv.Atoi(strings.TrimSpace(e.str(name)))
+	if err != nil {
+		return def
+	}
+	return n
+}
 
 // xnode is any XML element, for reading a .jmx generically.
 type xnode struct {
@@ -58,8 +74,15 @@ func (n *xnode) attr(name string) (string, bool) {
 	return "", false
 }
 
-// readJMX reads a .jmx file into its test plan element.
-func readJMX(r io.Reader, file string) (*element, error) {
+// jmx is a .jmx file read: its test plan, and, in a file of JMeter 3 or
+// before, the WorkBench beside it (not run; Module Controllers may name
+// what it holds).
+type jmx struct {
+	plan, workbench *element
+}
+
+// readJMX reads a .jmx file.
+func readJMX(r io.Reader, file string) (*jmx, error) {
 	var root xnode
 	if err := xml.NewDecoder(r).Decode(&root); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -67,30 +90,38 @@ func readJMX(r io.Reader, file string) (*element, error) {
 	if root.XMLName.Local != "jmeterTestPlan" || len(root.Nodes) == 0 || root.Nodes[0].XMLName.Local != "hashTree" {
 		return nil, fmt.Errorf("%s: <%s> where a JMeter test plan has <jmeterTestPlan><hashTree>", file, root.XMLName.Local)
 	}
-	els := children(root.Nodes[0].Nodes, "")
-	if len(els) != 1 || els[0].Tag != "TestPlan" {
+	out := &jmx{}
+	for _, e := range children(root.Nodes[0].Nodes, nil) {
+		switch {
+		case e.Tag == "TestPlan" && out.plan == nil:
+			out.plan = e
+		case e.Tag == "WorkBench" && out.workbench == nil:
+			out.workbench = e
+		}
+	}
+	if out.plan == nil {
 		return nil, fmt.Errorf("%s: no TestPlan element", file)
 	}
-	return els[0], nil
+	return out, nil
 }
 
 // children pairs each element of a hashTree with the hashTree after it.
-func children(nodes []xnode, parent string) []*element {
+func children(nodes []xnode, parent *element) []*element {
 	var out []*element
 	for i := 0; i < len(nodes); i++ {
 		n := &nodes[i]
 		if n.XMLName.Local == "hashTree" {
 			continue
 		}
-		e := &element{Tag: n.XMLName.Local, Enabled: true, Props: map[string]*prop{}}
+		e := &element{Tag: n.XMLName.Local, Enabled: true, Props: map[string]*prop{}, Parent: parent}
 		e.Class, _ = n.attr("testclass")
 		e.Name, _ = n.attr("testname")
 		if v, ok := n.attr("enabled"); ok && v == "false" {
 			e.Enabled = false
 		}
 		e.Path = fmt.Sprintf("%s %q", e.Tag, e.Name)
-		if parent != "" {
-			e.Path = parent + " / " + e.Path
+		if parent != nil {
+			e.Path = parent.Path + " / " + e.Path
 		}
 		for _, p := range n.Nodes {
 			if name, pr := readProp(&p); name != "" {
@@ -98,7 +129,7 @@ func children(nodes []xnode, parent string) []*element {
 			}
 		}
 		if i+1 < len(nodes) && nodes[i+1].XMLName.Local == "hashTree" {
-			e.Children = children(nodes[i+1].Nodes, e.Path)
+			e.Children = children(nodes[i+1].Nodes, e)
 			i++
 		}
 		out = append(out, e)
@@ -110,7 +141,7 @@ func readProp(n *xnode) (string, *prop) {
 	name, _ := n.attr("name")
 	p := &prop{Name: name}
 	switch n.XMLName.Local {
-	case "doubleProp", "floatProp":
+	case "doubleProp", "floatProp", "FloatProperty", "DoubleProperty", "LongProperty", "IntegerProperty", "StringProperty", "BooleanProperty":
 		// <doubleProp><name>throughput</name><value>60.0</value>...
 		p.Value = n.Text
 		for _, c := range n.Nodes {
@@ -133,7 +164,9 @@ func readProp(n *xnode) (string, *prop) {
 	case "collectionProp":
 		for i := range n.Nodes {
 			_, c := readProp(&n.Nodes[i])
-			p.Items = append(p.Items, c)
+			if c != nil {
+				p.Items = append(p.Items, c)
+			}
 		}
 	default:
 		return "", nil
@@ -151,86 +184,26 @@ func (p *prop) get(name string) string {
 	return ""
 }
 
-// function is a JMeter function call in a value: ${__name(args)}.
-var function = regexp.MustCompile(`\$\{__(\w+)\(([^)]*)\)\}`)
-
-// value turns a JMeter value into a perflab template: ${name} stays;
-// ${__P(name,default)} becomes ${name} with a variable of that default;
-// functions perflab has are its placeholders; others are kept as literal
-// text and reported.
-func (c *converter) value(v, path string) string {
-	v = function.ReplaceAllStringFunc(v, func(call string) string {
-		m := function.FindStringSubmatch(call)
-		args := strings.Split(m[2], ",")
-		switch m[1] {
-		case "P", "property":
-			name := varName(strings.TrimSpace(args[0]))
-			def := ""
-			if len(args) > 1 {
-				def = strings.TrimSpace(args[1])
-			} else if !c.noDefault[name] {
-				c.noDefault[name] = true
-				c.skip(path, "the property "+strings.TrimSpace(args[0])+" has no default: give it with --set "+name+"=VALUE")
-			}
-			c.property(name, def)
-			return "${" + name + "}"
-		case "threadNum":
-			return "${vu}"
-		case "UUID":
-			return "${uuid}"
-		case "time":
-			if strings.TrimSpace(m[2]) == "" {
-				return "${timestamp_ms}"
-			}
+// args are the arguments of an Arguments element property (User Defined
+// Variables, a sampler's parameters), enabled ones only.
+func (p *prop) args() []*prop {
+	if p == nil || p.Elem == nil || p.Elem["Arguments.arguments"] == nil {
+		return nil
+	}
+	var out []*prop
+	for _, a := range p.Elem["Arguments.arguments"].Items {
+		if a.Elem == nil || a.get("Argument.enabled") == "false" {
+			continue
 		}
-		c.skip(path, "the function "+call+" (kept as literal text)")
-		return "$" + call
-	})
-	if len(c.csvRefs) > 0 {
-		v = reference.ReplaceAllStringFunc(v, func(ref string) string {
-			if to, ok := c.csvRefs[ref[2:len(ref)-1]]; ok {
-				return "${" + to + "}"
-			}
-			return ref
-		})
+		out = append(out, a)
 	}
-	return v
+	return out
 }
 
-// reference is a variable's reference: ${name}.
-var reference = regexp.MustCompile(`\$\{[A-Za-z_][\w.-]*\}`)
-
-// varName is a JMeter property's or variable's name as a perflab
-// variable's: letters, digits, _ and -, starting with a letter.
-func varName(s string) string {
-	s = badVarChar.ReplaceAllString(s, "_")
-	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
-		s = "p_" + s
+// each calls f for e and every element under it, depth first.
+func (e *element) each(f func(*element)) {
+	f(e)
+	for _, k := range e.Children {
+		k.each(f)
 	}
-	return s
-}
-
-var badVarChar = regexp.MustCompile(`[^A-Za-z0-9_-]`)
-
-// property declares a variable of a JMeter property (--set overrides it).
-func (c *converter) property(name, def string) {
-	for _, kv := range c.vars {
-		if kv[0] == name {
-			return
-		}
-	}
-	c.vars = append(c.vars, [2]string{name, def})
-}
-
-// seconds reads a JMeter count of seconds ("30", "${__P(d,30)}"): a
-// duration, or a variable (whose value must be one), else "".
-func (c *converter) seconds(v, path string) string {
-	v = c.value(v, path)
-	if _, err := strconv.Atoi(v); err == nil {
-		return v + "s"
-	}
-	if strings.HasPrefix(v, "${") {
-		return v
-	}
-	return ""
 }

@@ -34,7 +34,7 @@ func OpenAPI(r io.Reader, file string) (*Result, error) {
 	}
 	o := &openapi{doc: doc, file: file}
 	p := o.plan()
-	return render(p, o.skipped, fmt.Sprintf("the OpenAPI description %s by perflab convert openapi: each operation once", filepath.Base(file)), "Every operation was converted.", "where")
+	return render(p, o.skipped, nil, fmt.Sprintf("the OpenAPI description %s by perflab convert openapi: each operation once", filepath.Base(file)), "Every operation was converted.", "where")
 }
 
 type openapi struct {
