@@ -172,7 +172,7 @@ func (c *converter) extractor(s *stepOut, e *element) {
 		c.extractDefault(&x, e.str("DEFAULT"), true, false, e)
 		add(ref, x)
 	case "JSR223PostProcessor", "BeanShellPostProcessor", "BSFPostProcessor":
-		c.drop(e, "a script run after each sampler in its scope ("+scriptLang(e)+"): perflab runs no scripts; a value it takes from a response is an extract, a branch it picks an if: or choose:")
+		c.drop(e, "a script run after each sampler in its scope ("+scriptLang(e)+"): scripts do not run in perflab; a value it takes from a response is an extract, a branch it picks an if: or choose:")
 	case "DebugPostProcessor":
 		c.drop(e, "shows JMeter's variables: perflab's run keeps each step's errors")
 	case "ResultAction":
@@ -613,6 +613,8 @@ func intersect(a, b []int) flowInts {
 	return out
 }
 
+var statusLine = regexp.MustCompile(`^HTTP/[0-9.]+ ([1-5][0-9][0-9])$`)
+
 var headerLine = regexp.MustCompile(`^([A-Za-z0-9!#$%&'*+.^_|~-]+):\s*(.*)$`)
 
 // headerAssertion converts a Response Assertion on the headers: a pattern
@@ -624,6 +626,12 @@ func (c *converter) headerAssertion(s *stepOut, e *element, tests []string, op s
 	}
 	var as []ordered
 	for _, t := range tests {
+		if m := statusLine.FindStringSubmatch(t); m != nil && len(tests) == 1 && (op == "contains" || op == "contains_match") {
+			// The status line, which JMeter's headers start with: the
+			// status.
+			c.statusAssertion(s, e, []string{m[1]}, "equals", not, false, e.boolean("Assertion.assume_success"))
+			return
+		}
 		m := headerLine.FindStringSubmatch(t)
 		if m == nil || op != "contains" && op != "equals" && op != "contains_match" {
 			if (op == "contains" || op == "contains_match") && !strings.Contains(t, ":") && regexp.QuoteMeta(t) == t {

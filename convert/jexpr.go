@@ -373,8 +373,26 @@ func binary(op string, l, r node) (node, string) {
 	switch op {
 	case "==", "!=", "<", ">", "<=", ">=", "&&", "||":
 		kind = nBool
+	case "%":
+		// Arithmetic reads variables' text as numbers: expr-lang wants
+		// them converted.
+		l, r, kind = asNumber(l, "int"), asNumber(r, "int"), nNumber
+	case "-", "*", "/":
+		l, r, kind = asNumber(l, "float"), asNumber(r, "float"), nNumber
+	case "+":
+		if l.kind == nNumber || r.kind == nNumber {
+			l, r, kind = asNumber(l, "float"), asNumber(r, "float"), nNumber
+		}
 	}
 	return node{text: "(" + l.text + " " + op + " " + r.text + ")", kind: kind}, ""
+}
+
+// asNumber is x read as a number (f: int or float) unless it is one.
+func asNumber(x node, f string) node {
+	if x.kind == nNumber {
+		return x
+	}
+	return node{text: f + "(" + x.text + ")", kind: nNumber}
 }
 
 // anchored is a regex operand made to match a whole value, as Java's
@@ -546,6 +564,9 @@ func (t *translator) primary() (node, string) {
 		p := k.pieces[0]
 		if p.ref == "JMeterThread.last_sample_ok" {
 			return node{text: "response.ok", kind: nBool}, ""
+		}
+		if strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref) {
+			return t.call(piece{fn: p.ref[2:], src: p.src})
 		}
 		return node{text: exprMarkMode(modeVar, p.ref)}, ""
 	case tCall:

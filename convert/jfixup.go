@@ -80,6 +80,9 @@ func (c *converter) fixup(p *planOut) {
 	f.scripts()
 	collect := func(s *stepOut) {
 		for _, x := range s.Extract {
+			if col, ok := c.csvCols[x.K]; ok && !f.extracted[x.K] && s.conv != nil {
+				c.note(s.conv.src, "it extracts "+x.K+", a CSV Data Set's variable too: the plan reads the column as ${"+col+"} and the extracted value as ${"+x.K+"}, each where JMeter reads it")
+			}
 			f.extracted[x.K] = true
 			if m, ok := x.V.(ordered); ok {
 				for _, kv := range m {
@@ -175,15 +178,15 @@ func (c *converter) fixup(p *planOut) {
 	for k, v := range p.Headers {
 		p.Headers[k] = f.text(v, nil)
 	}
-	f.fragments()
-	f.distinctNames()
-	f.target()
-	f.hoistAuth()
 	for _, k := range c.propOrder {
 		if !f.extracted[k] {
 			f.declare(k, c.props[k])
 		}
 	}
+	f.fragments()
+	f.distinctNames()
+	f.target()
+	f.hoistAuth()
 	if len(f.vars) > 0 {
 		p.Vars = f.vars
 	}
@@ -281,6 +284,14 @@ func (f *fixer) scripts() {
 	f.c.doc.plan.each(func(e *element) {
 		if !enabledPath(e) {
 			return
+		}
+		if e.converted {
+			return
+		}
+		for _, name := range []string{e.str("CounterConfig.name"), e.str("variableName")} {
+			if _, ok := f.setBy[name]; name != "" && !ok {
+				f.setBy[name] = e.Path
+			}
 		}
 		for _, m := range put.FindAllStringSubmatch(e.str("script"), -1) {
 			if _, ok := f.setBy[m[1]]; !ok {
@@ -589,7 +600,7 @@ func (f *fixer) undefined(name string) string {
 	if _, ok := f.vars[v]; !ok {
 		by := "nothing perflab converts sets it"
 		if s, ok := f.setBy[name]; ok {
-			by = "the script " + s + " sets it"
+			by = s + ", not converted, sets it"
 		}
 		f.c.note(f.cur, "${"+name+"}: "+by+"; it is a variable of the plan, empty unless given with --set "+v+"=VALUE")
 	}
@@ -826,6 +837,8 @@ func (f *fixer) loadFields(sc *scenarioOut) {
 	}
 }
 
+var propRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_-]*\}`)
+
 var single = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_-]*\}$`)
 
 // fragments makes each Module or Include Controller's block a use of a
@@ -914,8 +927,10 @@ func (f *fixer) distinctNames() {
 					if prev, ok := seen[key]; ok && prev != s {
 						if kind == "step" && !inFrag && plainRequest(s) && plainRequest(prev) && yamlOf(s) == yamlOf(prev) && f.sameAt(prev) {
 							// One request twice: one fragment used twice.
-							name := f.fragmentOf(prev)
+							name, step := f.fragmentOf(prev)
+							seen[key] = step
 							list[i] = &stepOut{Use: name}
+							used[name] = true
 							continue
 						}
 						for n := 2; ; n++ {
@@ -971,11 +986,11 @@ func plainRequest(s *stepOut) bool {
 func (f *fixer) sameAt(s *stepOut) bool { return s.conv == nil || s.conv.frag == "" }
 
 // fragmentOf makes a step a fragment of its own (once), used where it
-// stood, and names the fragment.
-func (f *fixer) fragmentOf(s *stepOut) string {
+// stood, and names the fragment and its step.
+func (f *fixer) fragmentOf(s *stepOut) (string, *stepOut) {
 	for _, fr := range f.p.Fragments {
 		if steps := fr.V.([]*stepOut); len(steps) == 1 && steps[0] == s {
-			return fr.K
+			return fr.K, s
 		}
 	}
 	name := s.Name
@@ -991,7 +1006,7 @@ func (f *fixer) fragmentOf(s *stepOut) string {
 	copy := *s
 	f.p.Fragments = append(f.p.Fragments, kv{name, []*stepOut{&copy}})
 	*s = stepOut{Use: name}
-	return name
+	return name, &copy
 }
 
 // target gives a plan without a target the origin every step's URL
@@ -1093,8 +1108,19 @@ func (c *converter) literalTemplate(t string) (string, bool) {
 			return c.props[varName(name)]
 		}
 		if _, isUDV := c.udvs[name]; isUDV {
-			if r := f.udv(name); r.literal {
+			r := f.udv(name)
+			if r.literal {
 				return r.value
+			}
+			// Its properties at their defaults.
+			v := propRef.ReplaceAllStringFunc(r.value, func(m string) string {
+				if d, ok := c.props[m[2:len(m)-1]]; ok {
+					return d
+				}
+				return m
+			})
+			if !strings.Contains(strings.ReplaceAll(v, "$${", ""), "${") {
+				return strings.ReplaceAll(v, "$${", "${")
 			}
 		}
 		ok = false

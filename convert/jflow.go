@@ -164,7 +164,7 @@ func kind(e *element) int {
 		return kindListener
 	}
 	switch {
-	case strings.HasSuffix(e.Tag, "Controller") || e.Tag == "RunTime" || e.Tag == "InterleaveControl":
+	case strings.HasSuffix(e.Tag, "Controller") || e.Tag == "RunTime" || e.Tag == "InterleaveControl" || e.Tag == "com.blazemeter.jmeter.controller.ParallelSampler":
 		return kindController
 	case strings.HasSuffix(e.Tag, "Collector") || strings.HasSuffix(e.Tag, "Listener") || strings.HasSuffix(e.Tag, "Visualizer") ||
 		strings.HasSuffix(e.Tag, "Uploader"):
@@ -262,9 +262,13 @@ func (c *converter) config(e *element) {
 func (c *converter) other(e *element) {
 	switch e.Tag {
 	case "JSR223Sampler", "BeanShellSampler", "BSFSampler", "JavaSampler":
-		c.drop(e, "a script sampler ("+scriptLang(e)+"): perflab runs no scripts; a request it makes is a step, a value it computes a variable (--set) or a data source, a branch it picks an if: or choose:")
+		c.drop(e, "a script sampler ("+scriptLang(e)+"): scripts do not run in perflab; a request it makes is a step, a value it computes a variable (perflab run --set) or a data source, a branch it picks an if: or choose:")
 	case "DebugSampler":
 		c.drop(e, "a debug sampler: it sends nothing")
+	case "ProxyControl":
+		c.drop(e, "the HTTP(S) Test Script Recorder: it records, and is not run in a test")
+	case "com.blazemeter.jmeter.controller.ParallelSampler":
+		// A controller that runs its children at the same time.
 	case "SystemSampler":
 		c.drop(e, "a sampler that runs a command: perflab sends requests only")
 	case "JDBCSampler", "TCPSampler", "SmtpSampler", "FTPSampler", "LDAPSampler", "JMSSampler", "MailReaderSampler", "BoltSampler", "AjpSampler":
@@ -372,6 +376,9 @@ func (c *converter) controller(e *element, sc scope) []*stepOut {
 		return c.module(e, sc)
 	case "IncludeController":
 		return c.include(e, sc)
+	case "com.blazemeter.jmeter.controller.ParallelSampler":
+		c.note(e, "a plugin's Parallel Controller runs its children at the same time: perflab runs them one after another")
+		return c.flowOf(e.Children, inner)
 	}
 	c.note(e, "a controller perflab does not know ("+e.Tag+"): its children run in order, once")
 	return c.flowOf(e.Children, inner)
@@ -416,7 +423,7 @@ func (c *converter) ifController(e *element, inner scope) []*stepOut {
 	raw := e.str("IfController.condition")
 	cond, why := c.condition(raw, e.boolean("IfController.useExpression"), false, e)
 	if why != "" {
-		c.note(e, "its condition "+strconv.Quote(raw)+" is not converted ("+why+"): its steps never run until the plan says when")
+		c.note(e, "its condition "+strconv.Quote(raw)+" is not converted ("+why+"): its steps never run until the plan says when (if: an expression of the variables by name, ==, &&, ||, !, response.ok, json(\"$.path\"))")
 		cond = "false"
 	}
 	on := func(s *stepOut) {
@@ -552,9 +559,14 @@ func (c *converter) loopController(e *element, inner scope) []*stepOut {
 	raw := strings.TrimSpace(e.str("LoopController.loops"))
 	if n, err := strconv.Atoi(raw); err == nil {
 		switch {
-		case n < 0:
-			c.note(e, "loops for ever: the loop runs until the scenario ends (give the scenario a duration)")
+		case n < 0 && c.groupHasDuration():
+			c.note(e, "loops for ever: the loop runs until the scenario ends")
 			l.While = "true"
+		case n < 0:
+			// JMeter's thread never leaves it; a perflab run of iterations
+			// would never end.
+			c.note(e, "loops for ever in a thread group without a duration: the loop ends after 1,000 passes (give the scenario a duration, and remove max)")
+			l.While, l.Max = "true", 1000
 		case n == 0:
 			c.note(e, "a loop of 0 passes: its steps never run")
 			l.Count = 0
@@ -573,6 +585,13 @@ func (c *converter) loopController(e *element, inner scope) []*stepOut {
 		return body
 	}
 	return []*stepOut{{Steps: body, Loop: l, conv: &stepConv{src: e}}}
+}
+
+// groupHasDuration reports whether the thread group being converted runs
+// for a time (a scheduler's duration, or a plugin's schedule).
+func (c *converter) groupHasDuration() bool {
+	g := c.group
+	return g != nil && (g.boolean("ThreadGroup.scheduler") && strings.TrimSpace(g.str("ThreadGroup.duration")) != "" || g.Tag == "kg.apc.jmeter.threads.UltimateThreadGroup")
 }
 
 // exprValue is a JMeter value that is one variable (or property) as an
@@ -726,6 +745,7 @@ func (c *converter) throughputController(e *element, inner scope) []*stepOut {
 		c.note(e, "runs "+raw+" times in all, counted over every thread: perflab counts per VU (its first "+raw+" iterations)")
 	}
 	if n == 1 {
+		c.note(e, "runs the first time it is reached: perflab runs it once, in the VU's first iteration")
 		return wrap(steps, func(s *stepOut) { s.Once = true })
 	}
 	c.note(e, "runs the first "+raw+" times it is reached: perflab runs it in the VU's first "+raw+" iterations")
@@ -795,18 +815,26 @@ func (c *converter) switchController(e *element, inner scope) []*stepOut {
 	}
 	num := fmt.Sprintf(`%s matches "^[+-]?[0-9]+$"`, v)
 	var conds []string
+	var picked [][]*stepOut
 	for i, k := range kids {
+		if i == def {
+			continue // the else of the chain
+		}
 		cond := fmt.Sprintf(`%s == %q || %s == %q`, v, strconv.Itoa(i), v, k.Name)
 		if i == 0 {
 			cond = fmt.Sprintf(`%s == "" || %s || (%s && !(int(%s) >= 1 && int(%s) < %d))`, v, cond, num, v, v, len(kids))
 		}
 		conds = append(conds, cond)
+		picked = append(picked, branches[i])
 	}
 	var rest []*stepOut
 	if def >= 0 {
 		rest = branches[def]
+		if len(conds) == 0 {
+			return rest
+		}
 	}
-	return chain(conds, branches, rest, e)
+	return chain(conds, picked, rest, e)
 }
 
 // module converts a Module Controller: the element its path names, taken

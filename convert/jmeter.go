@@ -181,6 +181,9 @@ func (c *converter) account() Accounting {
 		})
 	}
 	for _, f := range c.included {
+		if f == nil {
+			continue
+		}
 		f.each(func(e *element) {
 			if e.Enabled && e.converted {
 				a.Converted++
@@ -265,6 +268,8 @@ func (c *converter) plan() *planOut {
 			}
 		case "ThreadGroup":
 			p.Scenarios = append(p.Scenarios, c.scenario(g, c.enter(g, top)))
+		case "kg.apc.jmeter.threads.UltimateThreadGroup":
+			p.Scenarios = append(p.Scenarios, c.ultimate(g, c.enter(g, top)))
 		default:
 			c.note(g, "a thread group of a plugin ("+g.Tag+"): its samplers are a scenario of 1 VU and 1 iteration; give the load with perflab run's --vus, --duration or --rate")
 			s := &scenarioOut{Name: g.Name, VUs: 1, Iterations: 1}
@@ -426,8 +431,8 @@ func (c *converter) csvDataSet(e *element) {
 // handed out at random: one value per iteration, as JMeter draws one as
 // each iteration starts.
 func (c *converter) randomVariable(e *element) {
-	lo, err1 := strconv.ParseInt(strings.TrimSpace(e.str("minimumValue")), 10, 64)
-	hi, err2 := strconv.ParseInt(strings.TrimSpace(e.str("maximumValue")), 10, 64)
+	lo, err1 := c.intProp(e, "minimumValue")
+	hi, err2 := c.intProp(e, "maximumValue")
 	name := e.str("variableName")
 	format, ok := javaNumberFormat(e.str("outputFormat"))
 	if err1 != nil || err2 != nil || lo > hi || name == "" || !ok {
@@ -440,17 +445,27 @@ func (c *converter) randomVariable(e *element) {
 	c.dataVars[name] = src
 }
 
+// intProp is a property of e as a number, its variables filled in.
+func (c *converter) intProp(e *element, name string) (int64, error) {
+	lit, ok := c.literalValue(strings.TrimSpace(e.str(name)), e)
+	if !ok {
+		return 0, fmt.Errorf("not a number")
+	}
+	return strconv.ParseInt(strings.TrimSpace(lit), 10, 64)
+}
+
 // counter makes a Counter a data source of its numbers: a counter shared
 // by all threads is a sequential range (the next number to whichever VU
 // asks); one per thread is listed.
 func (c *converter) counter(e *element) {
 	name := e.str("CounterConfig.name")
-	start, err1 := strconv.ParseInt(strings.TrimSpace(e.str("CounterConfig.start")), 10, 64)
-	incr, err2 := strconv.ParseInt(strings.TrimSpace(e.str("CounterConfig.incr")), 10, 64)
+	num := func(prop string) (int64, error) { return c.intProp(e, prop) }
+	start, err1 := num("CounterConfig.start")
+	incr, err2 := num("CounterConfig.incr")
 	end := int64(math.MaxInt32)
 	var err3 error
 	if s := strings.TrimSpace(e.str("CounterConfig.end")); s != "" {
-		end, err3 = strconv.ParseInt(s, 10, 64)
+		end, err3 = num("CounterConfig.end")
 	}
 	format, ok := javaNumberFormat(e.str("CounterConfig.format"))
 	switch {
@@ -619,6 +634,75 @@ func (c *converter) scenario(g *element, sc scope) *scenarioOut {
 	return s
 }
 
+// ultimate converts an Ultimate Thread Group (a plugin's): its rows
+// (threads, initial delay, startup, hold and shutdown times, in seconds)
+// start and stop threads at once, so the scenario's VUs are their sum,
+// which ramp_vus follows segment by segment; a start or stop of no
+// duration takes a millisecond.
+func (c *converter) ultimate(g *element, sc scope) *scenarioOut {
+	s := &scenarioOut{Name: g.Name}
+	type point struct{ t, v float64 }
+	var rows [][]point
+	for i, row := range g.Props["ultimatethreadgroupdata"].itemsOrNil() {
+		var v [5]float64
+		ok := len(row.Items) == 5
+		for j := 0; ok && j < 5; j++ {
+			lit, known := c.literalValue(row.Items[j].Value, g)
+			f, err := strconv.ParseFloat(strings.TrimSpace(lit), 64)
+			ok = known && err == nil && f >= 0
+			v[j] = f
+		}
+		if !ok {
+			c.note(g, fmt.Sprintf("its row %d is not five numbers (threads, delay, startup, hold, shutdown): left out", i+1))
+			continue
+		}
+		start, up, hold, down := v[1], math.Max(v[2], 0.001), v[3], math.Max(v[4], 0.001)
+		rows = append(rows, []point{{start, 0}, {start + up, v[0]}, {start + up + hold, v[0]}, {start + up + hold + down, 0}})
+	}
+	var times []float64
+	for _, r := range rows {
+		for _, p := range r {
+			times = append(times, p.t)
+		}
+	}
+	sort.Float64s(times)
+	at := func(t float64) float64 {
+		sum := 0.0
+		for _, r := range rows {
+			for k := 0; k+1 < len(r); k++ {
+				if t >= r[k].t && t <= r[k+1].t {
+					sum += r[k].v + (r[k+1].v-r[k].v)*(t-r[k].t)/(r[k+1].t-r[k].t)
+					break
+				}
+			}
+		}
+		return math.Round(sum*1000) / 1000
+	}
+	prev := 0.0
+	for _, t := range times {
+		if t-prev < 1e-9 {
+			continue
+		}
+		s.RampVUs = append(s.RampVUs, rampOut{Target: at(t), Duration: strconv.FormatFloat(math.Round((t-prev)*1000), 'f', -1, 64) + "ms"})
+		prev = t
+	}
+	if len(s.RampVUs) == 0 {
+		c.note(g, "no row to run: the scenario runs 1 VU once")
+		s.VUs, s.Iterations = 1, 1
+	} else {
+		s.VUs = 0
+	}
+	if n := g.Props["ThreadGroup.main_controller"].get("LoopController.loops"); n != "-1" && n != "" {
+		c.note(g, "its "+n+" loops: perflab's VUs loop until the ramp ends")
+	}
+	c.group = g
+	s.Flow = c.flowOf(g.Children, sc)
+	c.group = nil
+	pre, key := c.delayOf(sc.timers, g)
+	c.placeTimers(s, key, pre)
+	return s
+}
+
 // load is a thread group's number (threads, loops) or seconds (ramp-up,
 // duration) as the scenario's field: a number, a duration, or a
 // variable's placeholder (seconds: ${name}s), resolved by fixup.
@@ -754,7 +838,7 @@ func (c *converter) throughput(g *element, s *scenarioOut, loops string) {
 			}
 		}
 		if s.RampUp != nil {
-			c.note(g, fmt.Sprintf("its ramp-up %v: the arrival rate starts at once", s.RampUp))
+			c.note(g, "its ramp-up "+strconv.Quote(g.str("ThreadGroup.ramp_time"))+" s: the arrival rate starts at once")
 			s.RampUp = nil
 		}
 		s.Iterations = nil

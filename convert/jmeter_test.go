@@ -193,7 +193,7 @@ func TestConvertThroughputTimers(t *testing.T) {
 	}
 	if len(res.Skipped) != 3 || !strings.HasPrefix(res.Skipped[0], "names no host") ||
 		!strings.Contains(res.Skipped[1], `ConstantThroughputTimer "nested": a throughput timer inside a controller`) ||
-		!strings.Contains(res.Skipped[2], "ramp-up 1s") {
+		!strings.Contains(res.Skipped[2], `ramp-up "1" s`) {
 		t.Errorf("skipped %q", res.Skipped)
 	}
 	rec := &recorder{}

@@ -2,12 +2,18 @@ package convert
 
 import (
 	"fmt"
+	"regexp"
 
 	"gopkg.in/yaml.v3"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+)
+
+var (
+	charsetName = regexp.MustCompile(`^[A-Z0-9][A-Z0-9_.:+-]*$`)
+	headerName  = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_|~`-]+$")
 )
 
 // jmeterOK are the statuses JMeter's HTTP sampler takes as a success
@@ -38,8 +44,11 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 			contentType = v
 		}
 	}
-	charset := strings.ToUpper(strings.TrimSpace(props["HTTPSampler.contentEncoding"]))
-	if charset == "" {
+	// The sampler's encoding, which JMeter's entities name (UTF-8 when it
+	// gives none, or one perflab cannot read).
+	charset, ok := c.literalValue(strings.TrimSpace(props["HTTPSampler.contentEncoding"]), e)
+	charset = strings.ToUpper(strings.TrimSpace(charset))
+	if !ok || charset == "" || !charsetName.MatchString(charset) {
 		charset = "UTF-8"
 	}
 	raw := props["HTTPSampler.postBodyRaw"] == "true"
@@ -236,13 +245,15 @@ func (c *converter) origin(props map[string]string) string {
 // starts with a / when it does not.
 func (c *converter) samplerURL(e *element, props map[string]string) string {
 	rawPath := strings.TrimSpace(props["HTTPSampler.path"])
-	lit, _ := c.literalValue(rawPath, e)
+	lit, known := c.literalValue(rawPath, e)
 	lower := strings.ToLower(lit)
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {
 		return c.value(rawPath, e)
 	}
 	path := c.value(rawPath, e)
-	if !strings.HasPrefix(lit, "/") {
+	// A path JMeter starts with a / when it has none; one that starts with
+	// a variable perflab cannot read is taken to have one.
+	if known && !strings.HasPrefix(lit, "/") || !known && !strings.HasPrefix(rawPath, "${") && !strings.HasPrefix(rawPath, "/") {
 		path = "/" + path
 	}
 	o := c.origin(props)
@@ -353,6 +364,10 @@ func (c *converter) headerValues(mgrs []*element) map[string]string {
 			if n == "" {
 				continue
 			}
+			if !headerName.MatchString(n) {
+				c.note(m, "its header "+strconv.Quote(n)+": not a header's name (a token of letters, digits and !#$%&'*+-.^_`|~), not sent")
+				continue
+			}
 			for k := range out {
 				if strings.EqualFold(k, n) {
 					delete(out, k)
@@ -453,7 +468,7 @@ func (c *converter) literalURL(u string) (string, bool) {
 func (c *converter) preProcessor(e *element) {
 	switch e.Tag {
 	case "JSR223PreProcessor", "BeanShellPreProcessor", "BSFPreProcessor":
-		c.drop(e, "a script run before each sampler in its scope ("+scriptLang(e)+"): perflab runs no scripts; a value it sets is a variable (--set) or a data source")
+		c.drop(e, "a script run before each sampler in its scope ("+scriptLang(e)+"): scripts do not run in perflab; a value it sets is a variable (perflab run --set) or a data source")
 	case "UserParameters":
 		c.drop(e, "User Parameters: a variable per thread is a data source (mode per-vu)")
 	case "AnchorModifier":

@@ -167,6 +167,9 @@ func (c *converter) valueAs(v string, e *element, mode byte) string {
 		switch {
 		case p.fn != "":
 			b.WriteString(c.function(p, e))
+		case strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref):
+			// A function without arguments: ${__threadNum}.
+			b.WriteString(c.function(piece{fn: p.ref[2:], src: p.src}, e))
 		case p.ref != "":
 			b.WriteString(mark(mode, p.ref))
 		default:
@@ -222,10 +225,15 @@ func (c *converter) function(p piece, e *element) string {
 			return "${env." + name + "}"
 		}
 	case "Random":
-		lo, err1 := strconv.ParseInt(arg(0), 10, 64)
-		hi, err2 := strconv.ParseInt(arg(1), 10, 64)
-		if err1 == nil && err2 == nil && lo <= hi && len(p.args) <= 2 {
+		l, ok1 := c.literalValue(arg(0), e)
+		h, ok2 := c.literalValue(arg(1), e)
+		lo, err1 := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
+		hi, err2 := strconv.ParseInt(strings.TrimSpace(h), 10, 64)
+		if ok1 && ok2 && err1 == nil && err2 == nil && lo <= hi && len(p.args) <= 3 {
 			name := c.randomSource(lo, hi)
+			if v := arg(2); v != "" {
+				c.dataVars[v] = name // the variable it sets: the same number
+			}
 			c.note(e, "the function "+p.src+": a random number from a data source ("+name+"), drawn once per iteration where JMeter draws one each time")
 			return "${" + name + "}"
 		}
@@ -241,7 +249,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func functionHint(fn string) string {
 	switch fn {
 	case "groovy", "jexl", "jexl2", "jexl3", "javaScript", "BeanShell":
-		return "perflab runs no scripts; a value taken from a response is an extract, a decision an if: or choose:"
+		return "scripts do not run in perflab; a value taken from a response is an extract, a decision an if: or choose:"
 	case "Random", "RandomString", "randomString":
 		return "a data source with mode: random gives a random value per iteration"
 	case "time", "timeShift", "dateTimeConvert":

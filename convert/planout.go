@@ -176,6 +176,7 @@ type scenarioOut struct {
 	MaxVUs     any        `yaml:"max_vus,omitempty"`
 	Duration   any        `yaml:"duration,omitempty"`
 	RampUp     any        `yaml:"ramp_up,omitempty"`
+	RampVUs    []rampOut  `yaml:"ramp_vus,omitempty"`
 	Think      any        `yaml:"think,omitempty"`
 	OnError    string     `yaml:"on_error,omitempty"`
 	Flow       []*stepOut `yaml:"flow"`

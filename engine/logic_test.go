@@ -171,3 +171,35 @@ scenarios:
 		t.Errorf("the first iteration's values: %s", q)
 	}
 }
+
+// A while loop's condition may read what its body extracts: a poll until
+// the answer says done, the variable reset before (a VU's variables
+// outlive its iterations, as a JMeter thread's do).
+func TestPollUntilDone(t *testing.T) {
+	var c counter
+	var n atomic.Int64
+	srv := httptest.NewServer(c.handler(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%3 == 0 {
+			io.WriteString(w, `{"state":"done"}`)
+			return
+		}
+		io.WriteString(w, `{"state":"running"}`)
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 2
+    flow:
+      - set: {state: '""'}                # a VU's variables outlive its iterations
+      - name: poll
+        url: /job
+        extract: {state: $.state}
+        loop: {while: 'state != "done"', max: 10}
+`, nil)
+	r := run(t, p)
+	if got := op(t, r.Stages[0], "poll").Count; got != 6 || c.total() != 6 {
+		t.Errorf("perflab polled %d times, the server saw %d; want 6 (3 an iteration)", got, c.total())
+	}
+}

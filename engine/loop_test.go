@@ -57,6 +57,7 @@ var engineTests = []struct {
 	{"FlowLogic", TestFlowLogic},
 	{"FlowLogicFailures", TestFlowLogicFailures},
 	{"SetVariables", TestSetVariables},
+	{"PollUntilDone", TestPollUntilDone},
 	{"UnsetVariableSaysWhy", TestUnsetVariableSaysWhy},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},

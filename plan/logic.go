@@ -125,6 +125,10 @@ func (v *validator) compile(e *Expr, kind expr.Kind, sc *scope, who string) {
 	e.Prog = prog
 }
 
+// afterStep runs f once the step being checked is, with the names it
+// defines in scope.
+func (v *validator) afterStep(f func()) { v.pending = append(v.pending, f) }
+
 // logic checks a step's logic: its condition, loop, choice, fragment or
 // block of steps, and the steps in them, as step checks any step. It
 // returns false when the step is no good to check further.
@@ -178,7 +182,11 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 			}
 			sc.local[name] = true
 		}
-		v.compile(l.While, expr.Bool, sc, who+": loop: while")
+		// The condition is checked before each pass, the first included,
+		// when nothing of the body has run: it may read what the body
+		// extracts (a poll until its answer says done), unset before the
+		// first pass. It is checked once the step is.
+		v.afterStep(func() { v.compile(l.While, expr.Bool, sc, who+": loop: while") })
 	}
 	if st.Set != nil {
 		if st.IsRequest() || st.IsTransaction() || st.IsMessage() || st.Call != "" || st.GRPC != nil || st.WS != nil || len(st.Steps) > 0 || st.Use != "" || st.Choose != nil {

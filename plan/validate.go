@@ -60,6 +60,9 @@ type validator struct {
 	fragments map[string]*Fragment
 	using     map[string]bool
 	useStack  []string
+	// pending are checks to make once the step being checked is
+	// (afterStep).
+	pending []func()
 }
 
 func (v *validator) report(pos Pos, format string, args ...any) {
@@ -597,6 +600,13 @@ func (v *validator) labels(st *Step, kinds map[string]string) {
 }
 
 func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
+	pending := len(v.pending)
+	defer func() {
+		for _, f := range v.pending[pending:] {
+			f()
+		}
+		v.pending = v.pending[:pending]
+	}()
 	// A step without a name is named from what it does (METHOD URL, the
 	// call, the topic): a name, one line as the names given are.
 	defer func() {
