@@ -916,6 +916,8 @@ scenarios:
       - {name: show, url: /show, headers: {X-Id: "${id}"}}
       - {name: broken, url: /broken, extract: {code: $.code}}
       - {name: after, method: POST, url: /after, body: "${code}"}
+      - {name: refused, url: "http://127.0.0.1:1/x", extract: {gone: $.x}}
+      - {name: after refused, method: POST, url: /after, body: "${gone}"}
   - name: others
     vus: 1
     iterations: 2
@@ -934,7 +936,10 @@ scenarios:
 	}{
 		{"use", 6, "${token} is not set (step login's extract of token failed in this iteration)"},
 		{"show", 6, "${id} is not set (step login's extract of id was not reached: its extract of token failed in this iteration)"},
-		{"after", 6, "${code} is not set (" + where + ")"},
+		// A status not accepted: the extraction ran (as JMeter's do) and missed.
+		{"after", 6, "${code} is not set (step broken's extract of code failed in this iteration)"},
+		// No response: the extraction never ran.
+		{"after refused", 6, "${gone} is not set (" + where + ")"},
 		{"publish", 2, "${token} is not set (step login2's extract of token failed in this iteration)"},
 		{"ws", 2, "${token} is not set (step login2's extract of token failed in this iteration)"},
 		{"get", 2, "${token} is not set (step login2's extract of token failed in this iteration)"},

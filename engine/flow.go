@@ -34,7 +34,7 @@ type node struct {
 	req      *phttp.Request
 	op       int // step or transaction op id
 	think    *plan.Think
-	children []*node // transaction steps
+	children []*node  // transaction steps
 	msg      *msgStep // a publish or await step
 	grpc     *grpcStep
 	ws       *wsStep
@@ -53,9 +53,9 @@ type node struct {
 	loop     *plan.Loop    // nodeLoop
 	branches [][]*node     // nodeChoose, with their weights summed in cum
 	cum      []float64
-	onceID   int         // nodeOnce: its number in the scenario
+	onceID   int            // nodeOnce: its number in the scenario
 	set      []*plan.Assign // nodeSet
-	warned   atomic.Bool // an expression of the node failed, said once
+	warned   atomic.Bool    // an expression of the node failed, said once
 }
 
 // scenario is a compiled scenario for one stage.
@@ -63,13 +63,13 @@ type scenario struct {
 	sc *plan.Scenario
 	// engine is EngineLoop or EngineGoroutines (chooseEngine), and why
 	// the latter when the loop was not chosen.
-	engine, why   string
-	nodes         []*node
+	engine, why string
+	nodes       []*node
 	// onces counts the scenario's once nodes; keeps says its flow's
 	// expressions read responses' bodies or headers (every request keeps
 	// them).
-	onces int
-	keeps bool
+	onces         int
+	keeps         bool
 	iterOp        int
 	onError       string
 	plan.Workload // resolved for the stage; VUs and MaxVUs are seg's shares

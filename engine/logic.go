@@ -37,8 +37,9 @@ func (w *worker) env() *expr.Env {
 				v, _ := w.scr.LastHeader(name)
 				return v
 			},
-			JSON:   w.lastJSON,
-			Random: func() float64 { return w.vars.rng.Float64() },
+			JSON:         w.lastJSON,
+			Random:       func() float64 { return w.vars.rng.Float64() },
+			RandomString: expr.RandomString(func(n int) int { return w.vars.rng.IntN(n) }),
 		}
 		e.VarNamed = e.Var
 		w.exprEnv = e

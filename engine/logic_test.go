@@ -131,7 +131,6 @@ scenarios:
 	}
 }
 
-
 // A set step gives variables the values of expressions, in order, on each
 // engine: the server sees the values the expressions make.
 func TestSetVariables(t *testing.T) {

@@ -54,10 +54,10 @@ type evLoop struct {
 
 // Positions of a loopVU.
 const (
-	pcNext    = iota // start the next iteration, if the model gives one
-	pcWalk           // ask the cursor what to do (worker.next)
-	pcStepDone       // a response arrived for the step in flight
-	pcCut            // a wait was cut short by the end of the load
+	pcNext     = iota // start the next iteration, if the model gives one
+	pcWalk            // ask the cursor what to do (worker.next)
+	pcStepDone        // a response arrived for the step in flight
+	pcCut             // a wait was cut short by the end of the load
 	pcDead
 )
 

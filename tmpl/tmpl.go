@@ -96,14 +96,17 @@ func Parse(s string) (*Template, error) {
 			i++
 			continue
 		}
-		end := strings.IndexByte(s[i+2:], '}')
+		end := closing(s[i+2:])
 		if end < 0 {
 			return nil, &SyntaxError{Offset: i, Msg: "unterminated ${: missing }"}
 		}
 		body := s[i+2 : i+2+end]
 		p := part{offset: i}
 		if k := strings.Index(body, ":-"); k >= 0 {
-			p.fallback, p.hasFall = body[k+2:], true
+			// $${name} in a default is the text ${name}: ${id:-$${id}}
+			// sends ${id} when id is not set, as JMeter sends a variable
+			// it has no value for.
+			p.fallback, p.hasFall = strings.ReplaceAll(body[k+2:], "$${", "${"), true
 			body = body[:k]
 		}
 		name := strings.TrimSpace(body)
@@ -120,6 +123,24 @@ func Parse(s string) (*Template, error) {
 	}
 	flush()
 	return t, nil
+}
+
+// closing is the index of the } that ends a placeholder whose text s
+// follows its ${; a $${...} in its default is passed over. -1: none.
+func closing(s string) int {
+	for j := 0; j < len(s); j++ {
+		switch {
+		case strings.HasPrefix(s[j:], "$${"):
+			k := strings.IndexByte(s[j+3:], '}')
+			if k < 0 {
+				return -1
+			}
+			j += 3 + k
+		case s[j] == '}':
+			return j
+		}
+	}
+	return -1
 }
 
 // rawPrefix marks a placeholder whose value goes into a URL unescaped:

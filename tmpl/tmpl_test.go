@@ -21,6 +21,9 @@ func TestExpand(t *testing.T) {
 		{"${missing:-dflt}", "dflt"},
 		{"${vu:-dflt}", "3"},
 		{"${missing:-}", ""},
+		{"${missing:-$${missing}}", "${missing}"}, // a default that is the placeholder's text
+		{"${vu:-$${vu}}/x", "3/x"},
+		{"a ${missing:-b $${c} d} e", "a b ${c} d e"},
 		{"cost $5 and $${vu}", "cost $5 and ${vu}"},
 		{"${env.HOME}/x", "/root/x"},
 	}

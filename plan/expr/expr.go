@@ -14,7 +14,8 @@
 //   - json("$.path") of the last response's body (RFC 9535 JSONPath: one
 //     value, a list when the path selects several, nil when none),
 //     header("Name") of its headers, defined("name") (a variable is set),
-//     random() in [0, 1), vu, iteration;
+//     random() in [0, 1), randomString(n[, chars]), vu, iteration, now()
+//     (its Format("2006-01-02T15:04:05Z07:00") in Go's layout);
 //   - expr-lang's operators and builtins (&&, ||, !, in, matches, contains,
 //     startsWith, len, int, float, filter, any, all, ...).
 package expr
@@ -50,7 +51,10 @@ type Env struct {
 	Header    func(string) string `expr:"header"`
 	Defined   func(string) bool   `expr:"defined"`
 	Random    func() float64      `expr:"random"`
-	machine   vm.VM
+	// RandomString is randomString(n) of letters and digits, or
+	// randomString(n, chars) of the characters given.
+	RandomString func(n int, chars ...string) string `expr:"randomString"`
+	machine      vm.VM
 }
 
 // Response is the last step's outcome, as expressions see it.

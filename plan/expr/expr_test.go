@@ -9,12 +9,13 @@ import (
 func env(vars map[string]string, r Response) *Env {
 	return &Env{
 		Response: r, VU: 3, Iteration: 7,
-		Var:      func(n string) string { return vars[n] },
-		VarNamed: func(n string) string { return vars[n] },
-		Defined:  func(n string) bool { _, ok := vars[n]; return ok },
-		JSON:     func(string) any { return nil },
-		Header:   func(string) string { return "" },
-		Random:   func() float64 { return 0.5 },
+		Var:          func(n string) string { return vars[n] },
+		VarNamed:     func(n string) string { return vars[n] },
+		Defined:      func(n string) bool { _, ok := vars[n]; return ok },
+		JSON:         func(string) any { return nil },
+		Header:       func(string) string { return "" },
+		Random:       func() float64 { return 0.5 },
+		RandomString: RandomString(func(n int) int { return n - 1 }),
 	}
 }
 
@@ -44,6 +45,10 @@ func TestConditions(t *testing.T) {
 		`vu == 3 && iteration == 7`:         true,
 		`defined("count") && !defined("x")`: true,
 		`random() < 0.6`:                    true,
+		`randomString(3) == "999"`:          true, // the last character, as this env's source picks
+		`randomString(2, "ab") == "bb"`:     true,
+		`len(randomString(5, "éè")) == 10`:  true, // 5 characters of 2 bytes
+		`now().Year() > 2000`:               true,
 		`empty == ""`:                       true,
 		`let n = count; n > 6`:              true,
 	} {

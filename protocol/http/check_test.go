@@ -52,6 +52,11 @@ func checkServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		case "/xml":
 			w.Header().Set("Content-Type", "application/xml")
 			io.WriteString(w, checkXML)
+		case "/missing":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(404)
+			io.WriteString(w, `{"error":"no such item","code":"E404"}`)
+			return
 		case "/slow":
 			time.Sleep(30 * time.Millisecond)
 			fallthrough
@@ -215,6 +220,13 @@ func TestExtract(t *testing.T) {
 		ex("regex group 0", "/json", `x: {regex: '"id":(\d)', group: 0}`, one(`"id":1`)),
 		ex("regex all", "/json", `x: {regex: '"id":(\d)', match: all}`, map[string]string{"x": `["1","2","3"]`, "x_count": "3", "x_3": "3"}),
 		ex("regex headers", "/json", `x: {regex: 'sid=(\w+)', from: headers}`, one("s3cr3t")),
+		// Header lines end with LF alone, as JMeter keeps them: .+ takes
+		// the value without the wire's CR.
+		ex("regex header to the end of its line", "/json", `x: {regex: 'X-Token: (.+)', from: headers}`, one("abc")),
+		// A status the step does not accept fails it, and its extractions
+		// run all the same, as JMeter's extractors do.
+		{name: "extract from an error", step: "url: /missing, extract: {x: $.code, y: {json: $.nope, default: none}}",
+			kind: metrics.HTTP4xx, detail: "status 404", vars: map[string]string{"x": "E404", "y": "none"}},
 		ex("regex url", "'/json?item=77'", `x: {regex: 'item=(\d+)', from: url}`, one("77")),
 		ex("regex url placeholder", "'/json?item=${want}'", `x: {regex: 'item=(\w+)', from: url}`, one("c0a8")),
 		ex("regex status", "/json", `x: {regex: '^(\d)', from: status}`, one("2")),

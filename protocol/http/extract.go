@@ -334,7 +334,7 @@ func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gj
 func (e *extractor) source(v *view) []byte {
 	switch e.src {
 	case srcHeaders:
-		return v.headers
+		return v.headerText()
 	case srcURL:
 		return v.url
 	case srcStatus:

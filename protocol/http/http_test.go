@@ -37,6 +37,18 @@ func TestCompileJoinsURLs(t *testing.T) {
 			t.Errorf("%s + %s = %s, want %s", c.target, c.url, got, c.want)
 		}
 	}
+	// A URL that is a value joins the target with one / whether the
+	// value begins with one or not (as JMeter's path from a variable).
+	for path, want := range map[string]string{"/users": "http://h/api/users", "users": "http://h/api/users", "/": "http://h/api/"} {
+		r, err := Compile(text("http://h/api"), nil, &plan.Step{Name: "s", Method: "GET", URL: text("${raw:p}?x=1")}, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.appendURL(nil, testenv.Vars{"p": path})
+		if err != nil || string(b) != want+"?x=1" {
+			t.Errorf("${raw:p} = %q: %q, %v; want %s?x=1", path, b, err, want)
+		}
+	}
 }
 
 func TestDoSendsWhatThePlanSays(t *testing.T) {

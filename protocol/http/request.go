@@ -50,6 +50,10 @@ type Request struct {
 	// literal is true when no part of the request has a placeholder: the
 	// event loop builds its bytes once per connection.
 	literal bool
+	// joinBase and joinRel are the target (with a / after it) and the
+	// step's URL when that begins with a placeholder, whose value may
+	// begin with a / of its own (appendRawURL).
+	joinBase, joinRel *tmpl.Template
 	// keepBody and keepHeaders are what of the response the flow's
 	// expressions read (Keep).
 	keepBody    bool
@@ -94,6 +98,17 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			base = strings.TrimSuffix(base, "/")
 		} else if !strings.HasSuffix(base, "/") && !strings.HasPrefix(u, "/") && u != "" && !strings.HasPrefix(u, "?") {
 			base += "/"
+			if strings.HasPrefix(u, "${") {
+				// A path that is a value: its own / (/users from a
+				// variable) is the one between, decided per request.
+				var err error
+				if r.joinBase, err = tmpl.Parse(base); err != nil {
+					return nil, err
+				}
+				if r.joinRel, err = tmpl.Parse(u); err != nil {
+					return nil, err
+				}
+			}
 		}
 		u = base + u
 	}
@@ -415,7 +430,19 @@ func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
 // the values made it.
 func (r *Request) appendRawURL(b []byte, vars Vars) ([]byte, error) {
 	start := len(b)
-	b, err := r.url.AppendURL(b, vars)
+	var err error
+	if r.joinRel != nil {
+		b, err = r.joinBase.AppendURL(b, vars)
+		if err == nil {
+			rel := len(b)
+			b, err = r.joinRel.AppendURL(b, vars)
+			if err == nil && len(b) > rel && b[rel] == '/' { // the value has its own
+				b = append(b[:rel-1], b[rel:]...)
+			}
+		}
+	} else {
+		b, err = r.url.AppendURL(b, vars)
+	}
 	if err != nil {
 		return b, err
 	}
@@ -483,9 +510,16 @@ func (r *Request) eachHeader(vars Vars, sh *sendHeaders, set func(name, value st
 // first to fail is the result's error.
 func (r *Request) judge(res *Result, v *view, header headerFunc, vars Vars, limit int64) {
 	code := res.Status
+	v.status, v.latency, v.size = code, res.Latency, res.Bytes
 	if !r.accepts(code) {
 		res.Err = metrics.StatusKind(code)
 		res.Detail = "status " + itoa(code)
+		// The extractions run on any response, as JMeter's extractors do
+		// (a default taken from an error's body, a value its headers
+		// carry); the step's error is its status's all the same.
+		if len(r.extract) > 0 && len(v.body) == res.Bytes {
+			r.extract.apply(v, header, vars)
+		}
 		return
 	}
 	if !r.judged {
@@ -496,7 +530,6 @@ func (r *Request) judge(res *Result, v *view, header headerFunc, vars Vars, limi
 		res.Detail = "body of " + strconv.Itoa(res.Bytes) + " bytes exceeds body_limit " + plan.FormatSize(limit) + "; raise body_limit to " + r.bodyVerb + " it"
 		return
 	}
-	v.status, v.latency, v.size = code, res.Latency, res.Bytes
 	if res.Err, res.Detail = r.extract.apply(v, header, vars); res.Err != metrics.OK {
 		return
 	}

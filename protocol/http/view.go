@@ -29,6 +29,9 @@ type view struct {
 	latency time.Duration
 	size    int
 
+	// headersLF is headers with its lines ended by LF alone (headerText).
+	headersLF []byte
+
 	json     plan.JSONBody
 	jsonSet  bool
 	html     *goquery.Document
@@ -45,6 +48,17 @@ const (
 	readsHeaders = 1 << iota // the header block
 	readsURL                 // the request's URL
 )
+
+// headerText is the header block as a regex reads it: the status line
+// and a line a header, each ended by LF alone, as JMeter keeps a
+// response's headers: a pattern such as "token: (.+)" takes the value
+// without the CR of the wire's CRLF.
+func (v *view) headerText() []byte {
+	if v.headersLF == nil && v.headers != nil {
+		v.headersLF = bytes.ReplaceAll(v.headers, []byte("\r\n"), []byte("\n"))
+	}
+	return v.headersLF
+}
 
 // jsonBody is the body as JSON paths read it.
 func (v *view) jsonBody() *plan.JSONBody {
