@@ -47,7 +47,7 @@ func TestConditions(t *testing.T) {
 		`random() < 0.6`:                    true,
 		`randomString(3) == "999"`:          true, // the last character, as this env's source picks
 		`randomString(2, "ab") == "bb"`:     true,
-		`len(randomString(5, "éè")) == 10`:  true, // 5 characters of 2 bytes
+		`len(randomString(5, "éè")) == 5`:   true, // characters, not bytes
 		`now().Year() > 2000`:               true,
 		`empty == ""`:                       true,
 		`let n = count; n > 6`:              true,
