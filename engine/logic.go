@@ -201,6 +201,9 @@ func (w *worker) beginPass(f *frame) bool {
 	if l.Index != "" {
 		w.vars.Set(l.Index, strconv.Itoa(f.pass))
 	}
+	for _, name := range l.Rows {
+		w.vars.nextRow(name)
+	}
 	if l.As != "" {
 		w.vars.Set(l.As, f.items[f.pass])
 	}

@@ -202,3 +202,33 @@ scenarios:
 		t.Errorf("perflab polled %d times, the server saw %d; want 6 (3 an iteration)", got, c.total())
 	}
 }
+
+// A loop's rows give each pass a new row of a data source, where a VU
+// otherwise takes one row an iteration.
+func TestLoopRows(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+data:
+  items: {values: [a, b, c, d, e, f]}
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 2
+    flow:
+      - {name: first, url: "/first/${items}"}
+      - name: each
+        loop: {count: 2, rows: [items]}
+        steps: [{name: item, url: "/item/${items}"}]
+`, nil)
+	run(t, p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Iteration 1: a (first), b, c (each pass its row); iteration 2: d, e, f.
+	for _, path := range []string{"GET /first/a", "GET /item/b", "GET /item/c", "GET /first/d", "GET /item/e", "GET /item/f"} {
+		if c.counts[path] != 1 {
+			t.Errorf("%s: %d; the server saw %v", path, c.counts[path], c.counts)
+		}
+	}
+}

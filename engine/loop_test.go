@@ -58,6 +58,7 @@ var engineTests = []struct {
 	{"FlowLogicFailures", TestFlowLogicFailures},
 	{"SetVariables", TestSetVariables},
 	{"PollUntilDone", TestPollUntilDone},
+	{"LoopRows", TestLoopRows},
 	{"UnsetVariableSaysWhy", TestUnsetVariableSaysWhy},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},

@@ -89,6 +89,14 @@ func (v *vars) setIteration(i int64) {
 	}
 }
 
+// nextRow makes the VU's next read of data source name take a new row,
+// as a new iteration does (a loop's rows).
+func (v *vars) nextRow(name string) {
+	if i, ok := v.data.byName[name]; ok {
+		v.picks[i] = -1
+	}
+}
+
 // Set stores an extracted value.
 func (v *vars) Set(name, value string) {
 	v.own[name] = value

@@ -37,6 +37,10 @@ type Loop struct {
 	As    string `yaml:"as"`
 	Index string `yaml:"index"`
 	Max   int    `yaml:"max"`
+	// Rows names data sources that give each pass a row of its own (a
+	// VU otherwise takes one row of each source an iteration), as a CSV
+	// Data Set inside a JMeter Loop Controller does.
+	Rows []string `yaml:"rows"`
 }
 
 // Branch is one of a choice's branches: taken with a probability of its
@@ -170,6 +174,22 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 		}
 		if l.Max < 0 {
 			v.at(l.Pos, "%s: loop: max %d: want a number of passes, 0 or more", who, l.Max)
+		}
+		for _, name := range l.Rows {
+			var ds *Data
+			var names []string
+			for _, d := range v.p.Data {
+				names = append(names, d.Name)
+				if d.Name == name {
+					ds = d
+				}
+			}
+			switch {
+			case ds == nil:
+				v.at(l.Pos, "%s: loop: rows: %q is not a data source%s", who, name, suggest(name, names))
+			case !ds.IsList():
+				v.at(l.Pos, "%s: loop: rows: %q is one value (a file), not rows", who, name)
+			}
 		}
 		v.compile(l.Count, expr.Any, sc, who+": loop: count")
 		v.compile(l.Over, expr.Any, sc, who+": loop: over")
