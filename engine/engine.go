@@ -304,7 +304,8 @@ func (r *runner) baseVars(st plan.Stage) map[string]string {
 	return m
 }
 
-// stage runs all scenarios of one stage at the same time.
+// stage runs the scenarios of one stage: at the same time, or one after
+// another when the plan says consecutive.
 func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metrics.Phase, error) {
 	base := r.baseVars(st)
 	scens, lay, err := compileStage(r.p, r.msg, r.opts.Steps, base, r.opts.Segment)
@@ -388,21 +389,65 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	go func() { defer colWG.Done(); col.Run(colCtx) }()
 
 	data := newSources(r.p, r.opts.Segment)
+	// Together (the default), every scenario runs from the stage's start;
+	// consecutive, each from the end of the one before, in the plan's
+	// order, as JMeter's thread groups run when its test plan says so.
+	groups := [][]*scenario{scens}
+	if r.p.Consecutive {
+		groups = nil
+		for _, s := range scens {
+			groups = append(groups, []*scenario{s})
+		}
+	}
+	ph.Spans = map[string]time.Duration{}
+	workers := 0
+	for _, g := range groups {
+		start := ph.Start
+		if r.p.Consecutive {
+			start = time.Now()
+		}
+		ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: start, workers: workers}
+		ph.Abandoned += r.runTogether(ctx, ex, g, st)
+		workers = ex.workers
+		for name, d := range ex.spans(g) {
+			ph.Spans[name] = d
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	stopCol()
+	colWG.Wait()
+	ph.End = time.Now()
+	var sinkErr error
+	ph.Totals, sinkErr = col.Stop(ph.End)
+	dropIdleHops(ph, scens)
+	pack(ph)
+	if sinkErr != nil {
+		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
+	}
+	return ph, nil
+}
+
+// runTogether runs scenarios at the same time from ex.start, and returns
+// once each has ended (or, interrupted, after the grace for requests in
+// flight): the requests still in flight then, abandoned.
+func (r *runner) runTogether(ctx context.Context, ex *executor, scens []*scenario, st plan.Stage) (abandoned int64) {
 	var wg sync.WaitGroup
+	ex.wg = &wg
 	var cancels []context.CancelFunc
 	defer func() {
 		for _, c := range cancels {
 			c()
 		}
 	}()
-	ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: ph.Start, wg: &wg}
 	for _, s := range scens {
 		// A scenario with a length ends at its deadline, think time and
 		// iterations in progress included; requests in flight complete.
 		sctx := ctx
 		if l := s.Length(); l > 0 {
 			var cancel context.CancelFunc
-			sctx, cancel = context.WithDeadline(ctx, ph.Start.Add(l))
+			sctx, cancel = context.WithDeadline(ctx, ex.start.Add(l))
 			cancels = append(cancels, cancel)
 		}
 		ex.launch(sctx, ctx, s)
@@ -417,8 +462,8 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		select {
 		case <-done:
 		case <-time.After(r.opts.Grace):
-			ph.Abandoned = ex.inflight.Load()
-			r.opts.OnEvent(fmt.Sprintf("stage %s: %d requests still in flight after %v; not waiting for them (counted as abandoned)", st.Name(), ph.Abandoned, r.opts.Grace))
+			abandoned = ex.inflight.Load()
+			r.opts.OnEvent(fmt.Sprintf("stage %s: %d requests still in flight after %v; not waiting for them (counted as abandoned)", st.Name(), abandoned, r.opts.Grace))
 		}
 	}
 	// Count what is left queued as dropped, even when VUs hung on a server
@@ -426,18 +471,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 	for _, f := range ex.finish {
 		f()
 	}
-	ph.Spans = ex.spans(scens)
-	stopCol()
-	colWG.Wait()
-	ph.End = time.Now()
-	var sinkErr error
-	ph.Totals, sinkErr = col.Stop(ph.End)
-	dropIdleHops(ph, scens)
-	pack(ph)
-	if sinkErr != nil {
-		return ph, fmt.Errorf("writing intervals: %w", sinkErr)
-	}
-	return ph, nil
+	return abandoned
 }
 
 // pack packs a finished phase's totals (metrics.Stats.Pack): its intervals

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -230,5 +231,52 @@ scenarios:
 		if c.counts[path] != 1 {
 			t.Errorf("%s: %d; the server saw %v", path, c.counts[path], c.counts)
 		}
+	}
+}
+
+// Consecutive scenarios run one after another, in the plan's order, each
+// from the end of the one before: the server sees every request of the
+// first before any of the second; a scenario of a duration has it from its
+// own start.
+func TestConsecutiveScenarios(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		order = append(order, r.URL.Path)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+consecutive: true
+scenarios:
+  - {name: first, vus: 3, iterations: 4, flow: [{name: a, url: /a}]}
+  - {name: timed, vus: 2, duration: 300ms, flow: [{name: b, url: /b, think: 10ms}]}
+  - {name: paced, rate: 50, duration: 200ms, vus: 2, flow: [{name: c, url: /c}]}
+`, nil)
+	r := run(t, p)
+	mu.Lock()
+	defer mu.Unlock()
+	last := map[string]int{}
+	first := map[string]int{}
+	for i, path := range order {
+		if _, ok := first[path]; !ok {
+			first[path] = i
+		}
+		last[path] = i
+	}
+	if len(order) == 0 || last["/a"] > first["/b"] || last["/b"] > first["/c"] {
+		t.Errorf("the scenarios overlapped: %v", order)
+	}
+	if n := op(t, r.Stages[0], "a").Count; n != 12 || len(order) != int(n+op(t, r.Stages[0], "b").Count+op(t, r.Stages[0], "c").Count) {
+		t.Errorf("a %d; the server saw %d requests", n, len(order))
+	}
+	// Each timed scenario had its own span: 300 ms and 200 ms of requests,
+	// not cut short by the ones before.
+	if b := op(t, r.Stages[0], "b").Count; b < 5 {
+		t.Errorf("the timed scenario sent %d requests in its 300 ms", b)
+	}
+	if c := op(t, r.Stages[0], "c").Count; c < 5 || c > 11 {
+		t.Errorf("the paced scenario sent %d requests, want about 10", c)
 	}
 }

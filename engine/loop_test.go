@@ -59,6 +59,7 @@ var engineTests = []struct {
 	{"SetVariables", TestSetVariables},
 	{"PollUntilDone", TestPollUntilDone},
 	{"LoopRows", TestLoopRows},
+	{"ConsecutiveScenarios", TestConsecutiveScenarios},
 	{"UnsetVariableSaysWhy", TestUnsetVariableSaysWhy},
 	{"RateBeyondTheMachine", TestRateBeyondTheMachine},
 	{"LatencyMatchesServerTime", TestLatencyMatchesServerTime},

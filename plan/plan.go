@@ -53,6 +53,11 @@ type Plan struct {
 	Setup     []*Step     `yaml:"setup"`
 	Teardown  []*Step     `yaml:"teardown"`
 	Scenarios []*Scenario `yaml:"scenarios"`
+	// Consecutive runs a stage's scenarios one after another, in the
+	// plan's order, each from the end of the one before (as JMeter's
+	// "run thread groups consecutively"), where by default they run at
+	// the same time.
+	Consecutive bool `yaml:"consecutive"`
 	// Fragments are named lists of steps that flows run with use: NAME;
 	// Include names files whose fragments the plan adds to its own.
 	Fragments []*Fragment `yaml:"fragments"`
