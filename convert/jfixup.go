@@ -40,6 +40,10 @@ type fixer struct {
 	// fragLocal: in fragments, the names extracted in each (innermost
 	// last) so far.
 	fragLocal []map[string]bool
+	// sets are the variables the step being resolved reads that a set:
+	// step before it gives (see gen); genCount numbers them by kind.
+	sets     ordered
+	genCount map[string]int
 }
 
 // udvRes is a User Defined Variable resolved: a literal value (a
@@ -76,7 +80,7 @@ func (c *converter) fixup(p *planOut) {
 	c.unusedFragments()
 	c.unapplied()
 	f := &fixer{c: c, p: p, extracted: map[string]bool{}, all: map[string]bool{}, vars: map[string]string{},
-		udvDone: map[string]*udvRes{}, visited: map[*stepOut]bool{}}
+		udvDone: map[string]*udvRes{}, visited: map[*stepOut]bool{}, genCount: map[string]int{}}
 	f.scripts()
 	collect := func(s *stepOut) {
 		for _, x := range s.Extract {
@@ -98,6 +102,9 @@ func (c *converter) fixup(p *planOut) {
 		eachStep(s.Flow, collect)
 	}
 	eachStep(p.Teardown, collect)
+	for name := range c.setVars {
+		f.extracted[c.extName(name)] = true
+	}
 	// A data source named as an extraction is renamed: extractions keep
 	// JMeter's names.
 	for name, d := range c.data {
@@ -389,14 +396,39 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 		s.Steps = f.steps(s.Steps, sc)
 	}
 	if s.URL != "" {
-		f.request(s, sc)
+		if sets := f.request(s, sc); len(sets) > 0 {
+			return append(out, f.setBefore(s, sets, sc)...)
+		}
 	}
 	out = append(out, s)
 	return out
 }
 
-// define adds what a step already resolved extracts to the scope.
+// setBefore puts a set: step of the variables sets before the request s:
+// beside it, or, when s has logic of its own (a condition, a loop, once),
+// in a block that takes the logic, so that the values are computed each
+// time the request is sent, and only then.
+func (f *fixer) setBefore(s *stepOut, sets ordered, sc *fscope) []*stepOut {
+	set := &stepOut{Set: sets}
+	f.visited[set] = true
+	f.define(set, sc)
+	if s.If == "" && s.Loop == nil && !s.Once && s.Else == nil {
+		return []*stepOut{set, s}
+	}
+	b := &stepOut{If: s.If, Else: s.Else, Once: s.Once, Loop: s.Loop, Steps: []*stepOut{set, s}, conv: &stepConv{src: s.conv.src}}
+	s.If, s.Else, s.Once, s.Loop = "", nil, false, nil
+	return []*stepOut{b}
+}
+
+// define adds what a step already resolved extracts (or sets) to the
+// scope.
 func (f *fixer) define(s *stepOut, sc *fscope) {
+	for _, x := range s.Set {
+		sc.local[x.K] = true
+		for _, m := range f.fragLocal {
+			m[x.K] = true
+		}
+	}
 	for _, x := range s.Extract {
 		sc.local[x.K] = true
 		if f.all[x.K] {
@@ -430,7 +462,9 @@ func (f *fixer) define(s *stepOut, sc *fscope) {
 
 // request resolves a request step's templates: its URL, headers and body
 // where it stands, its checks and authentication after its extractions.
-func (f *fixer) request(s *stepOut, sc *fscope) {
+// It returns the variables a set: step before it must give (see gen).
+func (f *fixer) request(s *stepOut, sc *fscope) ordered {
+	f.sets = nil
 	s.URL = f.text(s.URL, sc)
 	for k, v := range s.Headers {
 		s.Headers[k] = f.text(v, sc)
@@ -468,6 +502,9 @@ func (f *fixer) request(s *stepOut, sc *fscope) {
 	if a, ok := s.Auth.(*authOut); ok {
 		a.User, a.Password = f.text(a.User, sc), f.text(a.Password, sc)
 	}
+	sets := f.sets
+	f.sets = nil
+	return sets
 }
 
 // text resolves a template's marks where sc stands (nil: the plan's
@@ -478,6 +515,10 @@ func (f *fixer) text(t string, sc *fscope) string {
 	}
 	return markPat.ReplaceAllStringFunc(t, func(m string) string {
 		mode, name := m[1], m[2:len(m)-1]
+		if mode == modeGen {
+			i, _ := strconv.Atoi(name)
+			return f.genRef(i, sc)
+		}
 		return f.ref(mode, name, sc)
 	})
 }
@@ -628,7 +669,9 @@ func (f *fixer) udv(name string) *udvRes {
 	r := &udvRes{resolving: true}
 	f.udvDone[name] = r
 	u := f.c.udvs[name]
+	f.c.inUDV = true
 	t := f.c.value(u.raw, u.e)
+	f.c.inUDV = false
 	t = markPat.ReplaceAllStringFunc(t, func(m string) string {
 		mode, ref := m[1], m[2:len(m)-1]
 		if mode == modeProp {
