@@ -40,10 +40,13 @@ type fixer struct {
 	// fragLocal: in fragments, the names extracted in each (innermost
 	// last) so far.
 	fragLocal []map[string]bool
-	// sets are the variables the step being resolved reads that a set:
+	// genSets are the variables the step being resolved reads that a set:
 	// step before it gives (see gen); genCount numbers them by kind.
-	sets     ordered
+	genSets  ordered
 	genCount map[string]int
+	// loopSets are the names the steps of the While loop whose condition
+	// is being resolved set.
+	loopSets map[string]bool
 }
 
 // udvRes is a User Defined Variable resolved: a literal value (a
@@ -354,7 +357,29 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 			sc.local[l.Index] = true
 		}
 		if l.While != "" {
+			// The condition may read what the loop's steps set, as it
+			// is checked again after each pass.
+			f.loopSets = map[string]bool{}
+			eachStep(s.Steps, func(k *stepOut) {
+				for _, x := range k.Extract {
+					f.loopSets[x.K] = true
+				}
+				for _, x := range k.Set {
+					f.loopSets[x.K] = true
+				}
+				if k.conv != nil {
+					for _, x := range append(k.conv.preSets, k.conv.postSets...) {
+						f.loopSets[x.K] = true
+					}
+				}
+			})
 			cond, missing := f.expr(l.While, sc)
+			f.loopSets = nil
+			for _, m := range exprPat.FindAllStringSubmatch(l.While, -1) {
+				if by, ok := f.setBy[m[2]]; ok {
+					f.c.note(f.cur, "its condition reads "+m[2]+", which "+by+" sets in JMeter, not converted: the loop ends only when the plan's steps set it")
+				}
+			}
 			switch {
 			case s.conv != nil && s.conv.doWhile && (s.conv.alwaysFirst || len(missing) > 0):
 				// The first pass before the condition, which then reads
@@ -395,27 +420,62 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 	} else {
 		s.Steps = f.steps(s.Steps, sc)
 	}
+	if s.Set != nil {
+		s.Set = f.sets(s.Set, sc)
+	}
 	if s.URL != "" {
-		if sets := f.request(s, sc); len(sets) > 0 {
-			return append(out, f.setBefore(s, sets, sc)...)
+		// What the sampler's pre-processors set, then the functions it
+		// reads (gen), before it; what its post-processors set after.
+		pre, post := &stepOut{}, &stepOut{}
+		if s.conv != nil {
+			pre.Set = f.sets(s.conv.preSets, sc)
+		}
+		for _, kv := range f.request(s, sc) {
+			pre.Set.set(kv.K, kv.V)
+		}
+		f.define(pre, sc)
+		if s.conv != nil {
+			post.Set = f.sets(s.conv.postSets, sc)
+		}
+		if pre.Set != nil || post.Set != nil {
+			return append(out, f.around(s, pre, post)...)
 		}
 	}
 	out = append(out, s)
 	return out
 }
 
-// setBefore puts a set: step of the variables sets before the request s:
-// beside it, or, when s has logic of its own (a condition, a loop, once),
-// in a block that takes the logic, so that the values are computed each
-// time the request is sent, and only then.
-func (f *fixer) setBefore(s *stepOut, sets ordered, sc *fscope) []*stepOut {
-	set := &stepOut{Set: sets}
-	f.visited[set] = true
-	f.define(set, sc)
-	if s.If == "" && s.Loop == nil && !s.Once && s.Else == nil {
-		return []*stepOut{set, s}
+// sets resolves the expressions of a set: step's variables where sc
+// stands, each in the scope of those before it (nil for none).
+func (f *fixer) sets(sets ordered, sc *fscope) ordered {
+	var out ordered
+	for _, kv := range sets {
+		x, missing := f.expr(kv.V.(string), sc)
+		if len(missing) > 0 {
+			f.c.note(f.cur, "it sets "+kv.K+" from "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
+		}
+		out.set(kv.K, x)
+		f.define(&stepOut{Set: ordered{kv}}, sc)
 	}
-	b := &stepOut{If: s.If, Else: s.Else, Once: s.Once, Loop: s.Loop, Steps: []*stepOut{set, s}, conv: &stepConv{src: s.conv.src}}
+	return out
+}
+
+// around puts the set: steps pre and post (when they set anything) before
+// and after the request s: beside it, or, when s has logic of its own (a
+// condition, a loop, once), in a block that takes the logic, so that the
+// values are set each time the request is sent, and only then.
+func (f *fixer) around(s, pre, post *stepOut) []*stepOut {
+	var list []*stepOut
+	for _, st := range []*stepOut{pre, s, post} {
+		if st == s || st.Set != nil {
+			f.visited[st] = true
+			list = append(list, st)
+		}
+	}
+	if s.If == "" && s.Loop == nil && !s.Once && s.Else == nil {
+		return list
+	}
+	b := &stepOut{If: s.If, Else: s.Else, Once: s.Once, Loop: s.Loop, Steps: list, conv: &stepConv{src: s.conv.src}}
 	s.If, s.Else, s.Once, s.Loop = "", nil, false, nil
 	return []*stepOut{b}
 }
@@ -464,7 +524,7 @@ func (f *fixer) define(s *stepOut, sc *fscope) {
 // where it stands, its checks and authentication after its extractions.
 // It returns the variables a set: step before it must give (see gen).
 func (f *fixer) request(s *stepOut, sc *fscope) ordered {
-	f.sets = nil
+	f.genSets = nil
 	s.URL = f.text(s.URL, sc)
 	for k, v := range s.Headers {
 		s.Headers[k] = f.text(v, sc)
@@ -490,6 +550,14 @@ func (f *fixer) request(s *stepOut, sc *fscope) ordered {
 			for j := range m {
 				switch v := m[j].V.(type) {
 				case string:
+					if m[j].K == "expr" {
+						x, missing := f.expr(v, sc)
+						if len(missing) > 0 {
+							f.c.note(f.cur, "it asserts on "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
+						}
+						m[j].V = x
+						continue
+					}
 					m[j].V = f.text(v, sc)
 				case []string:
 					for k := range v {
@@ -502,8 +570,8 @@ func (f *fixer) request(s *stepOut, sc *fscope) ordered {
 	if a, ok := s.Auth.(*authOut); ok {
 		a.User, a.Password = f.text(a.User, sc), f.text(a.Password, sc)
 	}
-	sets := f.sets
-	f.sets = nil
+	sets := f.genSets
+	f.genSets = nil
 	return sets
 }
 
@@ -785,6 +853,10 @@ func (f *fixer) operand(mode byte, name string, sc *fscope) (string, bool) {
 	if _, ok := f.c.udvs[name]; ok {
 		r := f.udv(name)
 		switch {
+		case f.extracted[ext] && r.literal && f.loopSets[ext]:
+			// Set in the loop a condition goes on with: its value is the
+			// User Defined Variable's until then, in JMeter as here.
+			return "(defined(" + strconv.Quote(ext) + ") ? " + id(ext) + " : " + strconv.Quote(r.value) + ")", true
 		case f.extracted[ext] && r.literal:
 			return strconv.Quote(r.value), true
 		case f.extracted[ext]:

@@ -67,6 +67,9 @@ type stepConv struct {
 	// pause: a Flow Control Action's pause (its duration holds the delay
 	// of its timers).
 	pause bool
+	// preSets and postSets are what scripts run before and after the
+	// sampler set (see scriptSets): set: steps before and after the step.
+	preSets, postSets ordered
 }
 
 func (s *stepOut) cv() *stepConv {
@@ -238,9 +241,27 @@ func (c *converter) element(e *element, sc scope) []*stepOut {
 	case kindHeaders, kindDefaults, kindTimer, kindPre, kindPost, kindAssertion, kindAuth, kindGlobal:
 		// in the scope (enter), or read for the whole plan
 	default:
+		if set := c.scriptStep(e, sc); set != nil {
+			return []*stepOut{set}
+		}
 		c.other(e)
 	}
 	return nil
+}
+
+// scriptStep is a script sampler that only gives variables values (see
+// scriptSets) as a set: step in its place; nil for any other element, and
+// in setup and teardown, which take no set: step.
+func (c *converter) scriptStep(e *element, sc scope) *stepOut {
+	if e.Tag != "JSR223Sampler" && e.Tag != "BeanShellSampler" || sc.phase {
+		return nil
+	}
+	sets, ok := c.scriptSets(e)
+	if !ok {
+		return nil
+	}
+	c.done(e)
+	return &stepOut{Set: sets, conv: &stepConv{src: e}}
 }
 
 // config lists a configuration element perflab has no counterpart of.

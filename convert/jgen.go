@@ -176,7 +176,7 @@ var timeAliases = map[string]string{"YMD": "yyyyMMdd", "HMS": "HHmmss", "YMDHMS"
 var divisor = regexpMust(`^/\d+$`)
 
 // genRef is the placeholder of a call's variable where sc stands, its set:
-// step's value added to the step's (f.sets); in setup and teardown, which
+// step's value added to the step's (f.genSets); in setup and teardown, which
 // take no set: step, the call as literal text, listed.
 func (f *fixer) genRef(i int, sc *fscope) string {
 	g := f.c.gens[i]
@@ -191,7 +191,7 @@ func (f *fixer) genRef(i int, sc *fscope) string {
 	if len(missing) > 0 {
 		f.c.note(g.e, "the function "+g.src+" reads "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
 	}
-	f.sets.set(g.out, x)
+	f.genSets.set(g.out, x)
 	return "${" + g.out + "}"
 }
 

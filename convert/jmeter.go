@@ -91,6 +91,9 @@ type converter struct {
 	inUDV bool
 	// setVars are the JMeter variables set: steps give (by JMeter name).
 	setVars map[string]bool
+	// lastOf are the extractors whose last match a script picks (their
+	// match: last), pickers those scripts.
+	lastOf, pickers map[*element]bool
 }
 
 // note is something not converted: an element's path and what.

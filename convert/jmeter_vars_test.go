@@ -97,7 +97,7 @@ func TestConvertVariables(t *testing.T) {
 			el("RegexExtractor", "token", sp("RegexExtractor.refname", "token")+sp("RegexExtractor.regex", `t=(\w+)`)+
 				sp("RegexExtractor.template", "$1$")+sp("RegexExtractor.match_number", "1"))),
 		get("after", "${items}/${id}?s=${fromScript}"),
-		el("JSR223Sampler", "sets fromScript", sp("scriptLanguage", "groovy")+sp("script", `vars.put("fromScript", "x")`)),
+		el("JSR223Sampler", "sets fromScript", sp("scriptLanguage", "groovy")+sp("script", `vars.put("fromScript", "x" + 1)`)),
 	)
 	res, dir := convertJMX(t, jmx)
 	for _, w := range []string{"csv: data/items.csv", "url: /v${version}/items/${items.id}?t=${token:-}", "url: /v${version}/items/${id}?s=${fromScript}",

@@ -201,3 +201,43 @@ func TestFunctionExpressions(t *testing.T) {
 		}
 	}
 }
+
+// Scripts that only give variables text or other variables' values are
+// set: steps; a post-processor that picks an extractor's last match is
+// match: last; others are neither.
+func TestScripts(t *testing.T) {
+	for _, c := range []struct {
+		src, want string // the sets as name=expression, or "" for none
+	}{
+		{`vars.put("POLICIES_UNDEPLOYED", "NotSet")`, `POLICIES_UNDEPLOYED="NotSet"`},
+		{"vars.put(\"loopCondition\", \"true\");\nvars.put(\"primeState\", \"\");\n// reset\nvars.put('a', vars.get('b'));\nlog.info(\"done\")", `loopCondition="true" primeState="" a=b`},
+		{"/* set */ vars.put(\"x\", \"1\"); vars.put(\"x\", \"2\")", `x="2"`},
+		{`vars.put("x", "${y}")`, ""},
+		{`vars.put("x", "a\"b")`, ""},
+		{`vars.put("x", y)`, ""},
+		{`vars.put("user_found", "user_not_found"); if (x) vars.put("y", "z")`, ""},
+		{`String s = vars.get("a"); vars.put("b", s)`, ""},
+		{`vars.put("x", "unclosed)`, ""},
+		{``, ""},
+	} {
+		sets, ok := scriptSets(c.src)
+		var got []string
+		for _, kv := range sets {
+			got = append(got, kv.K+"="+unmark(kv.V.(string)))
+		}
+		if strings.Join(got, " ") != c.want || ok != (c.want != "") {
+			t.Errorf("%q: %q (%v), want %q", c.src, got, ok, c.want)
+		}
+	}
+	for src, want := range map[string]string{
+		"def n = (vars.get('csrfToken_matchNr') ?: '0') as int\nif (n > 0) vars.put('csrfToken', vars.get(\"csrfToken_${n}\"))\n": "csrfToken",
+		"int n = Integer.parseInt(vars.get(\"t_matchNr\"));":                                                                      "",
+		`vars.put("t", vars.get("t_" + vars.get("t_matchNr")));`:                                                                  "t",
+		`vars.put("t", vars.get("u_" + vars.get("t_matchNr")));`:                                                                  "",
+		"def n = (vars.get('a_matchNr') ?: '0') as int\nif (n > 0) vars.put('b', vars.get(\"a_${n}\"))":                           "",
+	} {
+		if got := pickLast(src); got != want {
+			t.Errorf("%q picks the last match of %q, want %q", src, got, want)
+		}
+	}
+}
