@@ -37,9 +37,6 @@ type fixer struct {
 	phase bool
 	// cur is the step being resolved, for notes.
 	cur *element
-	// fragLocal: in fragments, the names extracted in each (innermost
-	// last) so far.
-	fragLocal []map[string]bool
 	// genSets are the variables the step being resolved reads that a set:
 	// step before it gives (see gen); genCount numbers them by kind.
 	genSets  ordered
@@ -47,6 +44,37 @@ type fixer struct {
 	// loopSets are the names the steps of the While loop whose condition
 	// is being resolved set.
 	loopSets map[string]bool
+	// blocks are the conditional blocks (the steps of an if, its else, a
+	// branch, a loop that may run no pass) the step being resolved is in,
+	// outermost first, each by a number of its own; blockCount numbers
+	// them.
+	blocks     []int
+	blockCount int
+}
+
+// within runs f in a conditional block of its own: what its steps set is
+// set for sure only for what it holds itself.
+func (f *fixer) within(fn func()) {
+	f.blockCount++
+	f.blocks = append(f.blocks, f.blockCount)
+	defer func() { f.blocks = f.blocks[:len(f.blocks)-1] }()
+	fn()
+}
+
+// blockPath names the blocks the step being resolved is in.
+func (f *fixer) blockPath() string {
+	var b strings.Builder
+	for _, n := range f.blocks {
+		fmt.Fprintf(&b, "/%d", n)
+	}
+	return b.String() + "/"
+}
+
+// sureOf reports whether a name set where sc stands is set for sure: the
+// blocks it was set in hold the step being resolved.
+func (f *fixer) sureOf(name string, sc *fscope) bool {
+	p, ok := sc.sure[name]
+	return ok && strings.HasPrefix(f.blockPath(), p)
 }
 
 // udvRes is a User Defined Variable resolved: a literal value (a
@@ -62,16 +90,27 @@ type udvRes struct {
 type fscope struct {
 	local map[string]bool   // perflab names: extracted, loop variables
 	alias map[string]string // JMeter names of loop items: their perflab names
+	// sure are the local names set for sure where they are read from the
+	// conditional blocks they were set in (see fixer.within): the
+	// blocks' path where each was set.
+	sure  map[string]string
 	phase bool
 }
 
+func newScope(phase bool) *fscope {
+	return &fscope{local: map[string]bool{}, alias: map[string]string{}, sure: map[string]string{}, phase: phase}
+}
+
 func (s *fscope) clone() *fscope {
-	out := &fscope{local: map[string]bool{}, alias: map[string]string{}, phase: s.phase}
+	out := newScope(s.phase)
 	for k, v := range s.local {
 		out.local[k] = v
 	}
 	for k, v := range s.alias {
 		out.alias[k] = v
+	}
+	for k, v := range s.sure {
+		out.sure[k] = v
 	}
 	return out
 }
@@ -170,20 +209,18 @@ func (c *converter) fixup(p *planOut) {
 		})
 	}
 
-	setup := &fscope{local: map[string]bool{}, alias: map[string]string{}, phase: true}
+	setup := newScope(true)
 	f.phase = true
 	p.Setup = f.steps(p.Setup, setup)
 	for _, sc := range p.Scenarios {
 		f.phase = false
-		s := &fscope{local: map[string]bool{}, alias: map[string]string{}}
-		for k, v := range setup.local {
-			s.local[k] = v
-		}
+		s := setup.clone()
+		s.phase = false
 		sc.Flow = f.steps(sc.Flow, s)
 		f.loadFields(sc)
 	}
 	f.phase = true
-	p.Teardown = f.steps(p.Teardown, &fscope{local: map[string]bool{}, alias: map[string]string{}, phase: true})
+	p.Teardown = f.steps(p.Teardown, newScope(true))
 	p.Target = f.text(p.Target, nil)
 	for k, v := range p.Headers {
 		p.Headers[k] = f.text(v, nil)
@@ -335,8 +372,12 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 	defer func() { f.cur = prev }()
 	if s.If != "" {
 		s.If = f.exprOrFalse(s.If, sc, "if")
+		// The step, and its else apart, run or not.
+		f.within(func() { s.Else = f.steps(s.Else, sc) })
+		f.blockCount++
+		f.blocks = append(f.blocks, f.blockCount)
+		defer func() { f.blocks = f.blocks[:len(f.blocks)-1] }()
 	}
-	s.Else = f.steps(s.Else, sc)
 	var out []*stepOut
 	if l := s.Loop; l != nil {
 		if l.Over != "" {
@@ -390,9 +431,7 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 				}
 				first := &stepOut{Steps: s.Steps, conv: &stepConv{src: s.conv.src, frag: name}}
 				f.visited[first] = true
-				f.fragLocal = append(f.fragLocal, map[string]bool{})
 				first.Steps = f.steps(first.Steps, sc)
-				f.fragLocal = f.fragLocal[:len(f.fragLocal)-1]
 				s.Steps = first.Steps
 				s.conv.frag = name
 				if cond, missing = f.expr(l.While, sc); len(missing) > 0 {
@@ -409,17 +448,17 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 			}
 			l.While = cond
 		}
+		if n, ok := l.Count.(int); !ok || n < 1 {
+			// A loop that may run no pass.
+			f.blockCount++
+			f.blocks = append(f.blocks, f.blockCount)
+			defer func() { f.blocks = f.blocks[:len(f.blocks)-1] }()
+		}
 	}
 	for _, b := range s.Choose {
-		b.Steps = f.steps(b.Steps, sc)
+		f.within(func() { b.Steps = f.steps(b.Steps, sc) })
 	}
-	if s.conv != nil && s.conv.frag != "" {
-		f.fragLocal = append(f.fragLocal, map[string]bool{})
-		s.Steps = f.steps(s.Steps, sc)
-		f.fragLocal = f.fragLocal[:len(f.fragLocal)-1]
-	} else {
-		s.Steps = f.steps(s.Steps, sc)
-	}
+	s.Steps = f.steps(s.Steps, sc)
 	if s.Set != nil {
 		s.Set = f.sets(s.Set, sc)
 	}
@@ -483,20 +522,21 @@ func (f *fixer) around(s, pre, post *stepOut) []*stepOut {
 // define adds what a step already resolved extracts (or sets) to the
 // scope.
 func (f *fixer) define(s *stepOut, sc *fscope) {
-	for _, x := range s.Set {
-		sc.local[x.K] = true
-		for _, m := range f.fragLocal {
-			m[x.K] = true
+	here := f.blockPath()
+	set := func(name string) {
+		sc.local[name] = true
+		if p, ok := sc.sure[name]; !ok || strings.HasPrefix(p, here) {
+			sc.sure[name] = here
 		}
 	}
+	for _, x := range s.Set {
+		set(x.K)
+	}
 	for _, x := range s.Extract {
-		sc.local[x.K] = true
+		set(x.K)
 		if f.all[x.K] {
-			sc.local[x.K+"_count"] = true
-			sc.local[x.K+"_#"] = true
-		}
-		for _, m := range f.fragLocal {
-			m[x.K] = true
+			set(x.K + "_count")
+			set(x.K + "_#")
 		}
 	}
 	if s.Loop != nil {
@@ -605,7 +645,7 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 		switch {
 		case !f.extracted[v]:
 			return "${" + v + "}"
-		case in(v) && f.fragIn(v):
+		case in(v):
 			return place(v)
 		}
 		return f.orElse(v, f.c.props[v])
@@ -618,24 +658,29 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 	if idx, ok := f.c.loopIdx[name]; ok && in(idx) {
 		return place(idx)
 	}
+	// What the flow set before, by flow order (earlier uses of fragments
+	// too): an extraction, a set: step's variable, a JMeter extractor's
+	// NAME_matchNr and NAME_N.
+	// Where it may not be set yet (set later, or in a block that may not
+	// have run), JMeter's text for an unset variable until it is.
 	ext := f.extractedName(name)
-	if f.extracted[ext] && in(ext) && f.fragIn(ext) {
-		return place(ext)
-	}
-	if base, ok := strings.CutSuffix(name, "_matchNr"); ok && f.all[f.extractedName(base)] && in(f.extractedName(base)) {
-		if n := f.extractedName(base) + "_count"; f.fragIn(f.extractedName(base)) {
-			return place(n)
-		} else {
-			return f.orElse(n, "")
+	sure := func(n, out string) string {
+		if f.sureOf(n, sc) {
+			return place(out)
 		}
+		return f.unset(mode, out, name)
+	}
+	if f.extracted[ext] && in(ext) {
+		return sure(ext, ext)
+	}
+	if base, ok := strings.CutSuffix(name, "_matchNr"); ok && f.all[f.extractedName(base)] {
+		b := f.extractedName(base)
+		return sure(b, b+"_count")
 	}
 	if i := strings.LastIndexByte(name, '_'); i > 0 {
 		base := f.extractedName(name[:i])
-		if _, err := strconv.Atoi(name[i+1:]); err == nil && f.all[base] && in(base) {
-			if f.fragIn(base) {
-				return place(base + name[i:])
-			}
-			return f.orElse(base+name[i:], "")
+		if _, err := strconv.Atoi(name[i+1:]); err == nil && f.all[base] {
+			return sure(base, base+name[i:])
 		}
 	}
 	if sc != nil {
@@ -660,9 +705,10 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 		return r.value
 	}
 	if f.extracted[ext] {
-		// Extracted later in the flow (or before a fragment's use): JMeter
-		// sends ${name} until then, perflab an empty value.
-		return f.orElse(ext, "")
+		// Set later in the flow (or where a fragment is used another
+		// time): until then JMeter sends the text ${name}, and so does
+		// perflab.
+		return f.unset(mode, ext, name)
 	}
 	switch name {
 	case "__threadNum":
@@ -680,16 +726,13 @@ func (f *fixer) orElse(name, value string) string {
 	return "${" + name + ":-" + value + "}"
 }
 
-// fragIn reports whether name, set where the step stands, is set the
-// same way wherever the fragment the step is in is used: extracted in
-// the fragment before the step. In a fragment, a name extracted outside
-// it reads with a fallback, so that the fragment's steps are the same at
-// every use.
-func (f *fixer) fragIn(name string) bool {
-	if len(f.fragLocal) == 0 {
-		return true
+// unset is name's placeholder where it may not be set yet: JMeter's text
+// for an unset variable, ${jm} (jm its JMeter name), until it is.
+func (f *fixer) unset(mode byte, name, jm string) string {
+	if mode == modeRaw {
+		name = "raw:" + name
 	}
-	return f.fragLocal[len(f.fragLocal)-1][name]
+	return "${" + name + ":-" + literal("${"+jm+"}") + "}"
 }
 
 // extractedName is the perflab name an extraction of JMeter's variable

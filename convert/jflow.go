@@ -211,11 +211,13 @@ func (c *converter) flowOf(els []*element, sc scope) []*stepOut {
 }
 
 // element converts one sampler or controller, or lists it. A Test
-// Fragment runs only where a Module or Include Controller names it; an
+// Fragment of the test plan runs only where a Module or Include
+// Controller names it; one inside a thread group or a controller runs
+// where it stands too, as a Simple Controller (as JMeter runs it). An
 // element a Module Controller names that also runs where it stands is
 // the fragment's use there too (the same steps, one operation each).
 func (c *converter) element(e *element, sc scope) []*stepOut {
-	if e.Tag == "TestFragmentController" {
+	if e.Tag == "TestFragmentController" && (e.Parent == nil || e.Parent.Tag == "TestPlan" || e.Parent.Tag == "WorkBench") {
 		return nil
 	}
 	if c.moduleTarget(e) && !containsEl(c.modules, e) {

@@ -84,8 +84,9 @@ func TestConvertTimers(t *testing.T) {
 // CSV Data Set's file named by a variable is found; its columns are
 // source.column, but a variable an extractor sets after a column of the
 // same name is the extracted value from there on; a variable the plan
-// reads before an extractor sets it is empty until then; one that only a
-// script sets is a variable of the plan, said, that --set gives.
+// reads before an extractor sets it is the text ${name} until then, as
+// JMeter sends it; one that only a script sets is a variable of the plan,
+// said, that --set gives.
 func TestConvertVariables(t *testing.T) {
 	csv := el("CSVDataSet", "items", sp("filename", "${dir}/items.csv")+sp("variableNames", "id,name")+bp("ignoreFirstLine", false)+sp("delimiter", ","))
 	headers := el("HeaderManager", "headers", `<collectionProp name="HeaderManager.headers"><elementProp name="" elementType="Header">`+
@@ -100,7 +101,7 @@ func TestConvertVariables(t *testing.T) {
 		el("JSR223Sampler", "sets fromScript", sp("scriptLanguage", "groovy")+sp("script", `vars.put("fromScript", "x" + 1)`)),
 	)
 	res, dir := convertJMX(t, jmx)
-	for _, w := range []string{"csv: data/items.csv", "url: /v${version}/items/${items.id}?t=${token:-}", "url: /v${version}/items/${id}?s=${fromScript}",
+	for _, w := range []string{"csv: data/items.csv", "url: /v${version}/items/${items.id}?t=${token:-$${token}}", "url: /v${version}/items/${id}?s=${fromScript}",
 		"X-Item: ${items.name}", "fromScript: \"\"", "version: \"1\""} {
 		if !strings.Contains(string(res.Plan), w) {
 			t.Errorf("the plan lacks %q:\n%s", w, res.Plan)
@@ -119,7 +120,7 @@ func TestConvertVariables(t *testing.T) {
 			w.Write([]byte("id=x9 t=tk"))
 		}
 	}, "version=2", "fromScript=s")
-	want := []string{"GET /v2/items/7?t=", "GET /login", "GET /v2/items/x9?s=s", "GET /v2/items/8?t=tk", "GET /login", "GET /v2/items/x9?s=s"}
+	want := []string{"GET /v2/items/7?t=%24%7Btoken%7D", "GET /login", "GET /v2/items/x9?s=s", "GET /v2/items/8?t=tk", "GET /login", "GET /v2/items/x9?s=s"}
 	if !slices.Equal(got.reqs, want) {
 		t.Errorf("the server saw %q, want %q", got.reqs, want)
 	}
