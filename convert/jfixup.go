@@ -624,8 +624,9 @@ func (f *fixer) text(t string, sc *fscope) string {
 	return markPat.ReplaceAllStringFunc(t, func(m string) string {
 		mode, name := m[1], m[2:len(m)-1]
 		if mode == modeGen {
-			i, _ := strconv.Atoi(name)
-			return f.genRef(i, sc)
+			raw := strings.HasPrefix(name, "r")
+			i, _ := strconv.Atoi(strings.TrimPrefix(name, "r"))
+			return f.genRef(i, raw, sc)
 		}
 		return f.ref(mode, name, sc)
 	})

@@ -175,10 +175,11 @@ var timeAliases = map[string]string{"YMD": "yyyyMMdd", "HMS": "HHmmss", "YMDHMS"
 
 var divisor = regexpMust(`^/\d+$`)
 
-// genRef is the placeholder of a call's variable where sc stands, its set:
+// genRef is the placeholder of a call's variable where sc stands (raw: put
+// in as it is, where JMeter does not encode a query parameter), its set:
 // step's value added to the step's (f.genSets); in setup and teardown, which
 // take no set: step, the call as literal text, listed.
-func (f *fixer) genRef(i int, sc *fscope) string {
+func (f *fixer) genRef(i int, raw bool, sc *fscope) string {
 	g := f.c.gens[i]
 	if sc == nil || sc.phase {
 		f.c.note(g.e, "the function "+g.src+" (kept as literal text): setup and teardown run requests only (a set: step computes it in a scenario)")
@@ -192,6 +193,9 @@ func (f *fixer) genRef(i int, sc *fscope) string {
 		f.c.note(g.e, "the function "+g.src+" reads "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
 	}
 	f.genSets.set(g.out, x)
+	if raw {
+		return "${raw:" + g.out + "}"
+	}
 	return "${" + g.out + "}"
 }
 

@@ -168,7 +168,11 @@ func (c *converter) valueAs(v string, e *element, mode byte) string {
 	for _, p := range scan(v) {
 		switch {
 		case p.fn != "":
-			b.WriteString(c.function(p, e))
+			t := c.function(p, e)
+			if mode == modeRaw && strings.HasPrefix(t, markOpen+string(modeGen)) {
+				t = markOpen + string(modeGen) + "r" + t[2:] // put in as it is, as its query parameter
+			}
+			b.WriteString(t)
 		case strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref):
 			// A function without arguments: ${__threadNum}.
 			b.WriteString(c.function(piece{fn: p.ref[2:], src: p.src}, e))

@@ -137,6 +137,12 @@ func TestValues(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.in, got, c.want)
 		}
 	}
+	// A query parameter JMeter does not encode: the function's value goes
+	// in as it is too.
+	c2 := &converter{props: map[string]string{}, noted: map[[2]string]bool{}}
+	if got := c2.valueAs(`${__time(HH:mm)}`, nil, modeRaw); got != "\x00gr0\x01" {
+		t.Errorf("a raw value's call is %q", got)
+	}
 }
 
 // The functions JMeter computes each time they are read, as the
