@@ -50,7 +50,7 @@ func (c *converter) judge(s *stepOut, sampler *element, sc scope) {
 func (c *converter) scoped(e *element) bool {
 	switch e.str("Sample.scope") + e.str("Assertion.scope") {
 	case "variable":
-		if e.Tag == "ResponseAssertion" && strings.TrimSpace(e.str("Scope.variable")) != "" {
+		if v := strings.TrimSpace(e.str("Scope.variable")); e.Tag == "ResponseAssertion" && v != "" && !strings.Contains(v, "${") {
 			return true // an assertion on the variable's value
 		}
 		c.drop(e, "applies to the variable "+strconv.Quote(e.str("Scope.variable"))+": perflab extracts and checks responses")

@@ -73,6 +73,9 @@ func (f *fixer) blockPath() string {
 // sureOf reports whether a name set where sc stands is set for sure: the
 // blocks it was set in hold the step being resolved.
 func (f *fixer) sureOf(name string, sc *fscope) bool {
+	if sc == nil {
+		return false
+	}
 	p, ok := sc.sure[name]
 	return ok && strings.HasPrefix(f.blockPath(), p)
 }
@@ -661,9 +664,9 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 	}
 	// What the flow set before, by flow order (earlier uses of fragments
 	// too): an extraction, a set: step's variable, a JMeter extractor's
-	// NAME_matchNr and NAME_N.
-	// Where it may not be set yet (set later, or in a block that may not
-	// have run), JMeter's text for an unset variable until it is.
+	// NAME_matchNr and NAME_N; where it may not be set yet (set later, or
+	// in a block that may not have run), with JMeter's text for an unset
+	// variable until it is.
 	ext := f.extractedName(name)
 	sure := func(n, out string) string {
 		if f.sureOf(n, sc) {
