@@ -70,6 +70,10 @@ type comparison struct {
 	// first difference it causes: the plan is skipped as an expected
 	// failure only when its first difference is that one.
 	gap, at string
+	// varies says why the known gap's difference varies from run to run
+	// (perflab's scenarios interleave as they will): a run without it is
+	// skipped too, as one where the gap did not show.
+	varies string
 }
 
 type mask struct {
@@ -175,6 +179,8 @@ func (c comparison) run(t *testing.T, jm *jmetertest.JMeter) {
 	t.Logf("JMeter sent %d requests; %d samplers ran %s; failures: %s", len(byJMeter.requests), len(byJMeter.samples), summary(byJMeter.samples), failures(byJMeter.samples))
 	diffs := c.compare(byJMeter, byPerflab)
 	switch {
+	case len(diffs) == 0 && c.gap != "" && c.varies != "":
+		t.Skipf("known gap, which did not show in this run (%s): %s", c.varies, c.gap)
 	case len(diffs) == 0 && c.gap != "":
 		t.Errorf("JMeter and perflab agree now (%d requests): remove the known gap %q", len(byJMeter.requests), c.gap)
 	case len(diffs) == 0:

@@ -15,9 +15,23 @@ import (
 // JMeter's order: the post-processors (outer scopes first), then the
 // assertions.
 func (c *converter) judge(s *stepOut, sampler *element, sc scope) {
+	c.pickLasts(sc.post)
 	for _, p := range sc.post {
 		if !c.scoped(p) {
 			continue
+		}
+		switch {
+		case c.pickers[p]:
+			c.done(p) // its extractor takes the last match
+			continue
+		case (p.Tag == "JSR223PostProcessor" || p.Tag == "BeanShellPostProcessor") && !sc.phase:
+			if sets, ok := c.scriptSets(p); ok {
+				c.done(p)
+				for _, kv := range sets {
+					s.conv.postSets.set(kv.K, kv.V)
+				}
+				continue
+			}
 		}
 		c.extractor(s, p)
 	}
@@ -36,6 +50,9 @@ func (c *converter) judge(s *stepOut, sampler *element, sc scope) {
 func (c *converter) scoped(e *element) bool {
 	switch e.str("Sample.scope") + e.str("Assertion.scope") {
 	case "variable":
+		if v := strings.TrimSpace(e.str("Scope.variable")); e.Tag == "ResponseAssertion" && v != "" && !strings.Contains(v, "${") {
+			return true // an assertion on the variable's value
+		}
 		c.drop(e, "applies to the variable "+strconv.Quote(e.str("Scope.variable"))+": perflab extracts and checks responses")
 		return false
 	case "children":
@@ -251,6 +268,8 @@ func (c *converter) match(x *ordered, m string, e *element, ref string) {
 	switch {
 	case n == 0:
 		*x = append(*x, kv{"match", "random"})
+	case n < 0 && c.lastOf[e]:
+		*x = append(*x, kv{"match", "last"})
 	case n < 0:
 		*x = append(*x, kv{"match", "all"})
 	case n > 1:
@@ -435,16 +454,19 @@ func (c *converter) responseAssertion(s *stepOut, e *element) {
 	}
 	assume := e.boolean("Assertion.assume_success")
 	var subject ordered
-	switch field {
-	case "Assertion.response_data", "":
+	switch {
+	case e.str("Assertion.scope") == "variable":
+		// The variable's value, whatever the field.
+		subject = ordered{{"expr", exprMarkMode(modeVar, strings.TrimSpace(e.str("Scope.variable")))}}
+	case field == "Assertion.response_data" || field == "":
 		subject = ordered{{"body", true}}
-	case "Assertion.response_data_as_document":
+	case field == "Assertion.response_data_as_document":
 		c.note(e, "it reads the body's text as a document (Tika): perflab reads the body")
 		subject = ordered{{"body", true}}
-	case "Assertion.response_code":
+	case field == "Assertion.response_code":
 		c.statusAssertion(s, e, tests, op, not, or, assume)
 		return
-	case "Assertion.response_headers":
+	case field == "Assertion.response_headers":
 		c.headerAssertion(s, e, tests, op, not, or)
 		return
 	default:

@@ -744,6 +744,10 @@ func (t *translator) call(p piece) (node, string) {
 		}
 	case "threadNum":
 		return node{text: "vu", kind: nNumber}, ""
+	case "RandomString", "time":
+		if x, why, _ := t.c.genExpr(p, t.e); why == "" {
+			return node{text: "(" + x + ")"}, ""
+		}
 	}
 	return node{}, "the function " + p.src
 }

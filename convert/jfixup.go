@@ -37,9 +37,47 @@ type fixer struct {
 	phase bool
 	// cur is the step being resolved, for notes.
 	cur *element
-	// fragLocal: in fragments, the names extracted in each (innermost
-	// last) so far.
-	fragLocal []map[string]bool
+	// genSets are the variables the step being resolved reads that a set:
+	// step before it gives (see gen); genCount numbers them by kind.
+	genSets  ordered
+	genCount map[string]int
+	// loopSets are the names the steps of the While loop whose condition
+	// is being resolved set.
+	loopSets map[string]bool
+	// blocks are the conditional blocks (the steps of an if, its else, a
+	// branch, a loop that may run no pass) the step being resolved is in,
+	// outermost first, each by a number of its own; blockCount numbers
+	// them.
+	blocks     []int
+	blockCount int
+}
+
+// within runs f in a conditional block of its own: what its steps set is
+// set for sure only for what it holds itself.
+func (f *fixer) within(fn func()) {
+	f.blockCount++
+	f.blocks = append(f.blocks, f.blockCount)
+	defer func() { f.blocks = f.blocks[:len(f.blocks)-1] }()
+	fn()
+}
+
+// blockPath names the blocks the step being resolved is in.
+func (f *fixer) blockPath() string {
+	var b strings.Builder
+	for _, n := range f.blocks {
+		fmt.Fprintf(&b, "/%d", n)
+	}
+	return b.String() + "/"
+}
+
+// sureOf reports whether a name set where sc stands is set for sure: the
+// blocks it was set in hold the step being resolved.
+func (f *fixer) sureOf(name string, sc *fscope) bool {
+	if sc == nil {
+		return false
+	}
+	p, ok := sc.sure[name]
+	return ok && strings.HasPrefix(f.blockPath(), p)
 }
 
 // udvRes is a User Defined Variable resolved: a literal value (a
@@ -55,16 +93,27 @@ type udvRes struct {
 type fscope struct {
 	local map[string]bool   // perflab names: extracted, loop variables
 	alias map[string]string // JMeter names of loop items: their perflab names
+	// sure are the local names set for sure where they are read from the
+	// conditional blocks they were set in (see fixer.within): the
+	// blocks' path where each was set.
+	sure  map[string]string
 	phase bool
 }
 
+func newScope(phase bool) *fscope {
+	return &fscope{local: map[string]bool{}, alias: map[string]string{}, sure: map[string]string{}, phase: phase}
+}
+
 func (s *fscope) clone() *fscope {
-	out := &fscope{local: map[string]bool{}, alias: map[string]string{}, phase: s.phase}
+	out := newScope(s.phase)
 	for k, v := range s.local {
 		out.local[k] = v
 	}
 	for k, v := range s.alias {
 		out.alias[k] = v
+	}
+	for k, v := range s.sure {
+		out.sure[k] = v
 	}
 	return out
 }
@@ -76,7 +125,7 @@ func (c *converter) fixup(p *planOut) {
 	c.unusedFragments()
 	c.unapplied()
 	f := &fixer{c: c, p: p, extracted: map[string]bool{}, all: map[string]bool{}, vars: map[string]string{},
-		udvDone: map[string]*udvRes{}, visited: map[*stepOut]bool{}}
+		udvDone: map[string]*udvRes{}, visited: map[*stepOut]bool{}, genCount: map[string]int{}}
 	f.scripts()
 	collect := func(s *stepOut) {
 		for _, x := range s.Extract {
@@ -98,6 +147,9 @@ func (c *converter) fixup(p *planOut) {
 		eachStep(s.Flow, collect)
 	}
 	eachStep(p.Teardown, collect)
+	for name := range c.setVars {
+		f.extracted[c.extName(name)] = true
+	}
 	// A data source named as an extraction is renamed: extractions keep
 	// JMeter's names.
 	for name, d := range c.data {
@@ -160,20 +212,18 @@ func (c *converter) fixup(p *planOut) {
 		})
 	}
 
-	setup := &fscope{local: map[string]bool{}, alias: map[string]string{}, phase: true}
+	setup := newScope(true)
 	f.phase = true
 	p.Setup = f.steps(p.Setup, setup)
 	for _, sc := range p.Scenarios {
 		f.phase = false
-		s := &fscope{local: map[string]bool{}, alias: map[string]string{}}
-		for k, v := range setup.local {
-			s.local[k] = v
-		}
+		s := setup.clone()
+		s.phase = false
 		sc.Flow = f.steps(sc.Flow, s)
 		f.loadFields(sc)
 	}
 	f.phase = true
-	p.Teardown = f.steps(p.Teardown, &fscope{local: map[string]bool{}, alias: map[string]string{}, phase: true})
+	p.Teardown = f.steps(p.Teardown, newScope(true))
 	p.Target = f.text(p.Target, nil)
 	for k, v := range p.Headers {
 		p.Headers[k] = f.text(v, nil)
@@ -325,8 +375,12 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 	defer func() { f.cur = prev }()
 	if s.If != "" {
 		s.If = f.exprOrFalse(s.If, sc, "if")
+		// The step, and its else apart, run or not.
+		f.within(func() { s.Else = f.steps(s.Else, sc) })
+		f.blockCount++
+		f.blocks = append(f.blocks, f.blockCount)
+		defer func() { f.blocks = f.blocks[:len(f.blocks)-1] }()
 	}
-	s.Else = f.steps(s.Else, sc)
 	var out []*stepOut
 	if l := s.Loop; l != nil {
 		if l.Over != "" {
@@ -347,7 +401,29 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 			sc.local[l.Index] = true
 		}
 		if l.While != "" {
+			// The condition may read what the loop's steps set, as it
+			// is checked again after each pass.
+			f.loopSets = map[string]bool{}
+			eachStep(s.Steps, func(k *stepOut) {
+				for _, x := range k.Extract {
+					f.loopSets[x.K] = true
+				}
+				for _, x := range k.Set {
+					f.loopSets[x.K] = true
+				}
+				if k.conv != nil {
+					for _, x := range append(k.conv.preSets, k.conv.postSets...) {
+						f.loopSets[x.K] = true
+					}
+				}
+			})
 			cond, missing := f.expr(l.While, sc)
+			f.loopSets = nil
+			for _, m := range exprPat.FindAllStringSubmatch(l.While, -1) {
+				if by, ok := f.setBy[m[2]]; ok {
+					f.c.note(f.cur, "its condition reads "+m[2]+", which "+by+" sets in JMeter, not converted: the loop ends only when the plan's steps set it")
+				}
+			}
 			switch {
 			case s.conv != nil && s.conv.doWhile && (s.conv.alwaysFirst || len(missing) > 0):
 				// The first pass before the condition, which then reads
@@ -358,9 +434,7 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 				}
 				first := &stepOut{Steps: s.Steps, conv: &stepConv{src: s.conv.src, frag: name}}
 				f.visited[first] = true
-				f.fragLocal = append(f.fragLocal, map[string]bool{})
 				first.Steps = f.steps(first.Steps, sc)
-				f.fragLocal = f.fragLocal[:len(f.fragLocal)-1]
 				s.Steps = first.Steps
 				s.conv.frag = name
 				if cond, missing = f.expr(l.While, sc); len(missing) > 0 {
@@ -377,34 +451,95 @@ func (f *fixer) step(s *stepOut, sc *fscope) []*stepOut {
 			}
 			l.While = cond
 		}
+		if n, ok := l.Count.(int); !ok || n < 1 {
+			// A loop that may run no pass.
+			f.blockCount++
+			f.blocks = append(f.blocks, f.blockCount)
+			defer func() { f.blocks = f.blocks[:len(f.blocks)-1] }()
+		}
 	}
 	for _, b := range s.Choose {
-		b.Steps = f.steps(b.Steps, sc)
+		f.within(func() { b.Steps = f.steps(b.Steps, sc) })
 	}
-	if s.conv != nil && s.conv.frag != "" {
-		f.fragLocal = append(f.fragLocal, map[string]bool{})
-		s.Steps = f.steps(s.Steps, sc)
-		f.fragLocal = f.fragLocal[:len(f.fragLocal)-1]
-	} else {
-		s.Steps = f.steps(s.Steps, sc)
+	s.Steps = f.steps(s.Steps, sc)
+	if s.Set != nil {
+		s.Set = f.sets(s.Set, sc)
 	}
 	if s.URL != "" {
-		f.request(s, sc)
+		// What the sampler's pre-processors set, then the functions it
+		// reads (gen), before it; what its post-processors set after.
+		pre, post := &stepOut{}, &stepOut{}
+		if s.conv != nil {
+			pre.Set = f.sets(s.conv.preSets, sc)
+		}
+		for _, kv := range f.request(s, sc) {
+			pre.Set.set(kv.K, kv.V)
+		}
+		f.define(pre, sc)
+		if s.conv != nil {
+			post.Set = f.sets(s.conv.postSets, sc)
+		}
+		if pre.Set != nil || post.Set != nil {
+			return append(out, f.around(s, pre, post)...)
+		}
 	}
 	out = append(out, s)
 	return out
 }
 
-// define adds what a step already resolved extracts to the scope.
-func (f *fixer) define(s *stepOut, sc *fscope) {
-	for _, x := range s.Extract {
-		sc.local[x.K] = true
-		if f.all[x.K] {
-			sc.local[x.K+"_count"] = true
-			sc.local[x.K+"_#"] = true
+// sets resolves the expressions of a set: step's variables where sc
+// stands, each in the scope of those before it (nil for none).
+func (f *fixer) sets(sets ordered, sc *fscope) ordered {
+	var out ordered
+	for _, kv := range sets {
+		x, missing := f.expr(kv.V.(string), sc)
+		if len(missing) > 0 {
+			f.c.note(f.cur, "it sets "+kv.K+" from "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
 		}
-		for _, m := range f.fragLocal {
-			m[x.K] = true
+		out.set(kv.K, x)
+		f.define(&stepOut{Set: ordered{kv}}, sc)
+	}
+	return out
+}
+
+// around puts the set: steps pre and post (when they set anything) before
+// and after the request s: beside it, or, when s has logic of its own (a
+// condition, a loop, once), in a block that takes the logic, so that the
+// values are set each time the request is sent, and only then.
+func (f *fixer) around(s, pre, post *stepOut) []*stepOut {
+	var list []*stepOut
+	for _, st := range []*stepOut{pre, s, post} {
+		if st == s || st.Set != nil {
+			f.visited[st] = true
+			list = append(list, st)
+		}
+	}
+	if s.If == "" && s.Loop == nil && !s.Once && s.Else == nil {
+		return list
+	}
+	b := &stepOut{If: s.If, Else: s.Else, Once: s.Once, Loop: s.Loop, Steps: list, conv: &stepConv{src: s.conv.src}}
+	s.If, s.Else, s.Once, s.Loop = "", nil, false, nil
+	return []*stepOut{b}
+}
+
+// define adds what a step already resolved extracts (or sets) to the
+// scope.
+func (f *fixer) define(s *stepOut, sc *fscope) {
+	here := f.blockPath()
+	set := func(name string) {
+		sc.local[name] = true
+		if p, ok := sc.sure[name]; !ok || strings.HasPrefix(p, here) {
+			sc.sure[name] = here
+		}
+	}
+	for _, x := range s.Set {
+		set(x.K)
+	}
+	for _, x := range s.Extract {
+		set(x.K)
+		if f.all[x.K] {
+			set(x.K + "_count")
+			set(x.K + "_#")
 		}
 	}
 	if s.Loop != nil {
@@ -430,7 +565,9 @@ func (f *fixer) define(s *stepOut, sc *fscope) {
 
 // request resolves a request step's templates: its URL, headers and body
 // where it stands, its checks and authentication after its extractions.
-func (f *fixer) request(s *stepOut, sc *fscope) {
+// It returns the variables a set: step before it must give (see gen).
+func (f *fixer) request(s *stepOut, sc *fscope) ordered {
+	f.genSets = nil
 	s.URL = f.text(s.URL, sc)
 	for k, v := range s.Headers {
 		s.Headers[k] = f.text(v, sc)
@@ -456,6 +593,14 @@ func (f *fixer) request(s *stepOut, sc *fscope) {
 			for j := range m {
 				switch v := m[j].V.(type) {
 				case string:
+					if m[j].K == "expr" {
+						x, missing := f.expr(v, sc)
+						if len(missing) > 0 {
+							f.c.note(f.cur, "it asserts on "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
+						}
+						m[j].V = x
+						continue
+					}
 					m[j].V = f.text(v, sc)
 				case []string:
 					for k := range v {
@@ -468,6 +613,9 @@ func (f *fixer) request(s *stepOut, sc *fscope) {
 	if a, ok := s.Auth.(*authOut); ok {
 		a.User, a.Password = f.text(a.User, sc), f.text(a.Password, sc)
 	}
+	sets := f.genSets
+	f.genSets = nil
+	return sets
 }
 
 // text resolves a template's marks where sc stands (nil: the plan's
@@ -478,6 +626,11 @@ func (f *fixer) text(t string, sc *fscope) string {
 	}
 	return markPat.ReplaceAllStringFunc(t, func(m string) string {
 		mode, name := m[1], m[2:len(m)-1]
+		if mode == modeGen {
+			raw := strings.HasPrefix(name, "r")
+			i, _ := strconv.Atoi(strings.TrimPrefix(name, "r"))
+			return f.genRef(i, raw, sc)
+		}
 		return f.ref(mode, name, sc)
 	})
 }
@@ -496,7 +649,7 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 		switch {
 		case !f.extracted[v]:
 			return "${" + v + "}"
-		case in(v) && f.fragIn(v):
+		case in(v):
 			return place(v)
 		}
 		return f.orElse(v, f.c.props[v])
@@ -509,24 +662,29 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 	if idx, ok := f.c.loopIdx[name]; ok && in(idx) {
 		return place(idx)
 	}
+	// What the flow set before, by flow order (earlier uses of fragments
+	// too): an extraction, a set: step's variable, a JMeter extractor's
+	// NAME_matchNr and NAME_N; where it may not be set yet (set later, or
+	// in a block that may not have run), with JMeter's text for an unset
+	// variable until it is.
 	ext := f.extractedName(name)
-	if f.extracted[ext] && in(ext) && f.fragIn(ext) {
-		return place(ext)
-	}
-	if base, ok := strings.CutSuffix(name, "_matchNr"); ok && f.all[f.extractedName(base)] && in(f.extractedName(base)) {
-		if n := f.extractedName(base) + "_count"; f.fragIn(f.extractedName(base)) {
-			return place(n)
-		} else {
-			return f.orElse(n, "")
+	sure := func(n, out string) string {
+		if f.sureOf(n, sc) {
+			return place(out)
 		}
+		return f.unset(mode, out, name)
+	}
+	if f.extracted[ext] && in(ext) {
+		return sure(ext, ext)
+	}
+	if base, ok := strings.CutSuffix(name, "_matchNr"); ok && f.all[f.extractedName(base)] {
+		b := f.extractedName(base)
+		return sure(b, b+"_count")
 	}
 	if i := strings.LastIndexByte(name, '_'); i > 0 {
 		base := f.extractedName(name[:i])
-		if _, err := strconv.Atoi(name[i+1:]); err == nil && f.all[base] && in(base) {
-			if f.fragIn(base) {
-				return place(base + name[i:])
-			}
-			return f.orElse(base+name[i:], "")
+		if _, err := strconv.Atoi(name[i+1:]); err == nil && f.all[base] {
+			return sure(base, base+name[i:])
 		}
 	}
 	if sc != nil {
@@ -551,9 +709,10 @@ func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 		return r.value
 	}
 	if f.extracted[ext] {
-		// Extracted later in the flow (or before a fragment's use): JMeter
-		// sends ${name} until then, perflab an empty value.
-		return f.orElse(ext, "")
+		// Set later in the flow (or where a fragment is used another
+		// time): until then JMeter sends the text ${name}, and so does
+		// perflab.
+		return f.unset(mode, ext, name)
 	}
 	switch name {
 	case "__threadNum":
@@ -571,16 +730,13 @@ func (f *fixer) orElse(name, value string) string {
 	return "${" + name + ":-" + value + "}"
 }
 
-// fragIn reports whether name, set where the step stands, is set the
-// same way wherever the fragment the step is in is used: extracted in
-// the fragment before the step. In a fragment, a name extracted outside
-// it reads with a fallback, so that the fragment's steps are the same at
-// every use.
-func (f *fixer) fragIn(name string) bool {
-	if len(f.fragLocal) == 0 {
-		return true
+// unset is name's placeholder where it may not be set yet: JMeter's text
+// for an unset variable, ${jm} (jm its JMeter name), until it is.
+func (f *fixer) unset(mode byte, name, jm string) string {
+	if mode == modeRaw {
+		name = "raw:" + name
 	}
-	return f.fragLocal[len(f.fragLocal)-1][name]
+	return "${" + name + ":-" + literal("${"+jm+"}") + "}"
 }
 
 // extractedName is the perflab name an extraction of JMeter's variable
@@ -628,7 +784,9 @@ func (f *fixer) udv(name string) *udvRes {
 	r := &udvRes{resolving: true}
 	f.udvDone[name] = r
 	u := f.c.udvs[name]
+	f.c.inUDV = true
 	t := f.c.value(u.raw, u.e)
+	f.c.inUDV = false
 	t = markPat.ReplaceAllStringFunc(t, func(m string) string {
 		mode, ref := m[1], m[2:len(m)-1]
 		if mode == modeProp {
@@ -742,6 +900,10 @@ func (f *fixer) operand(mode byte, name string, sc *fscope) (string, bool) {
 	if _, ok := f.c.udvs[name]; ok {
 		r := f.udv(name)
 		switch {
+		case f.extracted[ext] && r.literal && f.loopSets[ext]:
+			// Set in the loop a condition goes on with: its value is the
+			// User Defined Variable's until then, in JMeter as here.
+			return "(defined(" + strconv.Quote(ext) + ") ? " + id(ext) + " : " + strconv.Quote(r.value) + ")", true
 		case f.extracted[ext] && r.literal:
 			return strconv.Quote(r.value), true
 		case f.extracted[ext]:

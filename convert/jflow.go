@@ -67,6 +67,9 @@ type stepConv struct {
 	// pause: a Flow Control Action's pause (its duration holds the delay
 	// of its timers).
 	pause bool
+	// preSets and postSets are what scripts run before and after the
+	// sampler set (see scriptSets): set: steps before and after the step.
+	preSets, postSets ordered
 }
 
 func (s *stepOut) cv() *stepConv {
@@ -208,11 +211,13 @@ func (c *converter) flowOf(els []*element, sc scope) []*stepOut {
 }
 
 // element converts one sampler or controller, or lists it. A Test
-// Fragment runs only where a Module or Include Controller names it; an
+// Fragment of the test plan runs only where a Module or Include
+// Controller names it; one inside a thread group or a controller runs
+// where it stands too, as a Simple Controller (as JMeter runs it). An
 // element a Module Controller names that also runs where it stands is
 // the fragment's use there too (the same steps, one operation each).
 func (c *converter) element(e *element, sc scope) []*stepOut {
-	if e.Tag == "TestFragmentController" {
+	if e.Tag == "TestFragmentController" && (e.Parent == nil || e.Parent.Tag == "TestPlan" || e.Parent.Tag == "WorkBench") {
 		return nil
 	}
 	if c.moduleTarget(e) && !containsEl(c.modules, e) {
@@ -238,9 +243,27 @@ func (c *converter) element(e *element, sc scope) []*stepOut {
 	case kindHeaders, kindDefaults, kindTimer, kindPre, kindPost, kindAssertion, kindAuth, kindGlobal:
 		// in the scope (enter), or read for the whole plan
 	default:
+		if set := c.scriptStep(e, sc); set != nil {
+			return []*stepOut{set}
+		}
 		c.other(e)
 	}
 	return nil
+}
+
+// scriptStep is a script sampler that only gives variables values (see
+// scriptSets) as a set: step in its place; nil for any other element, and
+// in setup and teardown, which take no set: step.
+func (c *converter) scriptStep(e *element, sc scope) *stepOut {
+	if e.Tag != "JSR223Sampler" && e.Tag != "BeanShellSampler" || sc.phase {
+		return nil
+	}
+	sets, ok := c.scriptSets(e)
+	if !ok {
+		return nil
+	}
+	c.done(e)
+	return &stepOut{Set: sets, conv: &stepConv{src: e}}
 }
 
 // config lists a configuration element perflab has no counterpart of.

@@ -20,7 +20,7 @@ func JMeter(r io.Reader, file string) (*Result, error) {
 	c := &converter{file: file, dir: filepath.Dir(file), doc: doc,
 		props: map[string]string{}, udvs: map[string]*udv{}, csvCols: map[string]string{},
 		dataVars: map[string]string{}, noted: map[[2]string]bool{}, loopIdx: map[string]string{},
-		included: map[string]*element{}}
+		included: map[string]*element{}, setVars: map[string]bool{}}
 	p := c.plan()
 	c.fixup(p)
 	acct := c.account()
@@ -79,6 +79,21 @@ type converter struct {
 	targets map[*element]bool
 	// planHeaders are the test plan's headers.
 	planHeaders map[string]string
+	// gens are the calls of functions that compute a value each time it
+	// is read, by their marks' numbers; genKeys their numbers by place,
+	// genValue and genCount the value being converted and its calls so
+	// far (see gen).
+	gens     []*gen
+	genKeys  map[genKey]int
+	genValue string
+	genCount map[string]int
+	// inUDV: a User Defined Variable's value is being converted.
+	inUDV bool
+	// setVars are the JMeter variables set: steps give (by JMeter name).
+	setVars map[string]bool
+	// lastOf are the extractors whose last match a script picks (their
+	// match: last), pickers those scripts.
+	lastOf, pickers map[*element]bool
 }
 
 // note is something not converted: an element's path and what.

@@ -29,7 +29,8 @@ func jsonAssertion(name, path, expected string, validate, regex, null, invert bo
 // status assertion is check.status (Ignore Status lets it accept a 404);
 // a JSON assertion passes on any element of an array. Each step fails
 // (check_failed, http_4xx) where JMeter's sample fails, and with its
-// custom message.
+// custom message. An assertion on a variable checks its value, a JSON
+// extractor's count of matches too.
 func TestConvertAssertions(t *testing.T) {
 	const body = `{"stock": true, "count": 5, "name": "abc", "none": null, "items": [{"s": "OPEN"}, {"s": "CLOSED"}]}`
 	const (
@@ -37,6 +38,18 @@ func TestConvertAssertions(t *testing.T) {
 		code    = "Assertion.response_code"
 		headers = "Assertion.response_headers"
 	)
+	// Assertions on a variable (Assertion.scope variable) check its value:
+	// the count of a JSON extractor's matches (match number -1, JMeter's
+	// NAME_matchNr), or an extracted value.
+	onVariable := func(v string, typ int, pattern string) string {
+		a := assertion("v", "Assertion.response_data", typ, false, "", pattern)
+		return strings.Replace(a, "</ResponseAssertion>", sp("Assertion.scope", "variable")+sp("Scope.variable", v)+"</ResponseAssertion>", 1)
+	}
+	json := func(name, path, match string) string {
+		return el("JSONPostProcessor", name, sp("JSONPostProcessor.referenceNames", name)+sp("JSONPostProcessor.jsonPathExprs", path)+
+			sp("JSONPostProcessor.match_numbers", match))
+	}
+	states, name := json("states", "$.items[*].s", "-1"), json("name", "$.name", "1")
 	cases := []struct {
 		name  string
 		check string
@@ -71,6 +84,10 @@ func TestConvertAssertions(t *testing.T) {
 		{"duration", el("DurationAssertion", "d", sp("DurationAssertion.duration", "60000")), ""},
 		{"size", el("SizeAssertion", "s", sp("SizeAssertion.size", fmt.Sprint(len(body)))+sp("SizeAssertion.operator", "1")+sp("Assertion.test_field", "SizeAssertion.response_data")), ""},
 		{"size less", el("SizeAssertion", "s", sp("SizeAssertion.size", "3")+sp("SizeAssertion.operator", "4")+sp("Assertion.test_field", "SizeAssertion.response_data")), "check_failed"},
+		{"variable count", states + onVariable("states_matchNr", 8, "2"), ""},
+		{"variable count fails", states + onVariable("states_matchNr", 8, "3"), "check_failed"},
+		{"variable value", name + onVariable("name", 2, "^a.c$"), ""},
+		{"variable not", name + onVariable("name", 6, "x"), ""},
 	}
 	var samplers []string
 	for _, c := range cases {

@@ -158,3 +158,20 @@ func TestConvertSameNames(t *testing.T) {
 		t.Errorf("the renamed sampler is not said: %q", res.Skipped)
 	}
 }
+
+// A path that is a variable is the request's path whether its value
+// starts with a / or not, as JMeter starts it with one; the spaces that
+// end a path are sent, as JMeter sends them.
+func TestConvertPaths(t *testing.T) {
+	jmx := testPlan("paths", udv("p", "/from-udv"), 1,
+		el("JSR223Sampler", "set q", sp("scriptLanguage", "groovy")+sp("script", `vars.put("q", "no-slash?x=1")`)),
+		get("udv", "${p}"),
+		get("script", "${q}"),
+		get("spaces", "/items/${p}  "),
+	)
+	res, got := runJMX(t, jmx, nil)
+	want := []string{"GET /from-udv", "GET /no-slash?x=1", "GET /items//from-udv%20%20"}
+	if !slices.Equal(got.reqs, want) {
+		t.Errorf("the server saw %q, want %q\n%s", got.reqs, want, res.Plan)
+	}
+}

@@ -322,3 +322,43 @@ func TestConvertUltimateThreadGroup(t *testing.T) {
 		t.Errorf("the plan lacks\n%s\n%s", want, res.Plan)
 	}
 }
+
+// A Test Fragment inside a thread group runs where it stands, as a Simple
+// Controller, besides where a Module Controller names it. A variable is
+// read by flow order, the fragments used before included: one a
+// controller's extractor set earlier is that value in a later controller
+// (used there and by a module), not a CSV column of its name. One that
+// may not be set where it is read (extracted only in an If that did not
+// run) is sent as JMeter sends it, the text ${picked}.
+func TestConvertFragmentsInPlaceAndFlowOrder(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "points.csv"), []byte("csv-1\ncsv-2\n"), 0o644)
+	csv := el("CSVDataSet", "points", sp("filename", "points.csv")+sp("variableNames", "sp")+bp("ignoreFirstLine", false)+sp("delimiter", ","))
+	jmx := testPlan("fragments", udv("flag", "no")+csv, 2,
+		module("log in", "Test Plan", "fragments", "users", "Login"),
+		el("IfController", "never", sp("IfController.condition", `${__jexl3("${flag}" == "yes")}`)+bp("IfController.useExpression", true),
+			get("pick", "/pick", regex("picked", `p=(\w+)`, "1"))),
+		get("read", "/read?p=${picked}"),
+		el("TransactionController", "Check-In", "", get("points", "/points", regex("sp", `sp=([\w-]+)`, "1"))),
+		module("check out", "Test Plan", "fragments", "users", "Check-Out"),
+		el("TransactionController", "Check-Out", "", get("use point", "/use?sp=${sp}")),
+		el("TestFragmentController", "Login", "", get("login", "/login")),
+	)
+	res, got := runJMXIn(t, dir, jmx, func(w http.ResponseWriter, r *http.Request, n int) {
+		if r.URL.Path == "/points" {
+			w.Write([]byte("sp=p-9"))
+		}
+	})
+	once := []string{"GET /login", "GET /read?p=%24%7Bpicked%7D", "GET /points", "GET /use?sp=p-9", "GET /use?sp=p-9", "GET /login"}
+	if want := append(once, once...); !slices.Equal(got.reqs, want) {
+		t.Errorf("the server saw %q, want %q\n%s", got.reqs, want, res.Plan)
+	}
+	for op, n := range map[string]int64{"login": 4, "use point": 4} {
+		if got.ops[op].Count != n {
+			t.Errorf("%s: %d, want %d (one operation for both uses)", op, got.ops[op].Count, n)
+		}
+	}
+	if !strings.Contains(string(res.Plan), "url: /read?p=${picked:-$${picked}}") || strings.Contains(string(res.Plan), "Login: a Test Fragment no") {
+		t.Errorf("the plan:\n%s\n%q", res.Plan, res.Skipped)
+	}
+}

@@ -1,6 +1,7 @@
 package convert_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -146,6 +147,7 @@ type counter struct {
 
 func (s *counter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(b)) // for handle
 	s.mu.Lock()
 	n := len(s.reqs)
 	s.reqs = append(s.reqs, r.Method+" "+r.URL.RequestURI())

@@ -132,7 +132,7 @@ func TestConvertElements(t *testing.T) {
 		"vus: ${users}", "duration: 600s", "ramp_up: 30s", "min: 1000ms", "max: 3000ms", "on_error: next_iteration",
 		"transaction: check-out", "url: /users?query=barcode==${raw:patrons.barcode}", "X-Okapi-Token: ${token}",
 		"userId:\n                json: $.users[0].id\n                match: random\n                default: \"\"", "status: [200]",
-		`"at":"${timestamp_ms}"`, `"n":"${random_1_9}"`, "regex: '\"okapiToken\":\"([^\"]+)\"'", "method: DELETE",
+		`"at":"${timestamp_ms}"`, `"n":"${random_1}"`, "- set:\n              random_1: 1 + int(random() * 9)\n", "regex: '\"okapiToken\":\"([^\"]+)\"'", "method: DELETE",
 		"Content-Type: text/plain; charset=UTF-8", "cookies: \"off\"",
 	} {
 		if !strings.Contains(string(res.Plan), want) {
@@ -144,7 +144,6 @@ func TestConvertElements(t *testing.T) {
 	}
 	want := []string{
 		`ResultCollector "View Results Tree": a listener`,
-		`HTTPSamplerProxy "POST check-out": the function ${__Random(1,9)}: a random number from a data source (random_1_9)`,
 	}
 	if len(res.Skipped) != len(want) {
 		t.Fatalf("skipped %q", res.Skipped)

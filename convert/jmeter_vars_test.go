@@ -1,12 +1,16 @@
 package convert_test
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/perflab/perflab/convert"
 )
@@ -80,8 +84,9 @@ func TestConvertTimers(t *testing.T) {
 // CSV Data Set's file named by a variable is found; its columns are
 // source.column, but a variable an extractor sets after a column of the
 // same name is the extracted value from there on; a variable the plan
-// reads before an extractor sets it is empty until then; one that only a
-// script sets is a variable of the plan, said, that --set gives.
+// reads before an extractor sets it is the text ${name} until then, as
+// JMeter sends it; one that only a script sets is a variable of the plan,
+// said, that --set gives.
 func TestConvertVariables(t *testing.T) {
 	csv := el("CSVDataSet", "items", sp("filename", "${dir}/items.csv")+sp("variableNames", "id,name")+bp("ignoreFirstLine", false)+sp("delimiter", ","))
 	headers := el("HeaderManager", "headers", `<collectionProp name="HeaderManager.headers"><elementProp name="" elementType="Header">`+
@@ -93,10 +98,10 @@ func TestConvertVariables(t *testing.T) {
 			el("RegexExtractor", "token", sp("RegexExtractor.refname", "token")+sp("RegexExtractor.regex", `t=(\w+)`)+
 				sp("RegexExtractor.template", "$1$")+sp("RegexExtractor.match_number", "1"))),
 		get("after", "${items}/${id}?s=${fromScript}"),
-		el("JSR223Sampler", "sets fromScript", sp("scriptLanguage", "groovy")+sp("script", `vars.put("fromScript", "x")`)),
+		el("JSR223Sampler", "sets fromScript", sp("scriptLanguage", "groovy")+sp("script", `vars.put("fromScript", "x" + 1)`)),
 	)
 	res, dir := convertJMX(t, jmx)
-	for _, w := range []string{"csv: data/items.csv", "url: /v${version}/items/${items.id}?t=${token:-}", "url: /v${version}/items/${id}?s=${fromScript}",
+	for _, w := range []string{"csv: data/items.csv", "url: /v${version}/items/${items.id}?t=${token:-$${token}}", "url: /v${version}/items/${id}?s=${fromScript}",
 		"X-Item: ${items.name}", "fromScript: \"\"", "version: \"1\""} {
 		if !strings.Contains(string(res.Plan), w) {
 			t.Errorf("the plan lacks %q:\n%s", w, res.Plan)
@@ -115,11 +120,75 @@ func TestConvertVariables(t *testing.T) {
 			w.Write([]byte("id=x9 t=tk"))
 		}
 	}, "version=2", "fromScript=s")
-	want := []string{"GET /v2/items/7?t=", "GET /login", "GET /v2/items/x9?s=s", "GET /v2/items/8?t=tk", "GET /login", "GET /v2/items/x9?s=s"}
+	want := []string{"GET /v2/items/7?t=%24%7Btoken%7D", "GET /login", "GET /v2/items/x9?s=s", "GET /v2/items/8?t=tk", "GET /login", "GET /v2/items/x9?s=s"}
 	if !slices.Equal(got.reqs, want) {
 		t.Errorf("the server saw %q, want %q", got.reqs, want)
 	}
 	if len(got.headers) == 6 && (got.headers[0].Get("X-Item") != "pen" || got.headers[3].Get("X-Item") != "ink") {
 		t.Errorf("X-Item: %q, %q", got.headers[0].Get("X-Item"), got.headers[3].Get("X-Item"))
+	}
+}
+
+// The functions JMeter computes each time a sampler reads them, a random
+// string, a random number and the time, are set: steps just before the
+// step that reads them, a variable per call: two calls in one body give
+// two values, and each pass of a loop new ones, on both engines. A call
+// in setup, which takes no set: step, is kept as text and said.
+func TestConvertFunctionsComputedEachTime(t *testing.T) {
+	body := `{"s":"${__RandomString(12,ab)}","pair":"${__RandomString(16)}-${__RandomString(16)}","day":"${__time(yyyy-MM-dd'T'HH)}",` +
+		`"r":"${__Random(3,4)}","sec":"${__time(/1000)}","ms":"${__time(,stamp)}"}`
+	setup := el("SetupThreadGroup", "before", `<intProp name="ThreadGroup.num_threads">1</intProp><elementProp name="ThreadGroup.main_controller" elementType="LoopController">`+
+		sp("LoopController.loops", "1")+`</elementProp>`, get("first", "/first?s=${__RandomString(3,x)}"))
+	jmx := testPlan("functions", setup, 2,
+		el("LoopController", "twice", sp("LoopController.loops", "2"), req("post", "POST", "/f", rawBody(body))),
+		get("read", "/r?stamp=${stamp}"))
+	var mu sync.Mutex
+	var bodies, stamps []string
+	res, _ := runJMXOn(t, jmx, func(w http.ResponseWriter, r *http.Request, n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Path {
+		case "/r":
+			stamps = append(stamps, r.URL.Query().Get("stamp"))
+			return
+		case "/first":
+			if r.URL.RawQuery != "s=${__RandomString(3,x)}" {
+				t.Errorf("setup sent %s", r.URL.RequestURI())
+			}
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+	}, false)
+	for _, w := range []string{"- set:\n              randomString_1: randomString(12, \"ab\")\n              randomString_2: randomString(16)\n              randomString_3: randomString(16)\n",
+		"stamp: now().UnixMilli()", `"day":"${time_1}"`, "/r?stamp=${stamp}"} {
+		if !strings.Contains(string(res.Plan), w) {
+			t.Errorf("the plan lacks %q:\n%s", w, res.Plan)
+		}
+	}
+	if !hasNote(res, "first", "the function ${__RandomString(3,x)} (kept as literal text): setup and teardown run requests only") {
+		t.Errorf("the call in setup is not said: %q", res.Skipped)
+	}
+	shape := regexp.MustCompile(`^\{"s":"[ab]{12}","pair":"([A-Za-z0-9]{16})-([A-Za-z0-9]{16})","day":"` + time.Now().Format("2006-01-02") + `T\d\d","r":"[34]","sec":"(\d{10})","ms":"(\d{13})"\}$`)
+	if len(bodies) != 2*2*2 || len(stamps) != 2*2 {
+		t.Fatalf("the server read %d bodies and %d stamps, want 8 and 4 (2 engines, 2 iterations, 2 passes)", len(bodies), len(stamps))
+	}
+	seen := map[string]bool{}
+	for i, b := range bodies {
+		m := shape.FindStringSubmatch(b)
+		if m == nil {
+			t.Errorf("body %d: %s", i, b)
+			continue
+		}
+		if m[1] == m[2] || seen[m[1]] {
+			t.Errorf("body %d: the random strings %s and %s were drawn before", i, m[1], m[2])
+		}
+		seen[m[1]], seen[m[2]] = true, true
+		if ms, sec := m[4], m[3]; ms[:9] != sec[:9] && ms[:8] != sec[:8] {
+			t.Errorf("body %d: %s ms and %s s are not the same time", i, ms, sec)
+		}
+		if i%2 == 1 && i/2 < len(stamps) && stamps[i/2] != m[4] {
+			t.Errorf("the named variable stamp is %s after the loop, want the last pass's %s", stamps[i/2], m[4])
+		}
 	}
 }

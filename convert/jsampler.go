@@ -151,6 +151,17 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 		s.Headers[k] = v
 	}
 	for _, p := range inner.pre {
+		if p.Tag != "JSR223PreProcessor" && p.Tag != "BeanShellPreProcessor" || inner.phase {
+			c.preProcessor(p)
+			continue
+		}
+		if sets, ok := c.scriptSets(p); ok {
+			c.done(p)
+			for _, kv := range sets {
+				s.conv.preSets.set(kv.K, kv.V)
+			}
+			continue
+		}
 		c.preProcessor(p)
 	}
 	c.judge(s, e, inner)
@@ -242,9 +253,14 @@ func (c *converter) origin(props map[string]string) string {
 
 // samplerURL is a sampler's URL: its path when that is a whole URL, else
 // its origin (none when it is the plan's target) and path, which JMeter
-// starts with a / when it does not.
+// starts with a / when it does not. A path that starts with a variable
+// perflab cannot read is written as it is: perflab joins it to the target
+// with one /, whether its value starts with one or not, as JMeter does.
 func (c *converter) samplerURL(e *element, props map[string]string) string {
 	rawPath := strings.TrimSpace(props["HTTPSampler.path"])
+	if tail := strings.TrimLeft(props["HTTPSampler.path"], " \t\r\n")[len(rawPath):]; rawPath != "" && strings.Trim(tail, " ") == "" {
+		rawPath += tail // JMeter sends the spaces that end a path (%20)
+	}
 	lit, known := c.literalValue(rawPath, e)
 	lower := strings.ToLower(lit)
 	if strings.HasPrefix(lower, "http://") || strings.HasPrefix(lower, "https://") {

@@ -28,6 +28,7 @@ const (
 	modeVar  = 'v' // a JMeter variable, ${name}
 	modeRaw  = 'r' // a variable put in as it is (${raw:name}): a query parameter JMeter does not encode
 	modeProp = 'p' // a JMeter property, ${__P(name)}: a variable of the plan
+	modeGen  = 'g' // a value JMeter computes each time (gens[name]): a set: step's variable
 )
 
 func mark(mode byte, name string) string { return markOpen + string(mode) + name + markClose }
@@ -162,11 +163,16 @@ func (c *converter) value(v string, e *element) string { return c.valueAs(v, e, 
 
 // valueAs is value with the variables in the given mode.
 func (c *converter) valueAs(v string, e *element, mode byte) string {
+	defer c.genSite(v)()
 	var b strings.Builder
 	for _, p := range scan(v) {
 		switch {
 		case p.fn != "":
-			b.WriteString(c.function(p, e))
+			t := c.function(p, e)
+			if mode == modeRaw && strings.HasPrefix(t, markOpen+string(modeGen)) {
+				t = markOpen + string(modeGen) + "r" + t[2:] // put in as it is, as its query parameter
+			}
+			b.WriteString(t)
 		case strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref):
 			// A function without arguments: ${__threadNum}.
 			b.WriteString(c.function(piece{fn: p.ref[2:], src: p.src}, e))
@@ -212,6 +218,9 @@ func (c *converter) function(p piece, e *element) string {
 		if arg(0) == "" && arg(1) == "" {
 			return "${timestamp_ms}"
 		}
+		return c.genCall(p, e)
+	case "RandomString":
+		return c.genCall(p, e)
 	case "log":
 		// __log(text, ...) logs the text and gives it.
 		if len(p.args) > 0 {
@@ -225,18 +234,7 @@ func (c *converter) function(p piece, e *element) string {
 			return "${env." + name + "}"
 		}
 	case "Random":
-		l, ok1 := c.literalValue(arg(0), e)
-		h, ok2 := c.literalValue(arg(1), e)
-		lo, err1 := strconv.ParseInt(strings.TrimSpace(l), 10, 64)
-		hi, err2 := strconv.ParseInt(strings.TrimSpace(h), 10, 64)
-		if ok1 && ok2 && err1 == nil && err2 == nil && lo <= hi && len(p.args) <= 3 {
-			name := c.randomSource(lo, hi)
-			if v := arg(2); v != "" {
-				c.dataVars[v] = name // the variable it sets: the same number
-			}
-			c.note(e, "the function "+p.src+": a random number from a data source ("+name+"), drawn once per iteration where JMeter draws one each time")
-			return "${" + name + "}"
-		}
+		return c.genCall(p, e)
 	}
 	c.note(e, "the function "+p.src+" (kept as literal text): "+functionHint(p.fn))
 	return literal(p.src)
@@ -250,10 +248,10 @@ func functionHint(fn string) string {
 	switch fn {
 	case "groovy", "jexl", "jexl2", "jexl3", "javaScript", "BeanShell":
 		return "scripts do not run in perflab; a value taken from a response is an extract, a decision an if: or choose:"
-	case "Random", "RandomString", "randomString":
-		return "a data source with mode: random gives a random value per iteration"
-	case "time", "timeShift", "dateTimeConvert":
-		return "perflab's time placeholder is ${timestamp_ms} (milliseconds)"
+	case "RandomDate", "RandomFromMultipleVars", "randomString":
+		return "a set: step computes a random value: random(), randomString(n, chars)"
+	case "timeShift", "dateTimeConvert":
+		return "a set: step computes a time: now().Format(\"2006-01-02\"), now().Unix(); ${timestamp_ms} is milliseconds"
 	case "counter":
 		return "${iteration} counts a VU's iterations"
 	case "CSVRead", "StringFromFile", "FileToString":
@@ -262,17 +260,6 @@ func functionHint(fn string) string {
 		return "a property named by a variable: give the value with --set"
 	}
 	return "perflab has no such placeholder"
-}
-
-// randomSource declares a data source of the numbers lo to hi, handed out
-// at random, and names it.
-func (c *converter) randomSource(lo, hi int64) string {
-	name := "random_" + strings.ReplaceAll(strconv.FormatInt(lo, 10)+"_"+strconv.FormatInt(hi, 10), "-", "m")
-	if c.data == nil {
-		c.data = map[string]*dataOut{}
-	}
-	c.data[name] = &dataOut{Range: &rangeOut{From: lo, To: hi}, Mode: "random"}
-	return name
 }
 
 // varName is a JMeter property's or variable's name as a perflab

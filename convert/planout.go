@@ -198,6 +198,7 @@ type stepOut struct {
 	Once        bool              `yaml:"once,omitempty"`
 	Loop        *loopOut          `yaml:"loop,omitempty"`
 	Choose      []*branchOut      `yaml:"choose,omitempty"`
+	Set         ordered           `yaml:"set,omitempty"`
 	Method      string            `yaml:"method,omitempty"`
 	URL         string            `yaml:"url,omitempty"`
 	Headers     map[string]string `yaml:"headers,omitempty"`
