@@ -565,7 +565,7 @@ func (t *translator) primary() (node, string) {
 		if p.ref == "JMeterThread.last_sample_ok" {
 			return node{text: "response.ok", kind: nBool}, ""
 		}
-		if strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref) {
+		if bareCall(p.ref) {
 			return t.call(piece{fn: p.ref[2:], src: p.src})
 		}
 		return node{text: exprMarkMode(modeVar, p.ref)}, ""

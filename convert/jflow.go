@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -476,7 +477,7 @@ func (c *converter) ifController(e *element, inner scope) []*stepOut {
 // before each pass, and only "false" ends the loop.
 func (c *converter) whileController(e *element, inner scope) []*stepOut {
 	raw := strings.TrimSpace(e.str("WhileController.condition"))
-	l := &loopOut{}
+	l := &loopOut{Rows: c.loopRows(e)}
 	ctx := &loopCtx{e: e, out: l}
 	inner.loops = append(inner.loops, ctx)
 	c.loopIndexAlias(e, ctx)
@@ -571,7 +572,7 @@ func (p *prop) eachValue(f func(string)) {
 // loopController converts a Loop Controller: a loop of its count (never
 // unrolled), or, for -1, one that runs until the scenario ends.
 func (c *converter) loopController(e *element, inner scope) []*stepOut {
-	l := &loopOut{}
+	l := &loopOut{Rows: c.loopRows(e)}
 	ctx := &loopCtx{e: e, out: l}
 	inner.loops = append(inner.loops, ctx)
 	c.loopIndexAlias(e, ctx)
@@ -604,10 +605,36 @@ func (c *converter) loopController(e *element, inner scope) []*stepOut {
 		}
 		l.Count = t
 	}
-	if l.Count == 1 && l.Index == "" {
+	if l.Count == 1 && l.Index == "" && len(l.Rows) == 0 {
 		return body
 	}
 	return []*stepOut{{Steps: body, Loop: l, conv: &stepConv{src: e}}}
+}
+
+// loopRows are the data sources of the CSV Data Sets that take a new row
+// at each pass of loop e: JMeter reads a line as the nearest controller
+// around the data set starts a pass, here the loop, or a Simple or
+// Transaction Controller in it (which starts with each of its passes).
+func (c *converter) loopRows(e *element) []string {
+	var rows []string
+	var walk func(e *element)
+	walk = func(e *element) {
+		for _, k := range e.Children {
+			if !k.Enabled {
+				continue
+			}
+			switch k.Tag {
+			case "CSVDataSet", "com.blazemeter.jmeter.RandomCSVDataSetConfig":
+				if src, ok := c.csvSource[k]; ok && !slices.Contains(rows, src) {
+					rows = append(rows, src)
+				}
+			case "GenericController", "SimpleController", "TransactionController":
+				walk(k)
+			}
+		}
+	}
+	walk(e)
+	return rows
 }
 
 // groupHasDuration reports whether the thread group being converted runs
@@ -643,7 +670,7 @@ func exprMarkMode(mode byte, name string) string { return exprOpen + string(mode
 // variables PREFIX_1, PREFIX_2 ... the plan defines.
 func (c *converter) foreach(e *element, inner scope) []*stepOut {
 	in, out := strings.TrimSpace(e.str("ForeachController.inputVal")), strings.TrimSpace(e.str("ForeachController.returnVal"))
-	l := &loopOut{}
+	l := &loopOut{Rows: c.loopRows(e)}
 	ctx := &loopCtx{e: e, out: l}
 	inner.loops = append(inner.loops, ctx)
 	c.loopIndexAlias(e, ctx)

@@ -53,6 +53,8 @@ type converter struct {
 	// variables, counters): the data source by the JMeter name.
 	dataVars map[string]string
 	data     map[string]*dataOut
+	// csvSource is each CSV Data Set's data source.
+	csvSource map[*element]string
 	// serial: thread groups run one after another.
 	serial bool
 	// cookies is http.cookies: keep, per_iteration or off.
@@ -258,9 +260,6 @@ func (c *converter) plan() *planOut {
 			c.other(e)
 		}
 	}
-	if c.serial && len(groups) > 1 {
-		c.note(tp, "thread groups run one after another: perflab runs a plan's scenarios at the same time")
-	}
 	for _, g := range groups {
 		c.done(g)
 		switch g.Tag {
@@ -294,6 +293,8 @@ func (c *converter) plan() *planOut {
 			p.Scenarios = append(p.Scenarios, s)
 		}
 	}
+	// JMeter's Run Thread Groups consecutively.
+	p.Consecutive = c.serial && len(p.Scenarios) > 1
 	if len(p.Scenarios) == 0 {
 		c.note(tp, "no enabled thread group: the plan has a scenario of one pause")
 		p.Scenarios = append(p.Scenarios, &scenarioOut{Name: "none", VUs: 1, Iterations: 1, Flow: []*stepOut{{Think: "0s"}}})
@@ -432,6 +433,10 @@ func (c *converter) csvDataSet(e *element) {
 		}
 	}
 	c.data[name] = d
+	if c.csvSource == nil {
+		c.csvSource = map[*element]string{}
+	}
+	c.csvSource[e] = name
 	for _, col := range strings.Split(names, ",") {
 		if col = strings.TrimSpace(col); col != "" {
 			c.csvCols[col] = name + "." + col

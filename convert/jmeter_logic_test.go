@@ -362,3 +362,71 @@ func TestConvertFragmentsInPlaceAndFlowOrder(t *testing.T) {
 		t.Errorf("the plan:\n%s\n%q", res.Plan, res.Skipped)
 	}
 }
+
+// A CSV Data Set inside a loop (or in a Simple or Transaction Controller
+// inside it) gives each pass of the loop a new line, read or not, as
+// JMeter reads one as the controller around it starts a pass; one outside
+// any loop gives a line an iteration. The line a pass takes is taken
+// whether the pass reads it or not (JMeter's check-in passes take the
+// check-out's user).
+func TestConvertRowsOfALoop(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "users.csv"), []byte("u1\nu2\nu3\nu4\nu5\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "items.csv"), []byte("i1\ni2\ni3\ni4\ni5\ni6\ni7\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "stores.csv"), []byte("s1\ns2\ns3\n"), 0o644)
+	csv := func(name, file, col string) string {
+		return el("CSVDataSet", name, sp("filename", file)+sp("variableNames", col)+bp("ignoreFirstLine", false)+sp("delimiter", ","))
+	}
+	jmx := testPlan("rows", csv("stores", "stores.csv", "store"), 2,
+		get("store", "/store?s=${store}"),
+		el("LoopController", "passes", sp("LoopController.loops", "3"),
+			csv("users", "users.csv", "user"),
+			el("GenericController", "items", "", csv("items", "items.csv", "item")),
+			el("IfController", "odd passes", sp("IfController.condition", `${__jexl3(${__jm__passes__idx} != 1)}`)+bp("IfController.useExpression", true),
+				get("user", "/user?u=${user}")),
+			get("item", "/item?i=${item}"),
+		),
+	)
+	res, got := runJMXIn(t, dir, jmx, nil)
+	want := []string{
+		"GET /store?s=s1", "GET /user?u=u1", "GET /item?i=i1", "GET /item?i=i2", "GET /user?u=u3", "GET /item?i=i3",
+		"GET /store?s=s2", "GET /user?u=u4", "GET /item?i=i4", "GET /item?i=i5", "GET /user?u=u1", "GET /item?i=i6",
+	}
+	if !slices.Equal(got.reqs, want) {
+		t.Errorf("the server saw\n%q, want\n%q\n%s", got.reqs, want, res.Plan)
+	}
+	if !strings.Contains(string(res.Plan), "rows: [users, items]") {
+		t.Errorf("the loop's rows are not in the plan:\n%s", res.Plan)
+	}
+}
+
+// Run Thread Groups consecutively is a plan whose scenarios run one after
+// another: every request of the first thread group's threads before the
+// second's.
+func TestConvertConsecutiveThreadGroups(t *testing.T) {
+	for _, serial := range []bool{true, false} {
+		jmx := `<?xml version="1.0" encoding="UTF-8"?><jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3"><hashTree>` +
+			el("TestPlan", "serial", bp("TestPlan.serialize_threadgroups", serial),
+				el("ConfigTestElement", "HTTP Request Defaults", `<elementProp name="HTTPsampler.Arguments" elementType="Arguments"><collectionProp name="Arguments.arguments"/></elementProp>`+
+					sp("HTTPSampler.domain", "127.0.0.1")+sp("HTTPSampler.port", "${__P(port,1)}")+sp("HTTPSampler.protocol", "http")),
+				threadGroup("first", 2, 3, get("a", "/a"), get("b", "/b")),
+				threadGroup("second", 2, 3, get("c", "/c"))) +
+			`</hashTree></jmeterTestPlan>`
+		res, got := runJMXOn(t, jmx, nil, false)
+		if len(got.reqs) != 18 {
+			t.Fatalf("serialize %v: %d requests, want 18: %q", serial, len(got.reqs), got.reqs)
+		}
+		if has := strings.Contains(string(res.Plan), "consecutive: true"); has != serial {
+			t.Errorf("serialize %v: the plan says consecutive: %v\n%s", serial, has, res.Plan)
+		}
+		if !serial {
+			continue
+		}
+		for i, r := range got.reqs {
+			if first := r != "GET /c"; first != (i < 12) {
+				t.Errorf("request %d is %s: want the first thread group's 12, then the second's 6: %q", i+1, r, got.reqs)
+				break
+			}
+		}
+	}
+}

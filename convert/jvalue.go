@@ -94,6 +94,13 @@ func scan(s string) []piece {
 	return out
 }
 
+// bareCall reports whether ${ref} is a function's call without arguments
+// (${__threadNum}), not a variable: JMeter's loop indexes
+// (${__jm__NAME__idx}) are variables.
+func bareCall(ref string) bool {
+	return strings.HasPrefix(ref, "__") && !strings.HasPrefix(ref, "__jm__") && identRe.MatchString(ref)
+}
+
 var callName = regexp.MustCompile(`^\$\{__([A-Za-z_][A-Za-z0-9_]*)\(`)
 
 // scanCall reads a function's call at the start of s: the piece, and the
@@ -173,7 +180,7 @@ func (c *converter) valueAs(v string, e *element, mode byte) string {
 				t = markOpen + string(modeGen) + "r" + t[2:] // put in as it is, as its query parameter
 			}
 			b.WriteString(t)
-		case strings.HasPrefix(p.ref, "__") && identRe.MatchString(p.ref):
+		case bareCall(p.ref):
 			// A function without arguments: ${__threadNum}.
 			b.WriteString(c.function(piece{fn: p.ref[2:], src: p.src}, e))
 		case p.ref != "":

@@ -129,16 +129,17 @@ func singleLineNames(p *planOut) []string {
 }
 
 type planOut struct {
-	Name      string              `yaml:"name"`
-	Target    string              `yaml:"target,omitempty"`
-	Vars      map[string]string   `yaml:"vars,omitempty"`
-	Headers   map[string]string   `yaml:"headers,omitempty"`
-	Data      map[string]*dataOut `yaml:"data,omitempty"`
-	HTTP      *httpOut            `yaml:"http,omitempty"`
-	Fragments ordered             `yaml:"fragments,omitempty"`
-	Setup     []*stepOut          `yaml:"setup,omitempty"`
-	Scenarios []*scenarioOut      `yaml:"scenarios"`
-	Teardown  []*stepOut          `yaml:"teardown,omitempty"`
+	Name        string              `yaml:"name"`
+	Consecutive bool                `yaml:"consecutive,omitempty"`
+	Target      string              `yaml:"target,omitempty"`
+	Vars        map[string]string   `yaml:"vars,omitempty"`
+	Headers     map[string]string   `yaml:"headers,omitempty"`
+	Data        map[string]*dataOut `yaml:"data,omitempty"`
+	HTTP        *httpOut            `yaml:"http,omitempty"`
+	Fragments   ordered             `yaml:"fragments,omitempty"`
+	Setup       []*stepOut          `yaml:"setup,omitempty"`
+	Scenarios   []*scenarioOut      `yaml:"scenarios"`
+	Teardown    []*stepOut          `yaml:"teardown,omitempty"`
 }
 
 type httpOut struct {
@@ -223,12 +224,13 @@ type repeatOut struct {
 }
 
 type loopOut struct {
-	Count any    `yaml:"count,omitempty"`
-	While string `yaml:"while,omitempty"`
-	Over  string `yaml:"over,omitempty"`
-	As    string `yaml:"as,omitempty"`
-	Index string `yaml:"index,omitempty"`
-	Max   int    `yaml:"max,omitempty"`
+	Count any      `yaml:"count,omitempty"`
+	While string   `yaml:"while,omitempty"`
+	Over  string   `yaml:"over,omitempty"`
+	As    string   `yaml:"as,omitempty"`
+	Index string   `yaml:"index,omitempty"`
+	Max   int      `yaml:"max,omitempty"`
+	Rows  []string `yaml:"rows,omitempty,flow"`
 }
 
 type branchOut struct {

@@ -89,11 +89,12 @@ func (v *vars) setIteration(i int64) {
 	}
 }
 
-// nextRow makes the VU's next read of data source name take a new row,
-// as a new iteration does (a loop's rows).
+// nextRow takes the next row of data source name for the VU, whether a
+// step reads it or not (a loop's rows: each pass takes a row, as a CSV
+// Data Set in a JMeter loop reads a line at each pass).
 func (v *vars) nextRow(name string) {
-	if i, ok := v.data.byName[name]; ok {
-		v.picks[i] = -1
+	if i, ok := v.data.byName[name]; ok && v.data.list[i].d.IsList() {
+		v.picks[i] = v.data.list[i].cursor.Next(v.vu, v.rng)
 	}
 }
 
