@@ -93,8 +93,9 @@ func loadCorpus(t *testing.T) []*corpusRun {
 		var doc struct {
 			Vars map[string]string
 			Data map[string]struct {
-				CSV     string
-				Columns []string
+				CSV       string
+				Columns   []string
+				Delimiter string
 			}
 		}
 		if err := yaml.Unmarshal(res.Plan, &doc); err != nil {
@@ -110,7 +111,7 @@ func loadCorpus(t *testing.T) []*corpusRun {
 				os.WriteFile(dst, b, 0o644)
 				continue
 			}
-			os.WriteFile(dst, []byte(stubCSV(name, d.Columns, res.Plan)), 0o644)
+			os.WriteFile(dst, []byte(stubCSV(name, d.Columns, d.Delimiter, res.Plan)), 0o644)
 		}
 		if d := os.Getenv("PERFLAB_CORPUS_OUT"); d != "" { // to read the plans
 			os.WriteFile(filepath.Join(d, strings.TrimSuffix(file, ".jmx")+".yaml"), res.Plan, 0o644)
@@ -160,8 +161,14 @@ func setValue(name string) string {
 
 // stubCSV is a data file for a source: its columns given, or the columns
 // the plan reads (${source.column}) on a header line, and a row.
-func stubCSV(name string, cols []string, planText []byte) string {
-	row := func(n int) string { return strings.TrimSuffix(strings.Repeat("1,", n), ",") }
+func stubCSV(name string, cols []string, delim string, planText []byte) string {
+	switch delim {
+	case "":
+		delim = ","
+	case `\t`, "tab":
+		delim = "\t"
+	}
+	row := func(n int) string { return strings.TrimSuffix(strings.Repeat("1"+delim, n), delim) }
 	if len(cols) > 0 {
 		return row(len(cols)) + "\n"
 	}
@@ -176,7 +183,7 @@ func stubCSV(name string, cols []string, planText []byte) string {
 	if len(header) == 0 {
 		header = []string{"value"}
 	}
-	return strings.Join(header, ",") + "\n" + row(len(header)) + "\n"
+	return strings.Join(header, delim) + "\n" + row(len(header)) + "\n"
 }
 
 var positioned = regexp.MustCompile(`^[^:]*:\d+:\d+: `)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // JMeter converts a JMeter test plan (.jmx). The plan's directory (file's)
@@ -405,8 +406,14 @@ func (c *converter) csvDataSet(e *element) {
 		c.note(e, "a plugin's CSV data set: read as a CSV Data Set")
 	}
 	names := e.str("variableNames")
-	if d := e.str("delimiter"); d != "" && d != "," {
-		c.note(e, "the delimiter "+strconv.Quote(d)+": perflab reads comma-separated files")
+	delim := e.str("delimiter")
+	switch {
+	case delim == "" || delim == ",":
+		delim = ""
+	case delim == `\t` || utf8.RuneCountInString(delim) == 1 && !strings.ContainsAny(delim, "\"\r\n"):
+	default:
+		c.note(e, "the delimiter "+strconv.Quote(delim)+": perflab's is one character; the data source reads comma-separated fields")
+		delim = ""
 	}
 	mode := ""
 	switch e.str("shareMode") {
@@ -425,7 +432,7 @@ func (c *converter) csvDataSet(e *element) {
 	if c.data == nil {
 		c.data = map[string]*dataOut{}
 	}
-	d := &dataOut{CSV: file, Mode: mode}
+	d := &dataOut{CSV: file, Mode: mode, Delimiter: delim}
 	if names != "" && !e.boolean("ignoreFirstLine") {
 		// The variables name the columns of a file without a header line.
 		for _, col := range strings.Split(names, ",") {

@@ -371,17 +371,19 @@ func TestConvertFragmentsInPlaceAndFlowOrder(t *testing.T) {
 // check-out's user).
 func TestConvertRowsOfALoop(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "users.csv"), []byte("u1\nu2\nu3\nu4\nu5\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "items.csv"), []byte("i1\ni2\ni3\ni4\ni5\ni6\ni7\n"), 0o644)
+	// Their delimiters are JMeter's: a semicolon, a tab (written \t), a
+	// comma; fields beyond the variables named are ignored.
+	os.WriteFile(filepath.Join(dir, "users.csv"), []byte("u1;x\nu2;x;y\nu3\nu4\nu5\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "items.csv"), []byte("i1\tx\ni2\ni3\ni4\ni5\ni6\ni7\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "stores.csv"), []byte("s1\ns2\ns3\n"), 0o644)
-	csv := func(name, file, col string) string {
-		return el("CSVDataSet", name, sp("filename", file)+sp("variableNames", col)+bp("ignoreFirstLine", false)+sp("delimiter", ","))
+	csv := func(name, file, col, delim string) string {
+		return el("CSVDataSet", name, sp("filename", file)+sp("variableNames", col)+bp("ignoreFirstLine", false)+sp("delimiter", delim))
 	}
-	jmx := testPlan("rows", csv("stores", "stores.csv", "store"), 2,
+	jmx := testPlan("rows", csv("stores", "stores.csv", "store", ","), 2,
 		get("store", "/store?s=${store}"),
 		el("LoopController", "passes", sp("LoopController.loops", "3"),
-			csv("users", "users.csv", "user"),
-			el("GenericController", "items", "", csv("items", "items.csv", "item")),
+			csv("users", "users.csv", "user", ";"),
+			el("GenericController", "items", "", csv("items", "items.csv", "item", `\t`)),
 			el("IfController", "odd passes", sp("IfController.condition", `${__jexl3(${__jm__passes__idx} != 1)}`)+bp("IfController.useExpression", true),
 				get("user", "/user?u=${user}")),
 			get("item", "/item?i=${item}"),
@@ -395,8 +397,13 @@ func TestConvertRowsOfALoop(t *testing.T) {
 	if !slices.Equal(got.reqs, want) {
 		t.Errorf("the server saw\n%q, want\n%q\n%s", got.reqs, want, res.Plan)
 	}
-	if !strings.Contains(string(res.Plan), "rows: [users, items]") {
-		t.Errorf("the loop's rows are not in the plan:\n%s", res.Plan)
+	for _, w := range []string{"rows: [users, items]", "delimiter: ;\n", `delimiter: \t` + "\n"} {
+		if !strings.Contains(string(res.Plan), w) {
+			t.Errorf("the plan lacks %q:\n%s", w, res.Plan)
+		}
+	}
+	if len(res.Skipped) != 0 {
+		t.Errorf("listed %q", res.Skipped)
 	}
 }
 

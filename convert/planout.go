@@ -154,10 +154,11 @@ type authOut struct {
 }
 
 type dataOut struct {
-	CSV     string    `yaml:"csv,omitempty"`
-	Range   *rangeOut `yaml:"range,omitempty"`
-	Columns []string  `yaml:"columns,omitempty,flow"`
-	Mode    string    `yaml:"mode,omitempty"`
+	CSV       string    `yaml:"csv,omitempty"`
+	Range     *rangeOut `yaml:"range,omitempty"`
+	Columns   []string  `yaml:"columns,omitempty,flow"`
+	Delimiter string    `yaml:"delimiter,omitempty"`
+	Mode      string    `yaml:"mode,omitempty"`
 }
 
 type rangeOut struct {

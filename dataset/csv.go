@@ -18,7 +18,7 @@ type CSVOptions struct {
 	// when Columns is set.
 	Header bool
 	// Columns, when not empty, names the columns of input that has no
-	// header row. When neither Header nor Columns is set, the columns are
+	// header row: its first fields (a row's further fields are dropped). When neither Header nor Columns is set, the columns are
 	// named "1", "2", ... after the number of fields of the first row.
 	Columns []string
 	// Comma is the field separator; 0 means ','.
@@ -79,6 +79,7 @@ type CSVReader struct {
 	cr      *csv.Reader
 	lim     *rowLimit
 	first   []string // a headerless file's first row, read for its columns
+	named   bool     // CSVOptions.Columns named the columns
 	end     int      // the line the last row read ended on
 }
 
@@ -100,6 +101,7 @@ func NewCSVReader(r io.Reader, opts CSVOptions) (*CSVReader, error) {
 	c.cr.FieldsPerRecord = -1 // checked here, to word the error
 	if len(opts.Columns) > 0 {
 		c.Columns = append([]string(nil), opts.Columns...)
+		c.named = true
 		if err := checkColumns(c.Columns, 0); err != nil {
 			return nil, err
 		}
@@ -140,6 +142,9 @@ func (c *CSVReader) Read() ([]string, error) {
 		if rec, line, err = c.read(); err != nil {
 			return nil, err
 		}
+	}
+	if c.named && len(rec) > len(c.Columns) {
+		rec = rec[:len(c.Columns)] // the columns name the first fields
 	}
 	if len(rec) != len(c.Columns) {
 		return nil, fmt.Errorf("csv line %d: %d fields, want %d (columns %s)", line, len(rec), len(c.Columns), strings.Join(c.Columns, ", "))

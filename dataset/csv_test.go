@@ -52,6 +52,13 @@ func TestReadCSV(t *testing.T) {
 			rows: [][]string{{"a", "1"}, {"b", "2"}},
 		},
 		{
+			name: "named columns are the first fields, the rest dropped (as JMeter's CSV Data Set)",
+			in:   "a,1,x\nb,2\n",
+			opts: CSVOptions{Columns: []string{"name", "n"}},
+			cols: []string{"name", "n"},
+			rows: [][]string{{"a", "1"}, {"b", "2"}},
+		},
+		{
 			name: "columns win over header: the first row is data",
 			in:   "a,1\nb,2\n",
 			opts: CSVOptions{Header: true, Columns: []string{"name", "n"}},
@@ -139,7 +146,7 @@ func TestReadCSVErrors(t *testing.T) {
 		{"short row", "a,b\n1,2\n3\n", CSVOptions{Header: true}, "csv line 3: 1 fields, want 2 (columns a, b)"},
 		{"long row", "a,b\n1,2,3\n", CSVOptions{Header: true}, "csv line 2: 3 fields, want 2"},
 		{"ragged without header", "1,2\n3\n", CSVOptions{}, "csv line 2: 1 fields, want 2"},
-		{"wrong width for columns", "1,2\n", CSVOptions{Columns: []string{"x"}}, "csv line 1: 2 fields, want 1 (columns x)"},
+		{"too few fields for columns", "1,2\n3\n", CSVOptions{Columns: []string{"x", "y"}}, "csv line 2: 1 fields, want 2 (columns x, y)"},
 		{"line after a multi-line field", "a,b\n\"x\ny\",1\n2\n", CSVOptions{Header: true}, "csv line 4: 1 fields"},
 		{"line after blank lines", "a\n\n\n1,2\n", CSVOptions{Header: true}, "csv line 4:"},
 		{"duplicate header", "a,b,a\n1,2,3\n", CSVOptions{Header: true}, `csv line 1: header: columns 1 and 3 are both named "a"`},

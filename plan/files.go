@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/dataset"
 	"github.com/perflab/perflab/internal/inputfile"
@@ -52,6 +53,22 @@ func (d *Data) readData(dir string, keep bool) error {
 	return d.scan(f, name, keep)
 }
 
+// comma is the CSV file's delimiter: 0 for the default ','.
+func (d *Data) comma() (rune, error) {
+	switch s := d.Delimiter; s {
+	case "":
+		return 0, nil
+	case `\t`, "tab":
+		return '\t', nil
+	default:
+		r, n := utf8.DecodeRuneInString(s)
+		if n != len(s) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' {
+			return 0, fmt.Errorf("delimiter %q: want one character (not a quote or a line break), or \\t for a tab", s)
+		}
+		return r, nil
+	}
+}
+
 // scan reads a data source's file; see readData.
 func (d *Data) scan(r io.Reader, name string, keep bool) error {
 	if d.File != "" {
@@ -75,7 +92,11 @@ func (d *Data) scan(r io.Reader, name string, keep bool) error {
 		d.Content = string(b)
 		return nil
 	}
-	cr, err := dataset.NewCSVReader(r, dataset.CSVOptions{Header: d.Header == nil || *d.Header, Columns: d.Columns})
+	comma, err := d.comma()
+	if err != nil {
+		return err
+	}
+	cr, err := dataset.NewCSVReader(r, dataset.CSVOptions{Header: d.Header == nil || *d.Header, Columns: d.Columns, Comma: comma})
 	if err != nil {
 		return err
 	}

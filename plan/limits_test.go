@@ -217,3 +217,35 @@ func TestDataJSONChecked(t *testing.T) {
 		}
 	}
 }
+
+// A CSV file's delimiter is one character, or a tab by name; named
+// columns are a row's first fields. A delimiter of anything but a CSV
+// file, or of several characters, is refused at its source.
+func TestDataDelimiter(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"semi.csv": "ann;1;extra\nbob;2\n", "tabs.tsv": "login\tpin\nann\t1\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := filepath.Join(dir, "plan.yaml")
+	src := "data:\n  semi: {csv: semi.csv, header: false, columns: [login, pin], delimiter: \";\"}\n  tabs: {csv: tabs.tsv, delimiter: '\\t'}\n  tabs2: {csv: tabs.tsv, delimiter: tab}\n" + tinyPlan
+	p, err := Parse([]byte(src), name, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ReadData(); err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(p.Data[0].Rows, p.Data[1].Cols, p.Data[1].Rows, p.Data[2].Rows)
+	if want := "[[ann 1] [bob 2]] [login pin] [[ann 1]] [[ann 1]]"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	src = "data:\n  semi: {csv: semi.csv, delimiter: \";;\"}\n  list: {values: [a], delimiter: \";\"}\n" + tinyPlan
+	_, err = Parse([]byte(src), name, Options{})
+	want := name + `:2:3: data semi: delimiter ";;": want one character (not a quote or a line break), or \t for a tab` + "\n" +
+		name + ":3:3: data list: delimiter is for csv files"
+	if err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+}

@@ -221,8 +221,13 @@ type Data struct {
 	Mode string `yaml:"mode"`
 	// Header is true (default) when the CSV file's first row names its columns.
 	Header *bool `yaml:"header"`
-	// Columns names the CSV columns when the file has no header row.
+	// Columns names the CSV columns when the file has no header row: its
+	// first fields, a row's further fields ignored (as JMeter's CSV Data
+	// Set ignores them).
 	Columns []string `yaml:"columns"`
+	// Delimiter separates a CSV file's fields: one character (default
+	// ","), or "\t" or tab for a tab.
+	Delimiter string `yaml:"delimiter"`
 
 	// Filled by Load, but for the files' content and rows: validation
 	// reads them as streams, and Plan.ReadData into memory for a run.

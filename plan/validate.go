@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,9 +49,12 @@ type validator struct {
 	global map[string]bool
 	// setupNames are extracted in setup and visible afterwards.
 	setupNames map[string]bool
-	swept      map[string]bool
-	inPhase    bool // checking setup/teardown
-	usesSwept  bool // setup/teardown use a swept value
+	// unread are the CSV sources whose file could not be read (said
+	// once): their columns are the plan's, or any.
+	unread    map[string]bool
+	swept     map[string]bool
+	inPhase   bool // checking setup/teardown
+	usesSwept bool // setup/teardown use a swept value
 	// unnamed are the steps named from what they do (METHOD URL, the
 	// call, the topic): two of them with one name do the same thing.
 	unnamed map[*Step]bool
@@ -269,6 +273,9 @@ func (v *validator) data(d *Data) {
 		v.at(d.Pos, "data %s: give exactly one of file, csv, glob, range or values", d.Name)
 		return
 	}
+	if d.Delimiter != "" && d.CSV == "" {
+		v.at(d.Pos, "data %s: delimiter is for csv files", d.Name)
+	}
 	if d.Mode == "" {
 		d.Mode = string(dataset.Sequential)
 	} else if _, err := dataset.ParseMode(d.Mode); err != nil {
@@ -298,6 +305,12 @@ func (v *validator) data(d *Data) {
 	}
 	if err != nil {
 		v.at(d.Pos, "data %s: %v", d.Name, err)
+		if d.CSV != "" {
+			if v.unread == nil {
+				v.unread = map[string]bool{}
+			}
+			v.unread[d.Name] = true
+		}
 		return
 	}
 	if values != nil {
@@ -831,12 +844,16 @@ func (v *validator) defined(name string, sc *scope) bool {
 	// Columns of CSV sources: users.login.
 	if src, col, ok := strings.Cut(name, "."); ok {
 		for _, d := range v.p.Data {
-			if d.Name == src {
-				for _, c := range d.Cols {
-					if c == col {
-						return true
-					}
-				}
+			if d.Name != src {
+				continue
+			}
+			if slices.Contains(d.Cols, col) {
+				return true
+			}
+			if v.unread[src] {
+				// Its file's error is said: its columns are those the plan
+				// names, or, if it names none, any the plan reads.
+				return len(d.Columns) == 0 || slices.Contains(d.Columns, col)
 			}
 		}
 	}
