@@ -56,7 +56,23 @@ const (
 	seriesMemory     = "memory"
 	seriesGC         = "gc"
 	seriesStatements = "statements"
+	// the generator's own
+	seriesDelay    = "start_delay"
+	seriesGenCPU   = "generator_cpu"
+	seriesHostBusy = "host_busy"
+	seriesOther    = "host_other"
+	seriesSteal    = "host_steal"
+	seriesRunQueue = "run_queue"
+	seriesLoopback = "loopback_rtt"
 )
+
+// minGeneratorRise is the smallest rise of a share of the generator's
+// host's CPU that counts (in points of a hundred): a tenth of its time.
+const minGeneratorRise = 0.10
+
+// minGeneratorGrowth is the smallest relative change of the generator's
+// run queue and loopback round trip that counts: they double.
+const minGeneratorGrowth = 1.0
 
 // series is one series of a stage before it is judged.
 type series struct {
@@ -70,6 +86,17 @@ type series struct {
 	split  int     // the change's index in the series
 	pt, pc float64 // the trend's p, and the change's corrected for the splits
 	p, adj float64 // the series' test: 2 min(pt, pc), and after Holm's correction
+	// gen: a series of the generator's own; least overrides the minimum
+	// effect (0: the options'); floor is the smallest absolute change that
+	// counts (0: none), in the series' unit.
+	gen          bool
+	least, floor float64
+	// settled: the series changed in its stage's first quarter and stayed
+	// level after (a warm-up); from is the index it is judged from.
+	settled bool
+	from    int
+	// elapsed is the stage's start, seconds into the run.
+	elapsed float64
 }
 
 // Longevity judges whether a run degraded over time (results.Drift): for
@@ -90,9 +117,21 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 	o.Alpha = cmp.Or(o.Alpha, DefaultDriftAlpha)
 	o.MinEffect = cmp.Or(o.MinEffect, DefaultMinEffect)
 	o.MinErrorRise = cmp.Or(o.MinErrorRise, DefaultMinErrorRise)
-	var all []*series
+	var all, gen []*series
+	floors := map[string]float64{}
+	var runStart time.Time
+	if len(rd.Summary.Stages) > 0 {
+		runStart = rd.Summary.Stages[0].Start
+	}
 	for _, ph := range rd.Summary.Stages {
-		all = append(all, stageSeries(rd, ph, o)...)
+		sys, g, floor := stageSeries(rd, ph, o)
+		if floor > 0 {
+			floors[ph.Name] = floor
+		}
+		for _, s := range append(slices.Clone(sys), g...) {
+			s.elapsed = ph.Start.Sub(runStart).Seconds()
+		}
+		all, gen = append(all, sys...), append(gen, g...)
 	}
 	judged := 0
 	for _, s := range all {
@@ -103,22 +142,39 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 	if judged == 0 {
 		return nil
 	}
-	for _, s := range all {
+	for _, s := range append(slices.Clone(all), gen...) {
 		if len(s.v) >= MinDriftValues {
 			s.test(o)
 		}
 	}
+	// The system's series are one family, the generator's another: a test
+	// of the generator does not weaken those of the system.
 	m := holm(all)
+	holm(gen)
 	d := &results.Drift{Alpha: o.Alpha, MinEffect: o.MinEffect, MinErrorRise: o.MinErrorRise, Tests: m,
 		FirstS: o.First.Seconds(), LastS: o.Last.Seconds(), Series: []results.DriftSeries{}}
-	var degraded, unclear []*series
+	if len(floors) > 0 {
+		d.Floors = floors
+	}
+	for _, s := range gen {
+		s.judge(o)
+	}
+	var degraded, unclear, suspect []*series
 	steady, short := 0, 0
 	for _, s := range all {
 		s.judge(o)
+		if s.out.Verdict == results.DriftDegraded {
+			if g := busier(s, gen); g != nil {
+				s.out.Verdict = results.DriftSuspect
+				s.out.Sentence = fmt.Sprintf("%s, while %s: suspect, the generator's as likely as the system's", s.out.Sentence, g.out.Sentence)
+			}
+		}
 		d.Series = append(d.Series, s.out)
 		switch s.out.Verdict {
 		case results.DriftDegraded:
 			degraded = append(degraded, s)
+		case results.DriftSuspect:
+			suspect = append(suspect, s)
 		case results.DriftInconclusive:
 			unclear = append(unclear, s)
 		case results.DriftTooShort:
@@ -128,16 +184,32 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 		}
 	}
 	d.Degraded = len(degraded) > 0
-	d.Verdict = verdict(degraded, unclear, steady, short)
+	d.Verdict = verdict(degraded, unclear, suspect, steady, short)
+	if len(gen) > 0 {
+		d.Generator = generatorHealth(gen)
+	}
+	d.Timeline, d.Hint = timeline(all, gen)
 	stretches := "the first and last tenth of each stage"
 	if o.First > 0 || o.Last > 0 {
 		stretches = fmt.Sprintf("the first %s and the last %s of each stage", stretch(o.First, "tenth"), stretch(o.Last, "tenth"))
 	}
+	floor := ""
+	if len(floors) > 0 {
+		var fs []string
+		for _, ph := range rd.Summary.Stages {
+			if f, ok := floors[ph.Name]; ok {
+				fs = append(fs, results.Human(f))
+			}
+		}
+		floor = fmt.Sprintf(" and a latency's from %s, the generator's own timing noise (the 90th percentile of the loopback round trips it timed, median over the stage)", strings.Join(slices.Compact(fs), ", "))
+	}
 	d.Method = fmt.Sprintf("each series of at least %d intervals is tested for a monotonic trend (Mann-Kendall, its variance corrected for autocorrelation) "+
 		"and for a change of level (binary segmentation over blocks of about independent intervals, Mann-Whitney, Bonferroni over the splits), "+
-		"the smaller p-value of the two doubled: %d series under Holm's correction, family-wise alpha %g; a change counts from %.0f%% (an error ratio from %.1f points); "+
+		"the smaller p-value of the two doubled: %d series under Holm's correction, family-wise alpha %g; a change counts from %.0f%% (an error ratio from %.1f points)%s, "+
+		"and only if it persists to the end of its stage; a series that changed in its stage's first third and stayed level after settled (a warm-up) and is judged from there; "+
+		"a change at the time the generator's host got busier is suspect, not the system's; the generator's own series are judged apart; "+
 		"levels are the medians of %s; rates per hour need %s of data",
-		MinDriftValues, m, o.Alpha, 100*o.MinEffect, 100*o.MinErrorRise, stretches, MinRateSpan)
+		MinDriftValues, m, o.Alpha, 100*o.MinEffect, 100*o.MinErrorRise, floor, stretches, MinRateSpan)
 	return d
 }
 
@@ -149,9 +221,10 @@ func stretch(d time.Duration, whole string) string {
 	return whole
 }
 
-// verdict says in one sentence what degraded, or that nothing did, and
-// what changed as much without the tests being able to tell.
-func verdict(degraded, unclear []*series, steady, short int) string {
+// verdict says in one sentence what degraded, or that nothing did, what
+// got worse while the generator got busier, and what changed as much
+// without the tests being able to tell.
+func verdict(degraded, unclear, suspect []*series, steady, short int) string {
 	var doubt string
 	if len(unclear) > 0 {
 		var names []string
@@ -159,6 +232,13 @@ func verdict(degraded, unclear []*series, steady, short int) string {
 			names = append(names, fmt.Sprintf("%s (%+.0f%%)", s.out.Name, 100*s.diff(s.out.Start, s.out.End)))
 		}
 		doubt = fmt.Sprintf("; %d changed as much but not significantly: %s", len(unclear), strings.Join(names, ", "))
+	}
+	if len(suspect) > 0 {
+		var names []string
+		for _, s := range suspect {
+			names = append(names, s.out.Name)
+		}
+		doubt = fmt.Sprintf("; %d got worse while the generator's host got busier (suspect, not counted): %s", len(suspect), strings.Join(names, ", ")) + doubt
 	}
 	if len(degraded) == 0 {
 		v := fmt.Sprintf("no degradation: %d series steady", steady)
@@ -186,8 +266,10 @@ type slot struct {
 }
 
 // stageSeries gathers a stage's series from the run's intervals and the
-// monitors' points.
-func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) []*series {
+// monitors' points: the system's, the generator's, and the smallest
+// change of latency that counts (ms; 0 when the generator's timing noise
+// was not measured).
+func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (sys, gen []*series, floor float64) {
 	nominal := int64(math.Round(rd.Summary.Interval * 1000))
 	start := ph.Start.UnixMilli()
 	slots := map[int64]*slot{}
@@ -212,6 +294,20 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) [
 	offset := func(ms int64) float64 { return float64(ms-start) / 1000 }
 	var out []*series
 	for _, op := range results.UniqueOps(ph.Operations) {
+		if op.Kind == metrics.KindScenario {
+			// An open model's start delay: the generator's keeping to
+			// its schedule.
+			delay := newSeries(ph.Name, seriesDelay, "start delay p99 of "+op.Scenario, "ms", false)
+			delay.gen = true
+			for _, iv := range rd.Intervals[results.StageTag(ph.Index, op.Scenario, op.Name, op.Kind)+results.StartDelayTag] {
+				if h, err := iv.Histogram(); err == nil && h.TotalCount() > 0 && full(iv) {
+					delay.add(offset(iv.StartMs), float64(h.ValueAtPercentile(99))/1e3)
+				}
+			}
+			if len(delay.v) > 0 {
+				gen = append(gen, delay)
+			}
+		}
 		var lat []*series
 		if op.Kind != metrics.KindScenario {
 			lat = append(lat, newSeries(ph.Name, seriesLatency, "mean of "+op.Name, "ms", false))
@@ -293,20 +389,30 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) [
 		windows = append(windows, monitor.Window{Name: fmt.Sprint(k), Start: time.UnixMilli(s.startMs), End: time.UnixMilli(s.endMs), Transactions: tx})
 	}
 	out = append([]*series{tput, errs}, out...)
-	return append(out, resourceSeries(rd, ph, windows, offset)...)
+	res, g, floor := resourceSeries(rd, ph, windows, offset)
+	for _, s := range out {
+		if s.out.Kind == seriesLatency {
+			s.floor = floor
+		}
+	}
+	return append(out, res...), append(gen, g...), floor
 }
 
-// resourceSeries are the series of what the monitors of the system under
-// test saw in each interval (the generator's own monitors are not the
-// system's).
-func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.Window, offset func(int64) float64) []*series {
+// resourceSeries are the series of what the monitors saw in each
+// interval: the system's (CPU per transaction, memory, garbage
+// collection, statements), and the generator's own, judged apart (its
+// host's CPU busy share, the share other processes took, steal, run queue
+// and loopback round trip; perflab's CPU and memory). floor is the median
+// over the stage of the loopback round trip's 90th percentile, in ms: the
+// generator's own timing noise.
+func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.Window, offset func(int64) float64) (sys, gen []*series, floor float64) {
 	if len(rd.Points) == 0 || len(windows) == 0 {
-		return nil
+		return nil, nil, 0
 	}
 	from, to := windows[0].Start, windows[len(windows)-1].End
 	var points []monitor.Point
 	for _, p := range rd.Points {
-		if p.Monitor != results.GeneratorMonitor && p.Monitor != results.SelfMonitor && !p.Time.Before(from.Add(-time.Minute)) && !p.Time.After(to.Add(time.Minute)) {
+		if !p.Time.Before(from.Add(-time.Minute)) && !p.Time.After(to.Add(time.Minute)) {
 			points = append(points, p)
 		}
 	}
@@ -319,15 +425,26 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 		if s == nil {
 			s = newSeries(ph.Name, kind, name, unit, false)
 			s.out.Monitor = monitorName
+			s.gen = results.IsGeneratorMonitor(monitorName)
 			byName[key] = s
 			order = append(order, key)
 		}
 		return s
 	}
+	var rtts []float64
 	for _, w := range a.Windows {
 		t := offset(w.Start.UnixMilli())
+		cores, cpus, busy := 0.0, 0.0, -1.0
+		host := ""
 		for _, m := range w.Monitors {
-			if m.CPU != nil && m.CPU.MSPerTx != nil {
+			gen := results.IsGeneratorMonitor(m.Monitor)
+			if m.CPU != nil {
+				cores += m.CPU.Cores
+				if gen {
+					get(m.Monitor, seriesGenCPU, "CPU of "+m.Monitor, "cores").add(t, m.CPU.Cores)
+				}
+			}
+			if m.CPU != nil && m.CPU.MSPerTx != nil && !gen {
 				get(m.Monitor, seriesCPU, "CPU per transaction of "+m.Monitor, "ms/tx").add(t, *m.CPU.MSPerTx)
 			}
 			if len(m.Memory) > 0 {
@@ -340,13 +457,55 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 			if st := m.Statements; st != nil && st.Calls > 0 {
 				get(m.Monitor, seriesStatements, "statements' mean time of "+m.Monitor, "ms").add(t, st.MeanMS)
 			}
+			if h := m.Host; h != nil && gen {
+				host, busy = m.Monitor, h.BusyAvg
+				b := get(m.Monitor, seriesHostBusy, "CPU busy share of "+m.Monitor+"'s host", "%")
+				b.add(t, 100*h.BusyAvg)
+				b.points, b.least = true, minGeneratorRise
+				if h.StealAvg > 0 || byName[m.Monitor+"\x00"+seriesSteal] != nil {
+					st := get(m.Monitor, seriesSteal, "CPU steal of "+m.Monitor+"'s host", "%")
+					st.add(t, 100*h.StealAvg)
+					st.points, st.least = true, minGeneratorRise
+				}
+			}
+			for _, g := range m.Gauges {
+				if !gen {
+					continue
+				}
+				switch g.Metric {
+				case monitor.MetricCPUs:
+					cpus = g.Avg
+				case monitor.MetricRunQueue:
+					q := get(m.Monitor, seriesRunQueue, "run queue of "+m.Monitor+"'s host", "tasks")
+					q.add(t, g.Avg)
+					q.least = minGeneratorGrowth
+				case monitor.MetricLoopbackRTT:
+					l := get(m.Monitor, seriesLoopback, "loopback round trip p90 of "+m.Monitor+"'s host", "ms")
+					l.add(t, 1000*g.Avg)
+					l.least = minGeneratorGrowth
+					rtts = append(rtts, 1000*g.Avg)
+				}
+			}
+		}
+		if host != "" && cpus > 0 && busy >= 0 {
+			// What the host's CPU did beside perflab and the system's
+			// monitored processes: other work on the generator's host.
+			other := get(host, seriesOther, "other processes' CPU on "+host+"'s host", "%")
+			other.add(t, 100*max(0, busy-cores/cpus))
+			other.points, other.least = true, minGeneratorRise
 		}
 	}
-	out := make([]*series, 0, len(order))
 	for _, k := range order {
-		out = append(out, byName[k])
+		if s := byName[k]; s.gen {
+			gen = append(gen, s)
+		} else {
+			sys = append(sys, s)
+		}
 	}
-	return out
+	if len(rtts) > 0 {
+		floor = analyze.Median(rtts)
+	}
+	return sys, gen, floor
 }
 
 func newSeries(stage, kind, name, unit string, lower bool) *series {
@@ -459,6 +618,13 @@ func holm(all []*series) int {
 
 // judge gives the series its levels, its tests' results, its verdict and
 // its sentence.
+//
+// A change counts when it is significant (the family's alpha, after
+// Holm's correction), at least the minimum effect, at least the floor (a
+// latency's: the generator's own timing noise), and persists: the level at
+// the end of the stage is worse than at its start by as much. A series
+// whose change came in the first third of its stage and that stayed
+// level after settled: a warm-up, judged from where it settled.
 func (s *series) judge(o LongevityOptions) {
 	out := &s.out
 	out.Values = len(s.v)
@@ -483,6 +649,9 @@ func (s *series) judge(o LongevityOptions) {
 	if s.points {
 		least = o.MinErrorRise
 	}
+	if s.least > 0 {
+		least = s.least
+	}
 	tr := &results.DriftTrend{P: s.trend.P, Correction: s.trend.Correction}
 	if span := time.Duration(out.SpanS * float64(time.Second)); span >= MinRateSpan && step > 0 {
 		perHour := s.trend.Slope * 3600 / step
@@ -493,6 +662,14 @@ func (s *series) judge(o LongevityOptions) {
 		out.Change = &results.DriftChange{AtS: s.at, Before: c.Before, After: c.After, P: s.pc}
 	}
 	out.P, out.PAdjusted, out.Significant = s.p, s.adj, s.adj < o.Alpha
+	if out.Significant && s.settles(o, least) {
+		c, start := out.Change, out.Start
+		s.settled = true
+		out.Start = analyze.Median(s.v[s.from:min(len(s.v), s.from+max(3, (len(s.v)-s.from+9)/10))])
+		out.Verdict = results.DriftSettled
+		out.Sentence = fmt.Sprintf("%s settled at %s after %s (from %s), then stayed level", out.Name, s.value(c.After), elapsed(time.Duration(c.AtS*float64(time.Second))), s.value(start))
+		return
+	}
 	// What the tests found: a change of level when the series is better
 	// told so, else a trend from the start to the end.
 	byChange := s.stepFits()
@@ -504,12 +681,23 @@ func (s *series) judge(o LongevityOptions) {
 	if byChange {
 		found = s.changeSentence
 	}
+	// A change must persist (the end's level as worse, or as better, as
+	// the change) and pass the floor.
+	persists := math.Signbit(worse) == math.Signbit(s.worse(out.Start, out.End)) && math.Abs(s.worse(out.Start, out.End)) >= least
+	below := s.floor > 0 && math.Abs(out.End-out.Start) < s.floor
 	switch {
+	case out.Significant && math.Abs(worse) >= least && below:
+		out.Verdict = results.DriftSteady
+		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (a change of %s, within the generator's own timing noise of %s)",
+			out.Name, s.value(out.Start), s.value(out.End), results.Human(math.Abs(out.End-out.Start)), results.Human(s.floor))
+	case out.Significant && math.Abs(worse) >= least && !persists:
+		out.Verdict = results.DriftSteady
+		out.Sentence = fmt.Sprintf("%s steady by the end: %s, and back to %s at the end (a change that did not last)", out.Name, found(), s.value(out.End))
 	case out.Significant && worse >= least:
 		out.Verdict, out.Sentence = results.DriftDegraded, found()
 	case out.Significant && -worse >= least:
 		out.Verdict, out.Sentence = results.DriftImproved, found()
-	case !out.Significant && math.Abs(s.worse(out.Start, out.End)) >= least:
+	case !out.Significant && math.Abs(s.worse(out.Start, out.End)) >= least && !below:
 		out.Verdict = results.DriftInconclusive
 		out.Sentence = fmt.Sprintf("%s %s, but not significantly (p %.3g after Holm's correction; alpha %g): more intervals would tell",
 			out.Name, s.moved(out.Start, out.End), s.adj, o.Alpha)
@@ -522,6 +710,38 @@ func (s *series) judge(o LongevityOptions) {
 		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (p %.3g after Holm's correction)",
 			out.Name, s.value(out.Start), s.value(out.End), s.adj)
 	}
+}
+
+// settles reports whether the series changed level in the first third
+// of its stage, by at least least, and stayed level after: no change of
+// level and no trend after its change (tested at alpha, as the family's
+// tests are), nor a change of least between the level just after it and
+// the end's. It sets s.from, the index the series settled at.
+func (s *series) settles(o LongevityOptions, least float64) bool {
+	// The change is from the level at the start of the stage: a ramp up
+	// to the change is part of it.
+	c := s.out.Change
+	if c == nil || s.change == nil || s.at > s.t[0]+s.out.SpanS/3 || math.Abs(s.diff(s.out.Start, c.After)) < least {
+		return false
+	}
+	if s.floor > 0 && math.Abs(c.After-s.out.Start) < s.floor {
+		return false
+	}
+	rest := s.v[s.split:]
+	if len(rest) < MinDriftValues {
+		return false
+	}
+	tr := analyze.MannKendall(rest)
+	blocks, _ := analyze.Decorrelated(rest, tr.Slope)
+	if tr.P < o.Alpha || len(analyze.ChangePoints(blocks, o.Alpha, minSegment)) > 0 {
+		return false
+	}
+	head := analyze.Median(rest[:min(len(rest), max(3, (len(rest)+9)/10))])
+	if math.Abs(s.diff(head, s.out.End)) >= least {
+		return false
+	}
+	s.from = s.split
+	return true
 }
 
 // minWords says the minimum effect in the series' terms.
@@ -611,4 +831,136 @@ func downsample(t, v []float64) [][2]float64 {
 		out = append(out, [2]float64{t[i], analyze.Median(v[i:j])})
 	}
 	return out
+}
+
+// busier is the generator's series that got busier when the system's
+// series s got worse, if one did: other processes' share of the
+// generator's host's CPU, its steal, or its loopback round trip, rising
+// significantly at the time s changed (both changes of level within three
+// intervals or a tenth of the stage of each other), or either a trend
+// over the stage.
+func busier(s *series, gen []*series) *series {
+	for _, g := range gen {
+		switch g.out.Kind {
+		case seriesOther, seriesSteal, seriesLoopback:
+		default:
+			continue
+		}
+		if g.out.Stage != s.out.Stage || g.out.Verdict != results.DriftDegraded {
+			continue
+		}
+		if !s.stepFits() || !g.stepFits() {
+			return g
+		}
+		step := s.out.SpanS / float64(max(1, len(s.v)))
+		if math.Abs(s.at-g.at) <= max(3*step, s.out.SpanS/10) {
+			return g
+		}
+	}
+	return nil
+}
+
+// generatorHealth says how the generator's own series went.
+func generatorHealth(gen []*series) *results.GeneratorHealth {
+	h := &results.GeneratorHealth{Steady: true, Series: []results.DriftSeries{}}
+	var changed, settled []string
+	judged := 0
+	for _, s := range gen {
+		h.Series = append(h.Series, s.out)
+		switch s.out.Verdict {
+		case results.DriftDegraded, results.DriftImproved:
+			changed = append(changed, s.out.Sentence)
+			if s.out.Verdict == results.DriftDegraded {
+				h.Steady = false
+			}
+		case results.DriftSettled:
+			settled = append(settled, s.out.Sentence)
+		}
+		if s.out.Verdict != results.DriftTooShort {
+			judged++
+		}
+	}
+	switch {
+	case judged == 0:
+		h.Verdict = "too short to judge"
+	case len(changed) == 0 && len(settled) == 0:
+		h.Verdict = fmt.Sprintf("steady: %d series", judged)
+	case len(changed) == 0:
+		h.Verdict = "steady once warmed up: " + strings.Join(settled, "; ")
+	default:
+		h.Verdict = "changed: " + strings.Join(append(changed, settled...), "; ")
+	}
+	return h
+}
+
+// timeline lines up the changes of every series, the system's and the
+// generator's, first to last (trends, which have no moment, first in
+// their stage), and says it in a sentence when the system's series got
+// worse: which changed together, and in which order.
+func timeline(all, gen []*series) ([]results.DriftEvent, string) {
+	var events []results.DriftEvent
+	worse := false
+	for _, s := range append(slices.Clone(all), gen...) {
+		switch s.out.Verdict {
+		case results.DriftDegraded, results.DriftSuspect:
+			worse = worse || !s.gen
+		case results.DriftImproved, results.DriftSettled:
+		default:
+			continue
+		}
+		e := results.DriftEvent{Stage: s.out.Stage, Series: s.out.Name, Kind: s.out.Kind, Generator: s.gen, Unit: s.out.Unit, Verdict: s.out.Verdict,
+			Before: s.out.Start, After: s.out.End, Trend: true}
+		if c := s.out.Change; c != nil && (s.settled || s.stepFits()) {
+			e.Trend, e.AtS, e.Before, e.After = false, c.AtS, c.Before, c.After
+		}
+		e.Elapsed = s.elapsed + e.AtS
+		e.Change, e.Points = s.diff(e.Before, e.After), s.points
+		events = append(events, e)
+	}
+	slices.SortStableFunc(events, func(a, b results.DriftEvent) int {
+		return cmp.Or(cmp.Compare(a.Elapsed, b.Elapsed), cmp.Compare(boolInt(!a.Trend), boolInt(!b.Trend)))
+	})
+	if !worse {
+		return events, ""
+	}
+	var parts []string
+	genMoved := false
+	for i, e := range events {
+		if e.Verdict == results.DriftSettled {
+			continue // a warm-up is not a cause
+		}
+		genMoved = genMoved || e.Generator
+		what := e.Series + " " + changeWords(e)
+		switch {
+		case e.Trend:
+			parts = append(parts, what+" all along")
+		case len(parts) == 0 || i == 0:
+			parts = append(parts, "at "+elapsed(time.Duration(e.Elapsed*float64(time.Second)))+" "+what)
+		default:
+			parts = append(parts, "then "+what+" at "+elapsed(time.Duration(e.Elapsed*float64(time.Second))))
+		}
+	}
+	hint := strings.Join(parts, ", ")
+	if !genMoved {
+		hint += "; the generator steady"
+	}
+	return events, hint
+}
+
+// changeWords writes an event's change: "+40%", "+4.5 points".
+func changeWords(e results.DriftEvent) string {
+	if e.Points {
+		return fmt.Sprintf("%+.1f points", 100*e.Change)
+	}
+	if math.IsInf(e.Change, 0) {
+		return "from 0"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*e.Change)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -133,6 +133,9 @@ type HostFigures struct {
 	BusyMax        float64 `json:"busy_max"`
 	MaxCoreBusyMax float64 `json:"max_core_busy_max"`
 	Saturated      bool    `json:"saturated"`
+	// StealAvg is the share of the host's CPU time a hypervisor gave to
+	// other guests (0..1).
+	StealAvg float64 `json:"steal_avg,omitempty"`
 }
 
 // GaugeFigures summarize a level metric's samples in a window.
@@ -260,10 +263,13 @@ func monitorFigures(name string, metrics map[string][]sample, w Window) (Monitor
 		// the average.
 		h := &HostFigures{BusyAvg: intervalAverage(busy, w), BusyMax: overlapMax(busy, w), MaxCoreBusyMax: overlapMax(metrics[MetricBusyMaxCore], w)}
 		h.Saturated = h.BusyAvg >= SaturationBusy
+		if steal, ok := metrics[MetricSteal]; ok {
+			h.StealAvg = intervalAverage(steal, w)
+		}
 		mf.Host = h
 	}
 
-	covers := map[string]bool{MetricBusy: true, MetricBusyMaxCore: true}
+	covers := map[string]bool{MetricBusy: true, MetricBusyMaxCore: true, MetricSteal: true}
 	for _, metric := range memoryMetrics {
 		covers[metric] = true
 		if in := levels(metrics[metric], w); len(in) > 0 {

@@ -8,17 +8,20 @@ import (
 	"time"
 )
 
-// hostMonitor watches the machine perflab runs on: CPU busy fractions from
-// the deltas of /proc/stat between samples, memory from /proc/meminfo, and
-// the load average.
+// hostMonitor watches the machine perflab runs on: CPU busy and steal
+// fractions from the deltas of /proc/stat between samples, the run queue,
+// memory from /proc/meminfo, the load average, and the round trip of a
+// loopback connection it times itself (probe).
 type hostMonitor struct {
-	spec Spec
-	prev []cpuTimes // all cores first, then each core; from the previous sample
-	buf  []byte
+	spec    Spec
+	prev    []cpuTimes // all cores first, then each core; from the previous sample
+	running float64    // procs_running of the last /proc/stat read
+	buf     []byte
+	probe   *probe
 }
 
 // cpuTimes is one "cpu" line of /proc/stat, in ticks.
-type cpuTimes struct{ busy, total uint64 }
+type cpuTimes struct{ busy, steal, total uint64 }
 
 func openHost(s Spec) (*hostMonitor, error) {
 	m := &hostMonitor{spec: s}
@@ -27,6 +30,7 @@ func openHost(s Spec) (*hostMonitor, error) {
 		return nil, err
 	}
 	m.prev = prev
+	m.probe = startProbe(probeEvery) // nil where no loopback listener can open
 	return m, nil
 }
 
@@ -45,8 +49,14 @@ func (m *hostMonitor) Sample(_ context.Context, now time.Time) ([]Point, error) 
 			maxCore = max(maxCore, busy(m.prev[i], cur[i]))
 		}
 		p.add(MetricBusyMaxCore, maxCore)
+		p.add(MetricSteal, stealShare(m.prev[0], cur[0]))
+		p.add(MetricCPUs, float64(len(cur)-1))
 	}
 	m.prev = cur
+	p.add(MetricRunQueue, m.running)
+	if rtt, ok := m.probe.p90(); ok {
+		p.add(MetricLoopbackRTT, rtt.Seconds())
+	}
 
 	mem, err := readFile("/proc/meminfo", &m.buf)
 	if err != nil {
@@ -75,9 +85,18 @@ func busy(a, b cpuTimes) float64 {
 	return min(1, float64(b.busy-a.busy)/float64(b.total-a.total))
 }
 
+// stealShare is the fraction of a CPU's time stolen by the hypervisor
+// between two readings.
+func stealShare(a, b cpuTimes) float64 {
+	if b.total <= a.total || b.steal < a.steal {
+		return 0
+	}
+	return min(1, float64(b.steal-a.steal)/float64(b.total-a.total))
+}
+
 // readCPU reads the cpu lines of /proc/stat: user nice system idle iowait
 // irq softirq steal (guest time is already in user). Idle and iowait are
-// not busy.
+// not busy. It keeps procs_running, the run queue, in m.running.
 func (m *hostMonitor) readCPU() ([]cpuTimes, error) {
 	b, err := readFile("/proc/stat", &m.buf)
 	if err != nil {
@@ -85,6 +104,10 @@ func (m *hostMonitor) readCPU() ([]cpuTimes, error) {
 	}
 	var out []cpuTimes
 	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		if rest, ok := bytes.CutPrefix(line, []byte("procs_running ")); ok {
+			m.running, _ = strconv.ParseFloat(string(bytes.TrimSpace(rest)), 64)
+			continue
+		}
 		if !bytes.HasPrefix(line, []byte("cpu")) {
 			continue
 		}
@@ -98,6 +121,9 @@ func (m *hostMonitor) readCPU() ([]cpuTimes, error) {
 			t.total += v
 			if i != 4 && i != 5 {
 				t.busy += v
+			}
+			if i == 8 {
+				t.steal = v
 			}
 		}
 		out = append(out, t)
@@ -122,4 +148,7 @@ func meminfo(b []byte, key string) int64 {
 	return kb * 1024
 }
 
-func (m *hostMonitor) Close(context.Context) (*Final, error) { return nil, nil }
+func (m *hostMonitor) Close(context.Context) (*Final, error) {
+	m.probe.stop()
+	return nil, nil
+}

@@ -36,3 +36,32 @@ func TestHost(t *testing.T) {
 		t.Errorf("cpu_busy_max_core_ratio = %.2f with a busy loop on every core, want 0.9..1", v)
 	}
 }
+
+// The host's steal share, run queue, cores, and the loopback round trip
+// its probe times: the generator's own timing noise. A busy loop on every
+// core puts them in the run queue.
+func TestHostGeneratorHealth(t *testing.T) {
+	m := mustOpen(t, Spec{Kind: KindHost})
+	time.Sleep(300 * time.Millisecond) // 6 round trips of the probe
+	pts := sampleNow(t, m)
+	if v := mustValue(t, pts, MetricSteal); v < 0 || v > 1 {
+		t.Errorf("%s = %v, want 0..1", MetricSteal, v)
+	}
+	if v := mustValue(t, pts, MetricCPUs); v < float64(runtime.NumCPU()) {
+		t.Errorf("%s = %v, want the host's cores", MetricCPUs, v)
+	}
+	if v := mustValue(t, pts, MetricLoopbackRTT); v <= 0 || v > 1 {
+		t.Errorf("%s = %v s, want a round trip of loopback", MetricLoopbackRTT, v)
+	}
+	if v := mustValue(t, pts, MetricRunQueue); v < 1 {
+		t.Errorf("%s = %v: the sampling task itself is running", MetricRunQueue, v)
+	}
+	for range runtime.NumCPU() + 1 {
+		busyLoop(t)
+	}
+	time.Sleep(200 * time.Millisecond)
+	pts = sampleNow(t, m)
+	if v := mustValue(t, pts, MetricRunQueue); v < float64(runtime.NumCPU()) {
+		t.Errorf("%s = %v with %d busy loops, want at least %d", MetricRunQueue, v, runtime.NumCPU()+1, runtime.NumCPU())
+	}
+}

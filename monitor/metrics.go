@@ -39,6 +39,15 @@ const (
 	MetricMemUsed     = "memory_used_bytes"       // MemTotal - MemAvailable
 	MetricMemTotal    = "memory_total_bytes"      // MemTotal
 	MetricLoad1       = "load1"                   // load average over 1 minute
+	MetricSteal       = "cpu_steal_ratio"         // 0..1, all cores: time a hypervisor gave to other guests
+	MetricRunQueue    = "procs_running"           // tasks runnable at the sample (the run queue)
+	MetricCPUs        = "cpus"                    // the cores the host counts
+	// MetricLoopbackRTT is the 90th percentile of the round trips of one
+	// byte over a loopback TCP connection that the host monitor times
+	// every 50 ms, since the previous sample: the generator's own timing
+	// noise (how much a measured latency can move for the generator's host
+	// alone).
+	MetricLoopbackRTT = "loopback_rtt_p90_s"
 
 	// postgres: the statements pg_stat_statements counts (the monitor's
 	// own left out), all of them together

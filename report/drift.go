@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -38,17 +39,45 @@ func WriteDrift(w io.Writer, d *results.Drift) error {
 			stage = s.Stage
 			fmt.Fprintf(w, "\nstage %s\n", stage)
 		}
-		mark := "  "
-		switch s.Verdict {
-		case results.DriftDegraded:
-			mark = "✗ "
-		case results.DriftImproved:
-			mark = "+ "
-		}
-		fmt.Fprintf(w, "  %s%s\n", mark, s.Sentence)
+		fmt.Fprintf(w, "  %s%s\n", driftMark(s), s.Sentence)
 	}
-	fmt.Fprintf(w, "\ndrift over time: %s\nmethod: %s.\n", d.Verdict, d.Method)
+	if g := d.Generator; g != nil {
+		fmt.Fprintf(w, "\nthe load generator, judged apart\n")
+		for _, s := range g.Series {
+			fmt.Fprintf(w, "  %s%s\n", driftMark(s), s.Sentence)
+		}
+	}
+	fmt.Fprintf(w, "\ndrift over time: %s\n", d.Verdict)
+	driftWhy(w, d)
+	fmt.Fprintf(w, "method: %s.\n", d.Method)
 	return nil
+}
+
+// driftMark marks a series' verdict in the terminal: ✗ degraded, ? suspect,
+// + improved, ~ settled.
+func driftMark(s results.DriftSeries) string {
+	switch s.Verdict {
+	case results.DriftDegraded:
+		return "✗ "
+	case results.DriftSuspect:
+		return "? "
+	case results.DriftImproved:
+		return "+ "
+	case results.DriftSettled:
+		return "~ "
+	}
+	return "  "
+}
+
+// driftWhy writes the hint (what changed, in order) and the generator's
+// health, each a line when there is one.
+func driftWhy(w io.Writer, d *results.Drift) {
+	if d.Hint != "" {
+		fmt.Fprintf(w, "what changed, in order: %s\n", d.Hint)
+	}
+	if g := d.Generator; g != nil {
+		fmt.Fprintf(w, "the generator: %s\n", g.Verdict)
+	}
 }
 
 // driftLine is the verdict in the terminal's tables: one line, the series
@@ -58,6 +87,7 @@ func driftLine(w io.Writer, d *results.Drift) {
 		return
 	}
 	fmt.Fprintf(w, "\ndrift over time: %s\n", d.Verdict)
+	driftWhy(w, d)
 }
 
 // driftMarkdown is a long run's verdict in a Markdown report: the verdict,
@@ -70,10 +100,25 @@ func driftMarkdown(w io.Writer, d *results.Drift) {
 	if d.Degraded {
 		head = "Degraded"
 	}
-	fmt.Fprintf(w, "## Drift over time\n\n**%s.** %s\n\n| Stage | Series | Start | End | Change | Verdict |\n|---|---|--:|--:|---|---|\n", head, mdEscape(upperFirst(d.Verdict)))
-	for _, s := range d.Series {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(s.Stage), mdEscape(s.Name), mdEscape(driftValue(s, s.Start)), mdEscape(driftValue(s, s.End)),
+	fmt.Fprintf(w, "## Drift over time\n\n**%s.** %s\n\n", head, mdEscape(upperFirst(d.Verdict)))
+	if d.Hint != "" {
+		fmt.Fprintf(w, "What changed, in order: %s.\n\n", mdEscape(d.Hint))
+	}
+	fmt.Fprintf(w, "| Stage | Series | Start | End | Change | Verdict |\n|---|---|--:|--:|---|---|\n")
+	rows := d.Series
+	if g := d.Generator; g != nil {
+		rows = append(slices.Clone(rows), g.Series...)
+	}
+	for i, s := range rows {
+		name := s.Name
+		if i >= len(d.Series) {
+			name += " (generator)"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", mdEscape(s.Stage), mdEscape(name), mdEscape(driftValue(s, s.Start)), mdEscape(driftValue(s, s.End)),
 			mdEscape(driftChange(s)), mdEscape(driftVerdict(s)))
+	}
+	if g := d.Generator; g != nil {
+		fmt.Fprintf(w, "\nThe load generator, judged apart: %s.\n", mdEscape(g.Verdict))
 	}
 	fmt.Fprintf(w, "\n%s.\n\n", mdEscape(upperFirst(d.Method)))
 }
@@ -101,6 +146,8 @@ func driftVerdict(s results.DriftSeries) string {
 	switch s.Verdict {
 	case results.DriftDegraded:
 		return "**degraded**"
+	case results.DriftSuspect:
+		return "suspect (the generator)"
 	case results.DriftTooShort:
 		return "too short to judge"
 	}

@@ -390,7 +390,8 @@ table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 {{end}}
 {{with .S.Drift}}<h2>Drift over time</h2><table class="drift"><tr><th>Stage</th><th>Series</th><th>Start</th><th>End</th><th>Change</th><th>Verdict</th></tr>
 {{range .Series}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{if eq .Verdict "degraded"}}<span class="fail">degraded</span>{{else}}{{.Verdict}}{{end}}</td></tr>
-{{end}}</table><p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed.</p>
+{{end}}{{with .Generator}}{{range .Series}}<tr class="generator"><td>{{.Stage}}</td><td>{{.Name}} (generator)</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{.Verdict}}</td></tr>
+{{end}}{{end}}</table>{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}<p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed.</p>
 {{range $.Drift}}{{.}}{{end}}{{end}}
 {{range .Stages}}<h2>Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>

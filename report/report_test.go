@@ -351,7 +351,12 @@ func driftFixture() *results.Drift {
 				Verdict: results.DriftDegraded, Sentence: "throughput fell 80% from 100/s to 20/s; the change began after 30.0 s", Points: tp},
 			{Stage: "soak", Name: "error ratio", Kind: "errors", Unit: "%", Values: 60, SpanS: 60, Trend: &results.DriftTrend{P: 1, Correction: 1}, P: 1, PAdjusted: 1,
 				Verdict: results.DriftSteady, Sentence: "error ratio steady: 0.00% at the start, 0.00% at the end", Points: er},
-		}}
+		},
+		Hint: "at 28.0 s time in garbage collection of api +120%, then throughput -80% at 30.0 s; the generator steady",
+		Generator: &results.GeneratorHealth{Steady: true, Verdict: "steady once warmed up: memory of perflab (rss) settled at 74.2 MB after 5.0 s (from 50.0 MB), then stayed level",
+			Series: []results.DriftSeries{{Stage: "soak", Name: "memory of perflab (rss)", Kind: "memory", Unit: "MB", Values: 60, SpanS: 60, Start: 74.2, End: 74.2, Monitor: "perflab",
+				Verdict: results.DriftSettled, Sentence: "memory of perflab (rss) settled at 74.2 MB after 5.0 s (from 50.0 MB), then stayed level", Points: er}}},
+	}
 }
 
 // A long run's verdict is in every report: the terminal's tables say it in
@@ -365,14 +370,16 @@ func TestDriftInReports(t *testing.T) {
 	if err := WriteTable(&txt, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(txt.String(), "\ndrift over time: degraded: throughput fell 80%") {
+	if !strings.Contains(txt.String(), "\ndrift over time: degraded: throughput fell 80%") || !strings.Contains(txt.String(), "\nwhat changed, in order: at 28.0 s time in garbage collection") {
 		t.Errorf("table:\n%s", txt.String())
 	}
 	if err := WriteMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
 	m := md.String()
-	for _, want := range []string{"## Drift over time\n\n**Degraded.** Degraded: throughput fell 80%", "| soak | throughput | 100/s | 20/s | 100/s → 20/s after 30 s | **degraded** |", "| soak | error ratio | 0.00% | 0.00% |  | steady |"} {
+	for _, want := range []string{"## Drift over time\n\n**Degraded.** Degraded: throughput fell 80%", "| soak | throughput | 100/s | 20/s | 100/s → 20/s after 30 s | **degraded** |", "| soak | error ratio | 0.00% | 0.00% |  | steady |",
+		"What changed, in order: at 28.0 s time in garbage collection of api +120%, then throughput -80% at 30.0 s; the generator steady.", "| soak | memory of perflab (rss) (generator) | 74.2 MB | 74.2 MB |  | settled |",
+		"The load generator, judged apart: steady once warmed up: memory of perflab (rss) settled at 74.2 MB"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("no %q in:\n%s", want, m)
 		}
@@ -388,13 +395,15 @@ func TestDriftInReports(t *testing.T) {
 	if top < 0 || top > strings.Index(h, "<h2>Stage 1") {
 		t.Errorf("the verdict is not at the top of the page")
 	}
-	for _, want := range []string{`<svg class="chart"`, `class="mark"`, `class="band"`, "soak: throughput (degraded)", "soak: error ratio (steady)"} {
+	for _, want := range []string{`<svg class="chart"`, `class="mark"`, `class="band"`, "soak: throughput (degraded)", "soak: error ratio (steady)",
+		"<strong>What changed, in order:</strong> at 28.0 s time in garbage collection", "memory of perflab (rss) (generator)", "The load generator, judged apart: steady once warmed up"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("no %q in the page", want)
 		}
 	}
 	var d bytes.Buffer
-	if err := WriteDrift(&d, s.Drift); err != nil || !strings.Contains(d.String(), "stage soak\n  ✗ throughput fell 80%") || !strings.Contains(d.String(), "method: each series") {
+	if err := WriteDrift(&d, s.Drift); err != nil || !strings.Contains(d.String(), "stage soak\n  ✗ throughput fell 80%") || !strings.Contains(d.String(), "method: each series") ||
+		!strings.Contains(d.String(), "the load generator, judged apart\n  ~ memory of perflab (rss) settled") || !strings.Contains(d.String(), "the generator: steady once warmed up") {
 		t.Errorf("%v\n%s", err, d.String())
 	}
 }

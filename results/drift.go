@@ -34,6 +34,52 @@ type Drift struct {
 	FirstS float64       `json:"first_s"`
 	LastS  float64       `json:"last_s"`
 	Series []DriftSeries `json:"series"`
+	// Floors are the smallest changes of latency that count in each stage
+	// (ms, by stage name): the generator's own timing noise, the 90th
+	// percentile of the loopback round trips its host monitor timed
+	// (median over the stage's intervals). None where it was not timed.
+	Floors map[string]float64 `json:"floors,omitempty"`
+	// Generator is the load generator's health over time, judged apart:
+	// its own series (its host's CPU busy share, the share other
+	// processes took, steal, run queue and loopback round trip; perflab's
+	// CPU and memory; open models' start delay), never counted against
+	// the system.
+	Generator *GeneratorHealth `json:"generator,omitempty"`
+	// Timeline lines up the changes of every series of the run, the
+	// system's and the generator's, first to last; Hint says it in a
+	// sentence ("at 2 h 05 time in garbage collection of api +120%, then
+	// p95 of check-out +40% at 2 h 06; the generator steady").
+	Timeline []DriftEvent `json:"timeline,omitempty"`
+	Hint     string       `json:"hint,omitempty"`
+}
+
+// GeneratorHealth is the generator's own series over time and a
+// sentence: steady, or what changed in it.
+type GeneratorHealth struct {
+	Steady  bool          `json:"steady"`
+	Verdict string        `json:"verdict"`
+	Series  []DriftSeries `json:"series"`
+}
+
+// DriftEvent is one change on a run's timeline: a series' change of
+// level (AtS, seconds into its stage; Elapsed into the run), or a trend
+// over its stage (Trend, at the stage's start).
+type DriftEvent struct {
+	Stage     string  `json:"stage"`
+	Series    string  `json:"series"`
+	Kind      string  `json:"kind"`
+	Generator bool    `json:"generator,omitempty"`
+	AtS       float64 `json:"at_s"`
+	Elapsed   float64 `json:"elapsed_s"`
+	Trend     bool    `json:"trend,omitempty"`
+	Before    float64 `json:"before"`
+	After     float64 `json:"after"`
+	Unit      string  `json:"unit"`
+	// Change is After against Before: relative (0.4 is +40%), or, when
+	// Points, in points of a ratio (0.01 is one point).
+	Change  float64 `json:"change"`
+	Points  bool    `json:"points,omitempty"`
+	Verdict string  `json:"verdict"`
 }
 
 // Verdicts of a drift series: worse, or better, by the minimum effect or
@@ -46,6 +92,15 @@ const (
 	DriftSteady       = "steady"
 	DriftInconclusive = "inconclusive"
 	DriftTooShort     = "too_short"
+	// DriftSettled: the series changed early in its stage (its first
+	// third) and stayed level after: a warm-up, judged from where it
+	// settled.
+	DriftSettled = "settled"
+	// DriftSuspect: the series got worse as degraded would say, at the
+	// time the generator's host got busier (other processes' CPU, steal,
+	// its run queue, its loopback round trip): the generator's doing, as
+	// likely as the system's, not counted against the system.
+	DriftSuspect = "suspect"
 )
 
 // DriftSeries is one series of a stage over time, and what the tests
@@ -80,8 +135,8 @@ type DriftSeries struct {
 	P           float64 `json:"p"`
 	PAdjusted   float64 `json:"p_adjusted"`
 	Significant bool    `json:"significant"`
-	// Verdict is degraded, improved, steady, inconclusive or too_short,
-	// and Sentence says it.
+	// Verdict is degraded, improved, steady, settled, suspect,
+	// inconclusive or too_short, and Sentence says it.
 	Verdict  string `json:"verdict"`
 	Sentence string `json:"sentence"`
 	// Points are the series over time for charts: [seconds into the

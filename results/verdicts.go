@@ -1,5 +1,7 @@
 package results
 
+import "strings"
+
 // The verdicts a run's summary carries (summary.json), so that a run read
 // back has them without being judged again. Package judge makes them.
 
@@ -30,6 +32,18 @@ const (
 	GeneratorMonitor = "generator"
 	SelfMonitor      = "perflab"
 )
+
+// IsGeneratorMonitor reports whether a monitor watched the load generator
+// (its host, or perflab's own process), of a run or of a part of a merged
+// run ("perflab#w2", "generator#2"), not the system under test.
+func IsGeneratorMonitor(name string) bool {
+	for _, g := range []string{GeneratorMonitor, SelfMonitor} {
+		if rest, ok := strings.CutPrefix(name, g); ok && (rest == "" || rest[0] == '#') {
+			return true
+		}
+	}
+	return false
+}
 
 // GeneratorCheck says whether the load generator kept up in a stage.
 type GeneratorCheck struct {

@@ -98,7 +98,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 {{define "drift"}}{{template "head" .}}
 <h1>Drift of run <a href="/runs/{{.D.ID}}">{{.D.ID}}</a></h1>
 <p class="meta">{{.D.S.Plan.Name}} — {{.D.S.Status}}, started {{time .D.S.Start}}, {{f1 .D.S.Duration}} s</p>
-{{with .D.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>{{.Verdict}}</strong></p>{{else}}<p>The run is too short to judge its drift.</p>{{end}}
+{{with .D.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>{{.Verdict}}</strong></p>{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}{{else}}<p>The run is too short to judge its drift.</p>{{end}}
 {{with .D.Text}}<pre>{{.}}</pre>{{end}}
 {{range .D.Charts}}{{.}}{{end}}
 {{template "foot"}}{{end}}
