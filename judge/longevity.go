@@ -163,7 +163,8 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 	steady, short := 0, 0
 	for _, s := range all {
 		s.judge(o)
-		if s.out.Verdict == results.DriftDegraded {
+		if s.out.Verdict == results.DriftDegraded && (s.out.Kind == seriesLatency || s.out.Kind == seriesThroughput) {
+			// What the generator times: its host's load moves it.
 			if g := busier(s, gen); g != nil {
 				s.out.Verdict = results.DriftSuspect
 				s.out.Sentence = fmt.Sprintf("%s, while %s: suspect, the generator's as likely as the system's", s.out.Sentence, g.out.Sentence)
@@ -713,7 +714,8 @@ func (s *series) judge(o LongevityOptions) {
 }
 
 // settles reports whether the series changed level in the first third
-// of its stage, by at least least, and stayed level after: no change of
+// of its stage, by at least least, for the better (or a memory's or a
+// collector's, or the generator's, either way), and stayed level after: no change of
 // level and no trend after its change (tested at alpha, as the family's
 // tests are), nor a change of least between the level just after it and
 // the end's. It sets s.from, the index the series settled at.
@@ -722,6 +724,12 @@ func (s *series) settles(o LongevityOptions, least float64) bool {
 	// to the change is part of it.
 	c := s.out.Change
 	if c == nil || s.change == nil || s.at > s.t[0]+s.out.SpanS/3 || math.Abs(s.diff(s.out.Start, c.After)) < least {
+		return false
+	}
+	// A warm-up makes things better (latency down, throughput up), or
+	// fills what a process holds (memory, its collector's work); the
+	// generator's own series warm up either way. Errors never do.
+	if !s.gen && s.worse(s.out.Start, c.After) > 0 && s.out.Kind != seriesMemory && s.out.Kind != seriesGC {
 		return false
 	}
 	if s.floor > 0 && math.Abs(c.After-s.out.Start) < s.floor {

@@ -231,3 +231,67 @@ func TestLongevityMemoryGrows(t *testing.T) {
 		t.Errorf("method: %s", d.Method)
 	}
 }
+
+// A flat route while another process takes every core of the generator's
+// host for the second half of the run: the system is not called degraded
+// (what moved is the generator's, and its health says so), and the
+// generator's own series are judged apart, from what its host monitor
+// measured: other processes' CPU, the loopback round trip, perflab's
+// memory. Whether the burner shows as a rise depends on how busy the
+// machine already was (the other packages' tests): the test holds the
+// verdict to what it must be either way.
+func TestLongevityBusyGenerator(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 6s, flow: [{name: b, url: /b}, {name: d, url: /d}]}]\n")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(3 * time.Second)
+		var burners []*exec.Cmd
+		for range 2 {
+			c := exec.Command("sh", "-c", "while :; do :; done")
+			if c.Start() == nil {
+				burners = append(burners, c)
+			}
+		}
+		time.Sleep(4 * time.Second)
+		for _, c := range burners {
+			c.Process.Kill()
+			c.Wait()
+		}
+	}()
+	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet")
+	<-done
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	d := driftOf(t, out)
+	for _, s := range d.Series {
+		if s.Verdict == results.DriftDegraded {
+			t.Errorf("the system called degraded while the generator's host was busy: %s\n%s", s.Sentence, d.Verdict)
+		}
+		if s.Verdict == results.DriftSuspect && !strings.Contains(s.Sentence, "generator's host") {
+			t.Errorf("suspect without the generator named: %s", s.Sentence)
+		}
+	}
+	if d.Generator == nil {
+		t.Fatalf("no generator health: %+v", d)
+	}
+	names := map[string]results.DriftSeries{}
+	for _, s := range d.Generator.Series {
+		names[s.Name] = s
+	}
+	for _, n := range []string{"other processes' CPU on generator's host", "loopback round trip p90 of generator's host", "memory of perflab (rss)", "CPU of perflab"} {
+		if s, ok := names[n]; !ok || s.Values < judge.MinDriftValues {
+			t.Errorf("generator series %q: %+v", n, s)
+		}
+	}
+	if f := d.Floors[readSummary(t, out).Stages[0].Name]; f <= 0 || f > 50 {
+		t.Errorf("the floor (loopback round trip p90) %g ms", f)
+	}
+	t.Logf("%s\nthe generator: %s\nfloor %v ms", d.Verdict, d.Generator.Verdict, d.Floors)
+}
