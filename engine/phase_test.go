@@ -158,16 +158,7 @@ scenarios:
 teardown:
   - {name: cleanup, method: DELETE, url: /cleanup}
 `, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(200*time.Millisecond, cancel)
-	start := time.Now()
-	r, err := Run(ctx, p, Options{RunID: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("a setup interrupted after 200ms took %v", d)
-	}
+	r := runInterrupted(t, p, 200*time.Millisecond)
 	if r.Status != metrics.StatusInterrupted || r.Setup[0].Error != "interrupted" || len(r.Stages) != 0 {
 		t.Errorf("status %s, setup's error %q, %d stages", r.Status, r.Setup[0].Error, len(r.Stages))
 	}
