@@ -24,7 +24,7 @@ func (c *converter) judge(s *stepOut, sampler *element, sc scope) {
 		case c.pickers[p]:
 			c.done(p) // its extractor takes the last match
 			continue
-		case (p.Tag == "JSR223PostProcessor" || p.Tag == "BeanShellPostProcessor") && !sc.phase:
+		case p.Tag == "JSR223PostProcessor" || p.Tag == "BeanShellPostProcessor":
 			if sets, ok := c.scriptSets(p); ok {
 				c.done(p)
 				for _, kv := range sets {

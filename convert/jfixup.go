@@ -33,8 +33,6 @@ type fixer struct {
 	// setBy names the script that sets a variable, by JMeter name.
 	setBy   map[string]string
 	visited map[*stepOut]bool
-	// phase: in setup or teardown (no loops, no logic).
-	phase bool
 	// cur is the step being resolved, for notes.
 	cur *element
 	// genSets are the variables the step being resolved reads that a set:
@@ -96,16 +94,15 @@ type fscope struct {
 	// sure are the local names set for sure where they are read from the
 	// conditional blocks they were set in (see fixer.within): the
 	// blocks' path where each was set.
-	sure  map[string]string
-	phase bool
+	sure map[string]string
 }
 
-func newScope(phase bool) *fscope {
-	return &fscope{local: map[string]bool{}, alias: map[string]string{}, sure: map[string]string{}, phase: phase}
+func newScope() *fscope {
+	return &fscope{local: map[string]bool{}, alias: map[string]string{}, sure: map[string]string{}}
 }
 
 func (s *fscope) clone() *fscope {
-	out := newScope(s.phase)
+	out := newScope()
 	for k, v := range s.local {
 		out.local[k] = v
 	}
@@ -212,18 +209,13 @@ func (c *converter) fixup(p *planOut) {
 		})
 	}
 
-	setup := newScope(true)
-	f.phase = true
+	setup := newScope()
 	p.Setup = f.steps(p.Setup, setup)
 	for _, sc := range p.Scenarios {
-		f.phase = false
-		s := setup.clone()
-		s.phase = false
-		sc.Flow = f.steps(sc.Flow, s)
+		sc.Flow = f.steps(sc.Flow, setup.clone())
 		f.loadFields(sc)
 	}
-	f.phase = true
-	p.Teardown = f.steps(p.Teardown, newScope(true))
+	p.Teardown = f.steps(p.Teardown, newScope())
 	p.Target = f.text(p.Target, nil)
 	for k, v := range p.Headers {
 		p.Headers[k] = f.text(v, nil)
@@ -1043,9 +1035,11 @@ func (f *fixer) fragments() {
 			s.Use, s.Steps = name, nil
 		}
 	}
+	walk(f.p.Setup)
 	for _, sc := range f.p.Scenarios {
 		walk(sc.Flow)
 	}
+	walk(f.p.Teardown)
 }
 
 func yamlOf(v any) string {

@@ -26,7 +26,10 @@ type scope struct {
 	auth     []*element // Authorization Managers
 	loops    []*loopCtx // the loops around, the innermost last
 	inTx     bool       // in a transaction
-	phase    bool       // in a setUp or tearDown thread group: steps in order
+	// phase: in a setUp or tearDown thread group, which perflab's setup
+	// and teardown run once, with no duration of their own: a loop for
+	// ever is bounded.
+	phase bool
 }
 
 // loopCtx is a loop a step is in: its index names the pass, for a Once
@@ -244,7 +247,7 @@ func (c *converter) element(e *element, sc scope) []*stepOut {
 	case kindHeaders, kindDefaults, kindTimer, kindPre, kindPost, kindAssertion, kindAuth, kindGlobal:
 		// in the scope (enter), or read for the whole plan
 	default:
-		if set := c.scriptStep(e, sc); set != nil {
+		if set := c.scriptStep(e); set != nil {
 			return []*stepOut{set}
 		}
 		c.other(e)
@@ -253,10 +256,9 @@ func (c *converter) element(e *element, sc scope) []*stepOut {
 }
 
 // scriptStep is a script sampler that only gives variables values (see
-// scriptSets) as a set: step in its place; nil for any other element, and
-// in setup and teardown, which take no set: step.
-func (c *converter) scriptStep(e *element, sc scope) *stepOut {
-	if e.Tag != "JSR223Sampler" && e.Tag != "BeanShellSampler" || sc.phase {
+// scriptSets) as a set: step in its place; nil for any other element.
+func (c *converter) scriptStep(e *element) *stepOut {
+	if e.Tag != "JSR223Sampler" && e.Tag != "BeanShellSampler" {
 		return nil
 	}
 	sets, ok := c.scriptSets(e)
@@ -342,9 +344,6 @@ func plainStep(s *stepOut) bool {
 func (c *converter) controller(e *element, sc scope) []*stepOut {
 	inner := c.enter(e, sc)
 	c.done(e)
-	if sc.phase {
-		return c.phaseController(e, inner)
-	}
 	switch e.Tag {
 	case "GenericController", "SimpleController", "RecordingController", "TestFragmentController":
 		return c.flowOf(e.Children, inner)
@@ -406,25 +405,6 @@ func (c *converter) controller(e *element, sc scope) []*stepOut {
 	}
 	c.note(e, "a controller perflab does not know ("+e.Tag+"): its children run in order, once")
 	return c.flowOf(e.Children, inner)
-}
-
-// phaseController converts a controller in setup or teardown, whose steps
-// run in order: a loop of one step is a repeat, other logic is listed.
-func (c *converter) phaseController(e *element, inner scope) []*stepOut {
-	steps := c.flowOf(e.Children, inner)
-	switch e.Tag {
-	case "GenericController", "SimpleController", "RecordingController", "TestFragmentController", "TransactionController":
-		return steps
-	case "ModuleController":
-		return c.module(e, inner)
-	case "LoopController":
-		if n, err := strconv.Atoi(strings.TrimSpace(e.str("LoopController.loops"))); err == nil && n >= 0 && len(steps) == 1 && steps[0].URL != "" {
-			steps[0].Repeat = &repeatOut{Count: n}
-			return steps
-		}
-	}
-	c.note(e, "logic in a setUp or tearDown thread group: perflab's setup and teardown run their steps in order, once each")
-	return steps
 }
 
 // ifController converts an If Controller: its condition, checked once
@@ -499,7 +479,11 @@ func (c *converter) whileController(e *element, inner scope) []*stepOut {
 			c.note(e, "its condition "+strconv.Quote(raw)+" is not converted ("+why+"): the loop runs its steps once")
 			return body
 		}
-		if cond == "true" {
+		switch {
+		case cond == "true" && inner.phase:
+			c.note(e, "its condition "+strconv.Quote(raw)+" never reads \"false\": perflab's setup and teardown have no duration, so the loop ends after 1,000 passes")
+			l.Max = 1000
+		case cond == "true":
 			c.note(e, "its condition "+strconv.Quote(raw)+" never reads \"false\": the loop runs until the scenario ends, as JMeter's")
 		}
 		l.While = cond
@@ -583,6 +567,9 @@ func (c *converter) loopController(e *element, inner scope) []*stepOut {
 	raw := strings.TrimSpace(e.str("LoopController.loops"))
 	if n, err := strconv.Atoi(raw); err == nil {
 		switch {
+		case n < 0 && inner.phase:
+			c.note(e, "loops for ever: perflab's setup and teardown have no duration, so the loop ends after 1,000 passes")
+			l.While, l.Max = "true", 1000
 		case n < 0 && c.groupHasDuration():
 			c.note(e, "loops for ever: the loop runs until the scenario ends")
 			l.While = "true"
@@ -916,20 +903,15 @@ func (c *converter) fragment(target *element, name string, sc scope) []*stepOut 
 	var steps []*stepOut
 	switch kind(target) {
 	case kindController:
-		if sc.phase {
-			steps = c.phaseController(target, c.enter(target, sc))
-			c.done(target)
-		} else {
-			steps = c.controller(target, sc)
-		}
+		steps = c.controller(target, sc)
 	case kindSampler:
 		steps = c.element(target, sc)
 	default:
 		c.drop(target, "a Module Controller's target that is no sampler or controller")
 		return nil
 	}
-	if len(steps) == 0 || sc.phase {
-		return steps
+	if len(steps) == 0 {
+		return nil
 	}
 	return []*stepOut{{Steps: steps, conv: &stepConv{src: target, frag: name}}}
 }
@@ -1025,8 +1007,8 @@ func (c *converter) include(e *element, sc scope) []*stepOut {
 	c.done(frag)
 	inner := c.enter(frag, sc)
 	steps := c.flowOf(frag.Children, inner)
-	if len(steps) == 0 || sc.phase {
-		return steps
+	if len(steps) == 0 {
+		return nil
 	}
 	fname := frag.Name
 	if fname == "" {

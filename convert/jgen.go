@@ -177,12 +177,13 @@ var divisor = regexpMust(`^/\d+$`)
 
 // genRef is the placeholder of a call's variable where sc stands (raw: put
 // in as it is, where JMeter does not encode a query parameter), its set:
-// step's value added to the step's (f.genSets); in setup and teardown, which
-// take no set: step, the call as literal text, listed.
+// step's value added to the step's (f.genSets); outside a flow (sc nil:
+// the plan's target, headers, load), where no set: step goes, the call as
+// literal text, listed.
 func (f *fixer) genRef(i int, raw bool, sc *fscope) string {
 	g := f.c.gens[i]
-	if sc == nil || sc.phase {
-		f.c.note(g.e, "the function "+g.src+" (kept as literal text): setup and teardown run requests only (a set: step computes it in a scenario)")
+	if sc == nil {
+		f.c.note(g.e, "the function "+g.src+" (kept as literal text): the plan's target, headers and load are read before any step (a set: step computes it in a flow)")
 		return literal(g.src)
 	}
 	if g.out == "" {

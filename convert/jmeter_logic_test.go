@@ -437,3 +437,49 @@ func TestConvertConsecutiveThreadGroups(t *testing.T) {
 		}
 	}
 }
+
+// A setUp thread group's controllers convert as a thread group's do, for
+// perflab's setup runs a flow's logic: a Loop Controller of two samplers
+// is a loop (its pass JMeter's __jm__NAME__idx), If Controllers are ifs on
+// what setup extracted; a tearDown thread group's Loop Controller of one
+// sampler is a loop too. The server sees JMeter's order: setUp's, the
+// thread group's, tearDown's.
+func TestConvertSetupLogic(t *testing.T) {
+	ifc := func(name, cond string, kids ...string) string {
+		return el("IfController", name, sp("IfController.condition", cond)+bp("IfController.useExpression", true), kids...)
+	}
+	setup := group("SetupThreadGroup", "before", 1, 1,
+		get("state", "/state", el("JSONPostProcessor", "x state", sp("JSONPostProcessor.referenceNames", "state")+sp("JSONPostProcessor.jsonPathExprs", "$.state")+
+			sp("JSONPostProcessor.match_numbers", "1")+sp("JSONPostProcessor.defaultValues", "NOT_FOUND"))),
+		el("LoopController", "twice", sp("LoopController.loops", "2"),
+			get("a", "/a?i=${__jm__twice__idx}"), get("b", "/b")),
+		ifc("if ready", `${__jexl3("${state}" == "ready")}`, get("ready", "/ready?s=${state}")),
+		ifc("if closed", `${__jexl3("${state}" == "closed")}`, get("closed", "/closed")))
+	teardown := group("PostThreadGroup", "after", 1, 1,
+		el("LoopController", "clean twice", sp("LoopController.loops", "2"), get("cleanup", "/cleanup")))
+	jmx := testPlan("setup logic", setup+teardown, 1, get("main", "/main"))
+	res, got := runJMX(t, jmx, jsonBodies(map[string]string{"/state": `{"state":"ready"}`}))
+	want := []string{"GET /state", "GET /a?i=0", "GET /b", "GET /a?i=1", "GET /b", "GET /ready?s=ready", "GET /main", "GET /cleanup", "GET /cleanup"}
+	if !slices.Equal(got.reqs, want) {
+		t.Errorf("the server saw %q, want %q\n%s", got.reqs, want, res.Plan)
+	}
+	plan := string(res.Plan)
+	setupPart, _, _ := strings.Cut(plan[strings.Index(plan, "\nsetup:\n"):], "\nscenarios:\n")
+	for _, w := range []string{"- loop:\n      count: 2\n      index: __jm__twice__idx\n", "- name: ready\n    if: (state == \"ready\")\n", "- name: closed\n    if: (state == \"closed\")\n"} {
+		if !strings.Contains(setupPart, w) {
+			t.Errorf("setup lacks %q:\n%s", w, plan)
+		}
+	}
+	if !strings.Contains(plan, "teardown:\n  - loop:\n      count: 2\n") {
+		t.Errorf("teardown has no loop:\n%s", plan)
+	}
+	if hasNote(res, "twice", "setUp") || strings.Contains(strings.Join(res.Skipped, "\n"), "logic in a setUp") {
+		t.Errorf("setup's logic is listed: %q", res.Skipped)
+	}
+	// Setup has no duration to end a loop for ever: it is bounded, said.
+	forever := testPlan("forever", group("SetupThreadGroup", "before", 1, 1, el("LoopController", "ever", sp("LoopController.loops", "-1"), get("a", "/a"))), 1, get("main", "/main"))
+	res, _ = convertJMX(t, forever)
+	if !strings.Contains(string(res.Plan), "setup:\n  - loop:\n      while: \"true\"\n      max: 1000\n") || !hasNote(res, "ever", "setup and teardown have no duration") {
+		t.Errorf("a loop for ever in setup: %q\n%s", res.Skipped, res.Plan)
+	}
+}

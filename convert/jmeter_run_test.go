@@ -115,7 +115,14 @@ func testPlan(name string, top string, loops int, body ...string) string {
 
 // threadGroup is a thread group of threads running loops iterations.
 func threadGroup(name string, threads, loops int, body ...string) string {
-	return el("ThreadGroup", name, fmt.Sprintf(`<intProp name="ThreadGroup.num_threads">%d</intProp>`, threads)+
+	return group("ThreadGroup", name, threads, loops, body...)
+}
+
+// group is a thread group of kind tag (ThreadGroup; SetupThreadGroup, a
+// setUp thread group; PostThreadGroup, a tearDown one) of threads running
+// loops iterations.
+func group(tag, name string, threads, loops int, body ...string) string {
+	return el(tag, name, fmt.Sprintf(`<intProp name="ThreadGroup.num_threads">%d</intProp>`, threads)+
 		`<elementProp name="ThreadGroup.main_controller" elementType="LoopController">`+sp("LoopController.loops", fmt.Sprint(loops))+`</elementProp>`,
 		body...)
 }

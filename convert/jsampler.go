@@ -151,7 +151,7 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 		s.Headers[k] = v
 	}
 	for _, p := range inner.pre {
-		if p.Tag != "JSR223PreProcessor" && p.Tag != "BeanShellPreProcessor" || inner.phase {
+		if p.Tag != "JSR223PreProcessor" && p.Tag != "BeanShellPreProcessor" {
 			c.preProcessor(p)
 			continue
 		}

@@ -213,15 +213,10 @@ type stepOut struct {
 	Extract     ordered           `yaml:"extract,omitempty"`
 	Check       map[string]any    `yaml:"check,omitempty"`
 	Think       any               `yaml:"think,omitempty"`
-	Repeat      *repeatOut        `yaml:"repeat,omitempty"`
 	Steps       []*stepOut        `yaml:"steps,omitempty"`
 	Else        []*stepOut        `yaml:"else,omitempty"`
 
 	conv *stepConv // the JMeter converter's, nil elsewhere
-}
-
-type repeatOut struct {
-	Count int `yaml:"count"`
 }
 
 type loopOut struct {

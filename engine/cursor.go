@@ -190,8 +190,11 @@ func (w *worker) pop() {
 	c := &w.cur
 	f := c.stack[len(c.stack)-1]
 	c.stack = c.stack[:len(c.stack)-1]
-	if f.n.kind == nodeTx {
+	switch {
+	case f.n.kind == nodeTx:
 		w.endTx()
+	case f.n.rep != nil:
+		w.vars.endRepeat()
 	}
 	w.thinkAfter(f.n)
 }
@@ -200,7 +203,11 @@ func (w *worker) pop() {
 func (w *worker) endTx() {
 	t := w.cur.tx
 	w.cur.tx = nil
-	w.rec.Record(w.shard, t.n.op, t.elapsed, t.svc, t.first, 0)
+	if w.ph != nil {
+		w.ph.ph.Totals[t.n.op].Add(t.elapsed, t.svc, t.first, 0)
+	} else {
+		w.rec.Record(w.shard, t.n.op, t.elapsed, t.svc, t.first, 0)
+	}
 	w.correlate(t.n, t.began, time.Now(), t.first)
 }
 
@@ -221,11 +228,11 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		w.endWith(end(true, false))
 		return
 	}
-	w.hops(n, res)
-	lat := w.latency(res)
-	w.rec.RecordResult(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes, res.Detail)
-	if res.HasServer && res.Err == metrics.OK {
-		w.rec.RecordServer(w.shard, n.op, res.Server, res.Latency)
+	var lat time.Duration
+	if w.ph != nil {
+		lat = w.ph.step(n, res)
+	} else {
+		lat = w.record(n, res)
 	}
 	if !res.Start.IsZero() {
 		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
@@ -256,6 +263,18 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		}
 	}
 	w.thinkAfter(n)
+}
+
+// record records a step's result in the stage, its hops with it, and
+// returns its latency.
+func (w *worker) record(n *node, res phttp.Result) time.Duration {
+	w.hops(n, res)
+	lat := w.latency(res)
+	w.rec.RecordResult(w.shard, n.op, lat, res.Latency, res.Err, res.Bytes, res.Detail)
+	if res.HasServer && res.Err == metrics.OK {
+		w.rec.RecordServer(w.shard, n.op, res.Server, res.Latency)
+	}
+	return lat
 }
 
 func (w *worker) endWith(a action) {

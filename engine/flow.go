@@ -22,7 +22,7 @@ const (
 	nodeTx                     // a transaction: its children, timed together
 	nodeBlock                  // its children, in order (a block of steps, a fragment)
 	nodeIf                     // its children if cond holds, else alt
-	nodeLoop                   // its children, pass after pass (loop)
+	nodeLoop                   // its children, pass after pass (loop, or a setup step's repeat)
 	nodeChoose                 // one of branches, by weight
 	nodeOnce                   // its children, in a VU's first pass only
 	nodeSet                    // variables set from expressions
@@ -51,6 +51,7 @@ type node struct {
 	cond     *expr.Program // nodeIf
 	alt      []*node       // nodeIf: else
 	loop     *plan.Loop    // nodeLoop
+	rep      *repeat       // nodeLoop of a setup or teardown step's repeat (loop is nil)
 	branches [][]*node     // nodeChoose, with their weights summed in cum
 	cum      []float64
 	onceID   int            // nodeOnce: its number in the scenario
@@ -112,6 +113,13 @@ func (l *layout) id(op metrics.Op) int {
 	return len(l.ops) - 1
 }
 
+// repeat is a setup or teardown step's repeat: its passes, and the data
+// source whose rows they take (for_each).
+type repeat struct {
+	count int
+	src   *source
+}
+
 // flowCompiler compiles a scenario's flow (or a phase's steps) into
 // nodes.
 type flowCompiler struct {
@@ -122,6 +130,11 @@ type flowCompiler struct {
 	scen     string
 	defThink *plan.Think
 	onces    int
+	// phase is setup's or teardown's VU when compiling one (nil for a
+	// scenario's flow): a repeat's count and rows are its stage's, its
+	// steps run in the phase's goroutine whatever the engine, and record
+	// their hops as they happen (phaseRec).
+	phase *vars
 	// what the flow's expressions read of the last response
 	keepBody    bool
 	keepHeaders []string
@@ -158,6 +171,13 @@ func (c *flowCompiler) step(st *plan.Step, tx string) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.Repeat != nil && c.phase != nil {
+		rep, err := c.repeat(st)
+		if err != nil {
+			return nil, err
+		}
+		n = &node{kind: nodeLoop, name: n.name, rep: rep, children: []*node{n}}
+	}
 	if st.Loop != nil {
 		for _, e := range []*plan.Expr{st.Loop.Count, st.Loop.While, st.Loop.Over} {
 			c.reads(e)
@@ -176,6 +196,21 @@ func (c *flowCompiler) step(st *plan.Step, tx string) (*node, error) {
 		c.onces++
 	}
 	return n, nil
+}
+
+// repeat resolves a setup or teardown step's repeat for the phase's
+// stage: count passes, or one for each row of a data source.
+func (c *flowCompiler) repeat(st *plan.Step) (*repeat, error) {
+	rp := st.Repeat
+	if rp.ForEach == "" {
+		n, err := rp.Count.Int(c.phase.base)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: repeat count: %w", st.Name, err)
+		}
+		return &repeat{count: int(n)}, nil
+	}
+	src := c.phase.data.list[c.phase.data.byName[rp.ForEach]]
+	return &repeat{count: len(src.d.Rows), src: src}, nil
 }
 
 // body compiles what a step does itself: a request (or call, message,
@@ -232,7 +267,7 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 			n.think = c.defThink
 		}
 	case fns[st.Name] != nil || st.Call != "":
-		if p.HTTP.RequiresEventLoop() {
+		if p.HTTP.RequiresEventLoop() && c.phase == nil {
 			return nil, fmt.Errorf("step %s is bound to a Go function: http.event_loop runs HTTP requests only (remove event_loop: true)", st.Name)
 		}
 		n.op = l.id(metrics.Op{Name: st.Name, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
@@ -246,7 +281,7 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 			return nil, err
 		}
 		n.grpc = gs
-		if gs.call.Streams() {
+		if gs.call.Streams() && c.phase == nil {
 			n.firstOp = l.id(metrics.Op{Name: st.Name + FirstMessage, Kind: metrics.KindStep, Scenario: scen, Transaction: tx})
 		}
 	case st.WS != nil:
@@ -275,10 +310,25 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 			return nil, fmt.Errorf("step %s: %w", st.Name, err)
 		}
 		n.req = req
-		n.hops = newHopOps(l, req, l.ops[n.op])
+		if c.phase == nil {
+			n.hops = newHopOps(l, req, l.ops[n.op])
+		}
 		c.reqs = append(c.reqs, req)
 	}
 	return n, nil
+}
+
+// keep makes every request of the flow keep what its expressions read of
+// the last response (its body, headers), and reports whether they read
+// any.
+func (c *flowCompiler) keep() bool {
+	if !c.keepBody && len(c.keepHeaders) == 0 {
+		return false
+	}
+	for _, r := range c.reqs {
+		r.Keep(c.keepBody, c.keepHeaders)
+	}
+	return true
 }
 
 // each calls f for every node of nodes and of the nodes they hold.
@@ -303,12 +353,7 @@ func compileStage(p *plan.Plan, m *messaging, fns map[string]StepFunc, vars map[
 		if err != nil {
 			return nil, nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
-		if c.keepBody || len(c.keepHeaders) > 0 {
-			for _, r := range c.reqs {
-				r.Keep(c.keepBody, c.keepHeaders)
-			}
-		}
-		s := &scenario{sc: sc, nodes: nodes, onError: sc.OnError, onces: c.onces, keeps: c.keepBody || len(c.keepHeaders) > 0}
+		s := &scenario{sc: sc, nodes: nodes, onError: sc.OnError, onces: c.onces, keeps: c.keep()}
 		s.iterOp = l.id(metrics.Op{Name: sc.Name, Kind: metrics.KindScenario, Scenario: sc.Name})
 		if s.Workload, err = sc.LoadFor(vars); err != nil {
 			return nil, nil, err

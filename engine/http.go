@@ -53,15 +53,15 @@ func (w *worker) hops(n *node, res phttp.Result) {
 	}
 }
 
-// phaseHops records the hops of a setup or teardown step (named name, of
-// phase phase) in ph, laying out their operations as they first happen.
-func phaseHops(ph *metrics.Phase, lay *layout, phase, name string, res phttp.Result) {
+// phaseHops records the hops of a setup or teardown step (of operation
+// op) in ph, laying out their operations as they first happen.
+func phaseHops(ph *metrics.Phase, lay *layout, op metrics.Op, res phttp.Result) {
 	for _, h := range res.Hops {
 		suffix := RedirectHop
 		if h.Auth {
 			suffix = AuthHop
 		}
-		op := lay.id(metrics.Op{Name: name + suffix, Kind: metrics.KindStep, Scenario: phase})
+		op := lay.id(metrics.Op{Name: op.Name + suffix, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction})
 		for len(ph.Totals) < len(lay.ops) {
 			ph.Totals = append(ph.Totals, metrics.NewStats())
 		}

@@ -144,8 +144,12 @@ func (w *worker) choose(n *node) []*node {
 
 // startLoop begins a loop's first pass in frame f, if it has one.
 func (w *worker) startLoop(f *frame) bool {
-	l := f.n.loop
 	f.pass, f.passes, f.items = 0, -1, nil
+	if r := f.n.rep; r != nil {
+		f.passes = r.count
+		return w.beginPass(f)
+	}
+	l := f.n.loop
 	switch {
 	case l.Count != nil:
 		v, err := l.Count.Prog.Eval(w.env())
@@ -191,10 +195,15 @@ func (w *worker) nextPass(f *frame) bool {
 
 // beginPass sets up pass f.pass, if the loop has it.
 func (w *worker) beginPass(f *frame) bool {
-	l := f.n.loop
 	if f.passes >= 0 && f.pass >= f.passes {
 		return false
 	}
+	f.acts = w.cur.acts
+	if r := f.n.rep; r != nil {
+		w.vars.repeatPass(f.pass, r.src)
+		return true
+	}
+	l := f.n.loop
 	if l.While != nil && !w.cond(f.n, l.While.Prog) {
 		return false
 	}
@@ -207,7 +216,6 @@ func (w *worker) beginPass(f *frame) bool {
 	if l.As != "" {
 		w.vars.Set(l.As, f.items[f.pass])
 	}
-	f.acts = w.cur.acts
 	return true
 }
 

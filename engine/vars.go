@@ -98,6 +98,20 @@ func (v *vars) nextRow(name string) {
 	}
 }
 
+// repeatPass begins pass i of a setup or teardown step's repeat: ${index}
+// is i, ${item} the row i of src (for_each), and the pass picks data rows
+// of its own.
+func (v *vars) repeatPass(i int, src *source) {
+	v.index = strconv.Itoa(i)
+	v.setIteration(int64(i))
+	if src != nil {
+		v.item, v.itemDS = src.d.Rows[i], src
+	}
+}
+
+// endRepeat ends a repeat: ${index} and ${item} are its own.
+func (v *vars) endRepeat() { v.index, v.item, v.itemDS = "", nil, nil }
+
 // Set stores an extracted value.
 func (v *vars) Set(name, value string) {
 	v.own[name] = value

@@ -34,6 +34,9 @@ type worker struct {
 	once      []bool
 	exprEnv   *expr.Env
 	jsonPaths map[string]*plan.JSONPath
+	// ph is where setup's or teardown's one VU records (nil in a stage,
+	// which records in rec).
+	ph *phaseRec
 }
 
 // iteration runs the flow once, as the cursor walks it. due is when it

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -198,22 +199,21 @@ func (p *Plan) ResolveGRPC(s *protoschema.Schema) error {
 	return nil
 }
 
-// EachStep calls f with every step of the plan: setup's, the scenarios'
-// (a transaction, then its steps) and teardown's.
+// EachStep calls f with every step of the plan, once each: setup's, the
+// scenarios' and teardown's, and the steps they hold (a transaction's, a
+// block's, a fragment's, an else, a choice's branches).
 func (p *Plan) EachStep(f func(*Step)) {
-	for _, steps := range [][]*Step{p.Setup, p.Teardown} {
-		for _, st := range steps {
-			f(st)
-		}
-	}
+	seen := map[*Step]bool{}
+	all := slices.Clip(p.Setup)
 	for _, sc := range p.Scenarios {
-		for _, st := range sc.Flow {
-			f(st)
-			for _, c := range st.Steps {
-				f(c)
-			}
-		}
+		all = append(all, sc.Flow...)
 	}
+	eachStep(append(all, p.Teardown...), func(st *Step) {
+		if !seen[st] {
+			seen[st] = true
+			f(st)
+		}
+	})
 }
 
 // resolveCall finds a call's method and checks its messages.

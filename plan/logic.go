@@ -108,7 +108,12 @@ func (v *validator) compile(e *Expr, kind expr.Kind, sc *scope, who string) {
 	if e == nil {
 		return
 	}
-	prog, err := expr.Compile(e.Src, kind, func(name string) bool { return v.defined(name, sc) })
+	prog, err := expr.Compile(e.Src, kind, func(name string) bool {
+		if v.swept[name] && v.inPhase {
+			v.usesSwept = true
+		}
+		return v.defined(name, sc)
+	})
 	if err != nil {
 		pos := e.Pos
 		var ee *expr.Error
@@ -148,9 +153,17 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 	if l := st.Label(); l != "" {
 		who = "step " + l
 	}
-	if v.inPhase {
-		v.at(st.Pos, "%s: if, else, loop, once, choose, set, use and blocks of steps are for scenarios' flows; setup and teardown run their steps in order (repeat: runs one several times)", who)
-		return false
+	// A repeat runs one step of setup or teardown (a transaction says so
+	// itself, in step).
+	if r := st.Repeat; r != nil && !st.IsTransaction() {
+		switch {
+		case (st.IsBlock() || st.Choose != nil || st.Set != nil) && !v.inPhase:
+			v.at(r.Pos, "%s: repeat is for setup and teardown; a scenario repeats with iterations", who)
+		case st.IsBlock() || st.Choose != nil || st.Set != nil:
+			v.at(r.Pos, "%s: repeat runs one step several times; a loop repeats a block, a choice or a set (loop: {count: N, index: i})", who)
+		case st.Loop != nil && v.inPhase:
+			v.at(r.Pos, "%s: give loop or repeat, not both", who)
+		}
 	}
 	v.compile(st.If, expr.Bool, sc, who+": if")
 	if st.Else != nil && st.If == nil {

@@ -280,3 +280,75 @@ func TestIncludedFragments(t *testing.T) {
 		}
 	}
 }
+
+// Setup and teardown take a flow's logic, checked as a flow's is: what
+// setup extracts or sets anywhere in it (in a loop, a branch, a
+// transaction, a fragment) is there for the scenarios and teardown; an
+// expression of setup that reads a swept variable makes it run per
+// stage; a name a scenario sets is not teardown's; a name used before
+// anything sets it is said at its place.
+func TestLogicInSetupAndTeardown(t *testing.T) {
+	src := `target: http://127.0.0.1:1
+vars: {n: [1, 2]}
+data: {ids: {values: [a, b]}}
+fragments:
+  login: [{name: login, url: /login, extract: {token: $.token}}]
+setup:
+  - use: login
+  - {name: list, url: /list, extract: {items: {json: "$.items[*]", match: all}}}
+  - name: each
+    loop: {over: items, as: item_id, index: i, max: 5, rows: [ids]}
+    steps:
+      - {name: item, url: "/item/${item_id}/${i}/${ids}"}
+  - if: response.ok && int(n) > 1
+    steps: [{name: big, url: /big}]
+    else: [{name: small, url: /small}]
+  - choose:
+      - {weight: 1, steps: [{name: a, url: /a}]}
+      - {weight: 2, steps: []}
+  - {name: once, url: /once, once: true}
+  - set: {next: int(i) + 1}
+  - transaction: prepare
+    steps:
+      - {name: make, method: POST, url: "/make/${index}", repeat: {count: 2}}
+      - {name: made, url: "/made?t=${token}", extract: {made: $.id}}
+  - name: poll
+    loop: {while: 'json("$.state") != "done"', max: 3}
+    steps: [{name: poll, url: /poll}]
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 1
+    flow:
+      - name: use
+        url: /use/${token}/${item_id}/${next}/${made}
+        extract: {late: $.x}
+teardown:
+  - if: defined("made") && next != ""
+    steps:
+      - name: delete
+        method: DELETE
+        url: /made/${made}
+  - {name: each left, method: DELETE, url: "/left/${item}", repeat: {for_each: ids}, if: "token != ''"}
+`
+	p, err := Parse([]byte(src), "case.yaml", Options{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.SetupPerStage {
+		t.Error("setup's if reads the swept n: it must run per stage")
+	}
+	bad := strings.Replace(src, "/use/${token}", "/use/${tokn}", 1)
+	bad = strings.Replace(bad, "if: response.ok && int(n) > 1", "if: response.ok && count > 1", 1)
+	bad = strings.Replace(bad, "/made/${made}", "/made/${late}", 1)
+	_, err = Parse([]byte(bad), "case.yaml", Options{LookupEnv: noEnv})
+	for _, w := range []string{
+		"case.yaml:13:24: setup: if: count is not defined here",
+		"case.yaml:34:19: undefined variable ${tokn} (did you mean \"token\"?)",
+		"case.yaml:41:20: undefined variable ${late}",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("errors:\n%v\nwant among them:\n%s", err, w)
+		}
+	}
+}

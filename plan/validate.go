@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"path/filepath"
@@ -369,13 +370,14 @@ func (v *validator) phase(name string, steps []*Step, isSetup bool) {
 	for k := range v.setupNames {
 		sc.local[k] = true
 	}
+	kinds := map[string]string{}
 	for _, st := range steps {
 		v.step(st, sc, name, false)
-		if isSetup {
-			for _, ex := range st.Extract {
-				v.setupNames[ex.Name] = true
-			}
-		}
+		v.labels(st, kinds)
+	}
+	if isSetup {
+		// What setup extracts or sets, wherever in it, is there afterwards.
+		maps.Copy(v.setupNames, sc.local)
 	}
 	if v.usesSwept {
 		v.p.SetupPerStage = true
@@ -715,7 +717,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	v.wireHeaders("step "+st.Name+": headers", st.Headers)
 	local := sc.local
 	if st.Repeat != nil {
-		if strings.HasPrefix(where, "scenario") || strings.HasPrefix(where, "transaction") {
+		if !v.inPhase {
 			v.at(st.Repeat.Pos, "step %s: repeat is for setup and teardown; a scenario repeats with iterations", st.Name)
 		}
 		local = v.repeat(st, sc)
@@ -955,15 +957,13 @@ func (v *validator) checkNums() {
 				}
 			}
 		}
-		for _, steps := range [][]*Step{v.p.Setup, v.p.Teardown} {
-			for _, s := range steps {
-				if s.Repeat != nil && s.Repeat.Count != nil {
-					if _, err := s.Repeat.Count.Int(vars); err != nil {
-						v.at(s.Repeat.Count.Pos, "step %s: repeat count%s: %v", s.Name, inStage(st, s.Repeat.Count), err)
-					}
+		eachStep(append(slices.Clip(v.p.Setup), v.p.Teardown...), func(s *Step) {
+			if s.Repeat != nil && s.Repeat.Count != nil {
+				if _, err := s.Repeat.Count.Int(vars); err != nil {
+					v.at(s.Repeat.Count.Pos, "step %s: repeat count%s: %v", s.Name, inStage(st, s.Repeat.Count), err)
 				}
 			}
-		}
+		})
 	}
 }
 

@@ -831,6 +831,23 @@ scenarios:
 		{"url and transaction", flowPlan("- {transaction: t, url: /a, steps: [{url: /b}]}\n"), false, false},
 		{"transaction without steps", flowPlan("- transaction: t\n"), false, false},
 		{"steps without transaction: a block", flowPlan("- {name: x, steps: [{url: /b}]}\n"), true, true},
+		{"logic in setup and teardown", `setup:
+  - {name: list, url: /list, extract: {ids: {json: "$.ids[*]", match: all}}}
+  - name: each
+    loop: {over: ids, as: id, index: i}
+    steps: [{name: item, url: "/i/${id}"}]
+  - if: response.ok
+    steps: [{name: ok, url: /ok}]
+    else: [{name: ko, url: /ko}]
+  - choose: [{weight: 1, steps: [{name: a, url: /a}]}, {weight: 1}]
+  - {set: {next: int(i) + 1}}
+  - transaction: t
+    steps: [{name: make, url: /m, repeat: {count: 2}, once: true}]
+teardown:
+  - name: poll
+    loop: {while: 'json("$.state") != "done"', max: 5}
+    steps: [{name: job, url: "/job/${next}"}]
+` + flowPlan("- url: /a\n"), true, true},
 		{"use and steps", flowPlan("- {use: f, steps: [{url: /b}]}\n"), false, false},
 		{"step with nothing to do", flowPlan("- name: x\n"), false, false},
 		{"body and json", flowPlan("- {url: /a, body: x, json: {a: 1}}\n"), false, false},
@@ -870,6 +887,8 @@ scenarios:
 		{"auth of an unknown type", flowPlan("- {url: /a, auth: {type: ntlm, user: u}}\n"), false, false},
 		{"auth as a word other than none", flowPlan("- {url: /a, auth: basic}\n"), false, false},
 		{"repeat count list", "setup: [{url: /a, repeat: {count: [1, 2]}}]\n" + flowPlan("- url: /a\n"), false, false},
+		{"repeat of a block", "setup: [{steps: [{url: /a}], repeat: {count: 2}}]\n" + flowPlan("- url: /a\n"), false, false},
+		{"repeat and loop", "setup: [{url: /a, loop: {count: 2}, repeat: {count: 2}}]\n" + flowPlan("- url: /a\n"), false, false},
 
 		// Known differences: the loader reads any scalar as text, and YAML
 		// 1.1 booleans; the schema asks for the clearer form.
