@@ -243,7 +243,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			if ph.Index == 0 || aborted.Load() != nil {
 				return
 			}
-			if r := judge.Early(p.Thresholds, ph.Name, tk); r != nil && aborted.CompareAndSwap(nil, r) {
+			if r := judge.Early(p.Thresholds, ph, tk); r != nil && aborted.CompareAndSwap(nil, r) {
 				prog.Done()
 				fmt.Fprintf(stderr, "perflab: threshold %q failed on %s in %s after %s: stopping the run (its results and teardown still follow)\n",
 					r.Threshold, r.Operation, r.Stage, tk.Elapsed.Round(time.Millisecond))

@@ -244,7 +244,7 @@ type htmlPage struct {
 
 type htmlStage struct {
 	P      results.PhaseSummary
-	Open   []results.Operation // open-model operations
+	Open   []OpenOp // open-model operations
 	Charts []template.HTML
 }
 
@@ -399,7 +399,7 @@ table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 {{end}}</table>
 <p class="meta">Latencies in ms, of successful operations.</p>
 {{with .Open}}<table><tr><th>Open model</th><th>Kind</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
-{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.Dropped}}</td><td>{{.Queued}}</td></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.DroppedDue}}</td><td>{{.Queued}}</td></tr>
 {{end}}</table>
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
 {{range .Charts}}{{.}}{{end}}

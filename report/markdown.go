@@ -271,8 +271,8 @@ func openMarkdown(w io.Writer, ph results.PhaseSummary) {
 		if d == nil {
 			d = &metrics.LatencySummary{}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n", mdEscape(op.Name), num(op.Latency.P50), num(op.Latency.P99),
-			num(op.ServiceTime.P50), num(op.ServiceTime.P99), num(d.P50), num(d.P99), num(d.Max), op.Dropped, op.Queued)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", mdEscape(op.Name), num(op.Latency.P50), num(op.Latency.P99),
+			num(op.ServiceTime.P50), num(op.ServiceTime.P99), num(d.P50), num(d.P99), num(d.Max), op.DroppedDue, op.Queued)
 	}
 	fmt.Fprintln(w)
 }
