@@ -287,6 +287,7 @@ func (c *coordinator) judgeWhole() {
 			}
 			op.count += h.Count
 			op.errs += h.Errors
+			op.dropped += h.Dropped
 			op.start, op.end = minTime(op.start, h.Start), maxTime(op.end, h.End)
 			if ws2.start.IsZero() || h.Start.Before(ws2.start) {
 				ws2.start = h.Start
