@@ -619,7 +619,7 @@ func (c *coordinator) merge(p *plan.Plan, cfg Config) (*Result, error) {
 		fmt.Fprintf(stderr, "perflab: store: %v\n", err)
 		lost = append(lost, fmt.Sprintf("the run history (%v)", err))
 	}
-	fmt.Fprintf(stderr, "run %s %s: %d of %d workers merged; results in %s\n", id, s.Status, len(parts), c.w.Segment.Count, dir)
+	fmt.Fprintf(stderr, "run %s %s: %d of %d workers merged; results in %s\n", id, s.StatusLine(), len(parts), c.w.Segment.Count, dir)
 	switch {
 	case len(lost) > 0:
 		res.Outcome, res.Lost = Failed, lost

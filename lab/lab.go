@@ -359,7 +359,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if storeFailed.Load() {
 		lost = append(lost, "the run history (it could not be written: the run is whole in its directory only)")
 	}
-	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
+	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, sum.StatusLine(), dir)
 	if coord != nil {
 		coord.finished(!storeFailed.Load())
 		if coord.merges {

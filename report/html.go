@@ -378,7 +378,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
 table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 </style>{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
-<p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
+<p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 {{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
 {{end}}{{with .S.Origin.Sentence}}<p class="meta">{{.}}</p>
 {{end}}{{with .S.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>Drift over time:</strong> {{.Verdict}}</p>

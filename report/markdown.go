@@ -28,7 +28,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	if s.Host.CPUModel != "" {
 		cpus += " " + mdEscape(s.Host.CPUModel)
 	}
-	fmt.Fprintf(w, "Run %s, %s, started %s, %.0f s.", mdCode(s.RunID), mdEscape(s.Status), s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
+	fmt.Fprintf(w, "Run %s, %s, started %s, %.0f s.", mdCode(s.RunID), mdEscape(s.StatusLine()), s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
 	if s.Host.CPUs > 0 { // unknown for a run rebuilt from the history
 		fmt.Fprintf(w, " Load generator: %s, %s/%s, perflab %s.", cpus, mdEscape(s.Host.OS), mdEscape(s.Host.Arch), mdEscape(s.Host.Perflab))
 	}
