@@ -88,9 +88,83 @@ func TestTotalRPSOverTheStage(t *testing.T) {
 		return o
 	}
 	// 200 requests in a 2 s stage; the short scenario's step ran for 0.1 s.
-	rs := checkStage(th, "all", []results.Operation{op("long", 100, 50), op("short", 100, 1000)}, 2)
+	rs := checkStage(th, "all", nil, []results.Operation{op("long", 100, 50), op("short", 100, 1000)}, 2)
 	if len(rs) != 1 || rs[0].Actual != 100 || rs[0].Pass {
 		t.Errorf("%+v: want 100/s, failing > 150", rs)
+	}
+}
+
+// Dropped iterations are judged per open-model scenario, as a share of
+// those due (started or dropped) or a count, and for the stage's open
+// models together; a closed model, which has no due times, is left out of
+// an unnamed threshold, and a threshold naming it passes and says why.
+func TestDroppedThresholds(t *testing.T) {
+	scen := func(name string, count, dropped int64) results.Operation {
+		o := results.Operation{Name: name, Kind: metrics.KindScenario, Scenario: name}
+		o.Count, o.Dropped = count, dropped
+		return o
+	}
+	step := results.Operation{Name: "GET /", Kind: metrics.KindStep, Scenario: "buy"}
+	step.Count = 700
+	// buy: 300 of 1000 due dropped; sell: none of 200; browse loops.
+	ops := []results.Operation{scen("buy", 700, 300), step, scen("sell", 200, 0), scen("browse", 50, 0)}
+	loads := []metrics.Load{{Scenario: "buy", Open: true}, {Scenario: "sell", Open: true}, {Scenario: "browse", VUs: 2}}
+	check := func(src string) []results.ThresholdResult {
+		th, err := plan.ParseThreshold(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return checkStage(th, "all", loads, ops, 1)
+	}
+	type want struct {
+		op     string
+		actual float64
+		pass   bool
+		note   bool
+	}
+	for src, ws := range map[string][]want{
+		"dropped < 1%":          {{"buy", 0.3, false, false}, {"sell", 0, true, false}},
+		"dropped < 31%":         {{"buy", 0.3, true, false}, {"sell", 0, true, false}},
+		"total: dropped <= 25%": {{"total", 300.0 / 1200, true, false}},
+		"total: dropped == 0":   {{"total", 300, false, false}},
+		"sell: dropped == 0":    {{"sell", 0, true, false}},
+		"buy: dropped <= 300":   {{"buy", 300, true, false}},
+		"browse: dropped < 1%":  {{"browse", 0, true, true}},
+		"buy: errors < 1%":      {{"buy", 0, true, false}},
+		"dropped > 5":           {{"buy", 300, true, false}, {"sell", 0, false, false}},
+		"total: dropped > 1200": {{"total", 300, false, false}},
+	} {
+		rs := check(src)
+		if len(rs) != len(ws) {
+			t.Errorf("%s: %+v, want %d results", src, rs, len(ws))
+			continue
+		}
+		for i, w := range ws {
+			r := rs[i]
+			if r.Operation != w.op || r.Actual != w.actual || r.Pass != w.pass || (r.Note != "") != w.note {
+				t.Errorf("%s: %+v, want %+v", src, r, w)
+			}
+		}
+	}
+}
+
+// An abort threshold of dropped iterations fails as soon as a stage's
+// data so far does, a scenario that has started none yet included.
+func TestEarlyDropped(t *testing.T) {
+	th, err := plan.ParseThreshold("dropped < 10% abort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := results.Operation{Name: "buy", Kind: metrics.KindScenario, Scenario: "buy"}
+	o.Dropped = 40
+	loads := []metrics.Load{{Scenario: "buy", Open: true}}
+	r := EarlyOps([]*plan.Threshold{th}, "all", loads, []results.Operation{o}, time.Second)
+	if r == nil || r.Actual != 1 || r.Operation != "buy" {
+		t.Fatalf("%+v: want buy failing with all 40 dropped", r)
+	}
+	o.Count, o.Dropped = 1000, 40
+	if r := EarlyOps([]*plan.Threshold{th}, "all", loads, []results.Operation{o}, time.Second); r != nil {
+		t.Errorf("%+v: 40 of 1040 is within 10%%", r)
 	}
 }
 

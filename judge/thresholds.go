@@ -16,7 +16,7 @@ func Thresholds(ts []*plan.Threshold, s *results.Summary) []results.ThresholdRes
 	for _, ph := range s.Stages {
 		for _, t := range ts {
 			if !t.Regression() {
-				out = append(out, checkStage(t, ph.Name, ph.Operations, ph.Duration)...)
+				out = append(out, checkStage(t, ph.Name, ph.Load, ph.Operations, ph.Duration)...)
 			}
 		}
 	}
@@ -26,7 +26,7 @@ func Thresholds(ts []*plan.Threshold, s *results.Summary) []results.ThresholdRes
 // Early judges the thresholds marked abort on a stage's data so far,
 // once the stage's first interval has closed, and returns the first that
 // fails, or nil. An operation with nothing measured yet fails nothing.
-func Early(ts []*plan.Threshold, stage string, tk *metrics.Tick) *results.ThresholdResult {
+func Early(ts []*plan.Threshold, ph *metrics.Phase, tk *metrics.Tick) *results.ThresholdResult {
 	if tk.Intervals < 1 {
 		return nil
 	}
@@ -40,17 +40,20 @@ func Early(ts []*plan.Threshold, stage string, tk *metrics.Tick) *results.Thresh
 		s.Merge(tk.Cur[i])
 		ops = append(ops, results.Operation{Name: op.Name, Kind: op.Kind, Scenario: op.Scenario, Transaction: op.Transaction, Summary: s.Summarize(tk.Elapsed)})
 	}
-	return EarlyOps(ts, stage, ops, tk.Elapsed)
+	return EarlyOps(ts, ph.Name, ph.Load, ops, tk.Elapsed)
 }
 
-// EarlyOps is Early of a stage's operations so far, elapsed into it: such
-// as a distributed run's, merged from its workers' stored intervals.
-func EarlyOps(ts []*plan.Threshold, stage string, ops []results.Operation, elapsed time.Duration) *results.ThresholdResult {
+// EarlyOps is Early of a stage's operations so far, elapsed into it, the
+// stage's load being loads: such as a distributed run's, merged from its
+// workers' stored intervals. An open model's iterations still going are
+// not counted yet: its share of dropped iterations so far is of those
+// ended or dropped, at most its VUs fewer than were due.
+func EarlyOps(ts []*plan.Threshold, stage string, loads []metrics.Load, ops []results.Operation, elapsed time.Duration) *results.ThresholdResult {
 	for _, t := range ts {
 		if !t.Abort {
 			continue
 		}
-		for _, r := range checkStage(t, stage, started(ops), elapsed.Seconds()) {
+		for _, r := range checkStage(t, stage, loads, started(ops), elapsed.Seconds()) {
 			if !r.Pass && r.Note == "" {
 				return &r
 			}
@@ -60,8 +63,11 @@ func EarlyOps(ts []*plan.Threshold, stage string, ops []results.Operation, elaps
 }
 
 // checkStage checks one threshold against the operations of one stage,
-// which lasted seconds.
-func checkStage(t *plan.Threshold, stage string, ops []results.Operation, seconds float64) []results.ThresholdResult {
+// whose load was loads and which lasted seconds.
+func checkStage(t *plan.Threshold, stage string, loads []metrics.Load, ops []results.Operation, seconds float64) []results.ThresholdResult {
+	if t.Metric == "dropped" {
+		return checkDropped(t, stage, loads, ops)
+	}
 	if t.Operation == "total" {
 		var count, errs int64
 		for _, op := range ops {
@@ -112,6 +118,47 @@ func checkOp(t *plan.Threshold, stage string, op results.Operation) results.Thre
 	return r
 }
 
+// checkDropped checks a threshold of dropped iterations: those of each
+// open-model scenario (one named, or each when none is), or of all of a
+// stage's together (total), as a share of the iterations due or a count.
+// A closed model drops none, having no due times: a scenario named (or a
+// total) without an open model passes, and says why (validate refuses
+// such a threshold; a run judged again may still have one).
+func checkDropped(t *plan.Threshold, stage string, loads []metrics.Load, ops []results.Operation) []results.ThresholdResult {
+	var out []results.ThresholdResult
+	var dropped, due int64
+	anyOpen := false
+	for _, op := range ops {
+		if op.Kind != metrics.KindScenario {
+			continue
+		}
+		d, open := metrics.Due(loads, op.Scenario, op.Count, op.Dropped)
+		switch {
+		case t.Operation == "total":
+			dropped, due, anyOpen = dropped+op.Dropped, due+d, anyOpen || open
+		case t.Operation == "" && open || t.Operation == op.Name:
+			out = append(out, droppedResult(t, stage, op.Name, op.Dropped, d, open))
+		}
+	}
+	if t.Operation == "total" {
+		out = append(out, droppedResult(t, stage, "total", dropped, due, anyOpen))
+	}
+	return out
+}
+
+func droppedResult(t *plan.Threshold, stage, op string, dropped, due int64, open bool) results.ThresholdResult {
+	r := results.ThresholdResult{Threshold: t.Source, Stage: stage, Operation: op, Actual: float64(dropped)}
+	if t.Share {
+		r.Actual = ratio(dropped, due)
+	}
+	if !open {
+		r.Pass, r.Note = true, "a closed model: its VUs loop, no iteration is due and none is dropped"
+		return r
+	}
+	r.Pass = t.Holds(r.Actual)
+	return r
+}
+
 func ratio(a, b int64) float64 {
 	if b == 0 {
 		return 0
@@ -120,11 +167,13 @@ func ratio(a, b int64) float64 {
 }
 
 // started leaves out the operations that have not run yet: early in a
-// stage, a later step's count and rate are zero for want of time.
+// stage, a later step's count and rate are zero for want of time. A
+// scenario that has only dropped iterations so far has run: it could not
+// start them.
 func started(ops []results.Operation) []results.Operation {
 	var out []results.Operation
 	for _, op := range ops {
-		if op.Count > 0 {
+		if op.Count > 0 || op.Dropped > 0 {
 			out = append(out, op)
 		}
 	}

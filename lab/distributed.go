@@ -91,6 +91,7 @@ type coordinator struct {
 type stageRef struct {
 	index int
 	name  string
+	load  []metrics.Load // this worker's share: which scenarios are open models
 }
 
 // joinRun registers this worker and makes its part's directory.
@@ -198,7 +199,7 @@ func (c *coordinator) stored(ivl int) {
 
 // stageStarted notes the stage this worker's load is in.
 func (c *coordinator) stageStarted(ph *metrics.Phase) {
-	c.stage.Store(&stageRef{index: ph.Index, name: ph.Name})
+	c.stage.Store(&stageRef{index: ph.Index, name: ph.Name, load: ph.Load})
 }
 
 // wholeStage is a stage of the whole run so far, merged from the
@@ -216,9 +217,9 @@ type wholeStage struct {
 type wholeKey struct{ scenario, name, kind string }
 
 type wholeOp struct {
-	h           *hdr.Histogram
-	count, errs int64
-	start, end  time.Time
+	h                    *hdr.Histogram
+	count, errs, dropped int64
+	start, end           time.Time
 }
 
 // judgeWhole judges the abort thresholds on the whole run's current stage
@@ -286,6 +287,7 @@ func (c *coordinator) judgeWhole() {
 			}
 			op.count += h.Count
 			op.errs += h.Errors
+			op.dropped += h.Dropped
 			op.start, op.end = minTime(op.start, h.Start), maxTime(op.end, h.End)
 			if ws2.start.IsZero() || h.Start.Before(ws2.start) {
 				ws2.start = h.Start
@@ -298,10 +300,12 @@ func (c *coordinator) judgeWhole() {
 	var ops []results.Operation
 	for _, k := range ws2.order {
 		op := ws2.ops[k]
-		ops = append(ops, results.Operation{Name: k.name, Kind: metrics.Kind(k.kind), Scenario: k.scenario,
-			Summary: metrics.SummarizeHistogram(op.h, op.count, op.errs, op.end.Sub(op.start))})
+		o := results.Operation{Name: k.name, Kind: metrics.Kind(k.kind), Scenario: k.scenario,
+			Summary: metrics.SummarizeHistogram(op.h, op.count, op.errs, op.end.Sub(op.start))}
+		o.Dropped = op.dropped
+		ops = append(ops, o)
 	}
-	r := judge.EarlyOps(c.aborts, ref.name, ops, ws2.end.Sub(ws2.start))
+	r := judge.EarlyOps(c.aborts, ref.name, ref.load, ops, ws2.end.Sub(ws2.start))
 	if r == nil {
 		return
 	}
@@ -615,7 +619,7 @@ func (c *coordinator) merge(p *plan.Plan, cfg Config) (*Result, error) {
 		fmt.Fprintf(stderr, "perflab: store: %v\n", err)
 		lost = append(lost, fmt.Sprintf("the run history (%v)", err))
 	}
-	fmt.Fprintf(stderr, "run %s %s: %d of %d workers merged; results in %s\n", id, s.Status, len(parts), c.w.Segment.Count, dir)
+	fmt.Fprintf(stderr, "run %s %s: %d of %d workers merged; results in %s\n", id, s.StatusLine(), len(parts), c.w.Segment.Count, dir)
 	switch {
 	case len(lost) > 0:
 		res.Outcome, res.Lost = Failed, lost

@@ -36,8 +36,6 @@ func TestWorkersInProcess(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "plan.yaml")
 	src := `name: inproc
 target: ` + srv.URL + `
 interval: 100ms
@@ -48,37 +46,9 @@ scenarios:
 teardown: [{name: logout, url: /logout}]
 thresholds: ["errors < 50% abort"]
 `
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load(path, plan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "runs")
-	res := make([]*Result, 3)
-	var wg sync.WaitGroup
-	for i := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := Run(context.Background(), p, Config{Out: out, Progress: "none",
-				Worker: &Worker{RunID: "inproc-1", Segment: plan.Segment{Index: i, Count: 3}, JoinTimeout: time.Minute}})
-			if err != nil {
-				t.Error(err)
-			}
-			res[i] = r
-		}()
-	}
-	wg.Wait()
-	var merged *Result
-	for _, r := range res {
-		if r != nil && r.RunID == "inproc-1" {
-			merged = r
-		}
-	}
-	if merged == nil || merged.Outcome != Completed {
-		t.Fatalf("no merged run: %+v", res)
+	merged := runWorkers(t, t.TempDir(), src, "inproc-1", 3)
+	if merged.Outcome != Completed {
+		t.Fatalf("the merged run: %+v", merged)
 	}
 	s := merged.Summary
 	var get, open int64
@@ -97,4 +67,79 @@ thresholds: ["errors < 50% abort"]
 	if s.Status != metrics.StatusCompleted || len(s.Workers) != 3 {
 		t.Errorf("run %s, workers %+v", s.Status, s.Workers)
 	}
+}
+
+// A threshold of dropped iterations marked abort is judged on the whole
+// run as it goes, from the dropped iterations each worker stored with its
+// intervals: two workers' open models at a rate their VUs cannot keep (a
+// service answering in 50 ms) stop the run long before its 30 s.
+func TestWorkersAbortOnDropped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(50 * time.Millisecond)
+	}))
+	defer srv.Close()
+	src := `name: dropping
+target: ` + srv.URL + `
+interval: 200ms
+scenarios:
+  - {name: o, rate: 200, duration: 30s, vus: 2, max_vus: 2, flow: [{name: open, url: /open}]}
+thresholds: ["dropped < 10% abort"]
+`
+	began := time.Now()
+	merged := runWorkers(t, t.TempDir(), src, "dropping-1", 2)
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("the run took %s: not stopped", took)
+	}
+	s := merged.Summary
+	want := `aborted: threshold "dropped < 10% abort" failed on o in all, judged on the whole run so far`
+	if s.Status != metrics.StatusFailed || s.Error != want || merged.Outcome != ThresholdsFailed {
+		t.Errorf("run %s (%q), outcome %v; want failed: %s", s.Status, s.Error, merged.Outcome, want)
+	}
+	var started int64
+	for _, op := range s.Stages[0].Operations {
+		if op.Kind == metrics.KindScenario {
+			started = op.Count
+		}
+	}
+	if s.Total.Dropped == 0 || s.Total.Due != s.Total.Dropped+started {
+		t.Errorf("dropped %d of %d due, %d started", s.Total.Dropped, s.Total.Due, started)
+	}
+}
+
+// runWorkers runs the plan src on n workers in this process, each its own
+// store handle in dir, as the run of id, and returns the merged run's
+// result.
+func runWorkers(t *testing.T, dir, src, id string, n int) *Result {
+	t.Helper()
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "runs")
+	res := make([]*Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := Run(context.Background(), p, Config{Out: out, Progress: "none",
+				Worker: &Worker{RunID: id, Segment: plan.Segment{Index: i, Count: n}, JoinTimeout: time.Minute}})
+			if err != nil {
+				t.Error(err)
+			}
+			res[i] = r
+		}()
+	}
+	wg.Wait()
+	for _, r := range res {
+		if r != nil && r.RunID == id {
+			return r
+		}
+	}
+	t.Fatalf("no merged run: %+v", res)
+	return nil
 }

@@ -243,7 +243,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			if ph.Index == 0 || aborted.Load() != nil {
 				return
 			}
-			if r := judge.Early(p.Thresholds, ph.Name, tk); r != nil && aborted.CompareAndSwap(nil, r) {
+			if r := judge.Early(p.Thresholds, ph, tk); r != nil && aborted.CompareAndSwap(nil, r) {
 				prog.Done()
 				fmt.Fprintf(stderr, "perflab: threshold %q failed on %s in %s after %s: stopping the run (its results and teardown still follow)\n",
 					r.Threshold, r.Operation, r.Stage, tk.Elapsed.Round(time.Millisecond))
@@ -359,7 +359,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if storeFailed.Load() {
 		lost = append(lost, "the run history (it could not be written: the run is whole in its directory only)")
 	}
-	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, run.Status, dir)
+	fmt.Fprintf(stderr, "run %s %s; results in %s\n", runID, sum.StatusLine(), dir)
 	if coord != nil {
 		coord.finished(!storeFailed.Load())
 		if coord.merges {

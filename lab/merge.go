@@ -91,7 +91,7 @@ func Merge(dirs []string, cfg Config) (*Result, error) {
 			lost = append(lost, fmt.Sprintf("the run history (%v)", err))
 		}
 	}
-	fmt.Fprintf(stderr, "merged %d runs into run %s (%s); results in %s\n", len(parts), s.RunID, s.Status, dir)
+	fmt.Fprintf(stderr, "merged %d runs into run %s (%s); results in %s\n", len(parts), s.RunID, s.StatusLine(), dir)
 	switch {
 	case len(lost) > 0:
 		res.Outcome, res.Lost = Failed, lost

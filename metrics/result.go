@@ -102,6 +102,27 @@ func (l Load) Planned() int64 {
 	return l.Iterations * int64(l.VUs)
 }
 
+// Due is how many iterations of a scenario were due in a stage whose load
+// was loads, given those it completed (count, its scenario operation's)
+// and those it dropped, and whether it is an open model. An open model's
+// iterations each have a due time: each was started, and counted when it
+// ended, or dropped (every VU busy), so count + dropped is the schedule.
+// A closed model's VUs loop: no iteration is due at a time and none is
+// dropped (due 0, open false). A scenario that dropped iterations is an
+// open model whatever loads say (a run whose loads were not kept).
+func Due(loads []Load, scenario string, count, dropped int64) (due int64, open bool) {
+	open = dropped > 0
+	for _, l := range loads {
+		if l.Scenario == scenario && l.Open {
+			open = true
+		}
+	}
+	if !open {
+		return 0, false
+	}
+	return count + dropped, true
+}
+
 // Var is a plan variable's resolved values.
 type Var struct {
 	Name   string

@@ -13,6 +13,7 @@ var thresholdSeeds = []string{
 	"p75 regression vs release=Goldenrod < 10%", "check-in: rps regression vs release=R1 <= 5%",
 	"GET /a b: max >= 1.5s", "errors <= 0.7%", "p999 < 1.25us", "rps >= 10/s", "a:b: p50 < 1ms",
 	"p75 regression vs release=A <= 0.7%", "mean > 0.000001ms", " p90<2m ",
+	"dropped < 1%", "dropped == 0", "total: dropped <= 0.7% abort", "browse: dropped < 10", "errors == 0",
 }
 
 // A threshold read, written (String) and read again is the same threshold,

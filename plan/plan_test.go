@@ -169,6 +169,11 @@ func TestParseThresholdErrors(t *testing.T) {
 		"errors regression vs release=G < 10%":    "a regression is of one of",
 		"p75 regression vs release=G < 10% abort": "cannot abort",
 		"p95 < 500ms abort please":                "want [OPERATION:]",
+		"dropped < 0.01":                          "a count of iterations is whole",
+		"dropped < 5/s":                           "a share of the iterations due",
+		"p95 == 500ms":                            "== is for what is counted",
+		"total: p95 < 1s":                         "total has rps, errors and dropped",
+		"dropped regression vs release=G < 10%":   "a regression is of one of",
 	} {
 		_, err := ParseThreshold(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -194,6 +199,10 @@ func TestParseThreshold(t *testing.T) {
 		{"p75 regression vs release=Goldenrod < 10%", "", "p75", "<", 0.10, 0.0999, 0.10},
 		{"check-in: rps regression vs release=R1 <= 5%", "check-in", "rps", "<=", 0.05, 0.05, 0.0501},
 		{"errors < 5% abort", "", "errors", "<", 0.05, 0.049, 0.05},
+		{"dropped < 1%", "", "dropped", "<", 0.01, 0.0099, 0.01},
+		{"browse: dropped < 10", "browse", "dropped", "<", 10, 9, 10},
+		{"total: dropped == 0 abort", "total", "dropped", "==", 0, 0, 1},
+		{"errors == 0", "", "errors", "==", 0, 0, 0.0001},
 	}
 	for _, c := range cases {
 		th, err := ParseThreshold(c.in)
@@ -205,6 +214,9 @@ func TestParseThreshold(t *testing.T) {
 		}
 		if strings.Contains(c.in, "regression") != th.Regression() || strings.HasSuffix(c.in, "abort") != th.Abort {
 			t.Errorf("%s: regression %v (baseline %q), abort %v", c.in, th.Regression(), th.Baseline, th.Abort)
+		}
+		if th.Share != (c.met == "dropped" && strings.HasSuffix(c.in, "%")) {
+			t.Errorf("%s: share %v", c.in, th.Share)
 		}
 		if !th.Holds(c.holdsAt) || th.Holds(c.failsAt) {
 			t.Errorf("%s: holds at %v: %v, at %v: %v", c.in, c.holdsAt, th.Holds(c.holdsAt), c.failsAt, th.Holds(c.failsAt))

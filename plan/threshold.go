@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,6 +16,10 @@ import (
 // "p95 < 500ms", "errors < 0.1%" or "check-out: p75 <= 2s". Without an
 // operation name it applies to every step and transaction of every stage;
 // the operation "total" means a stage's requests as a whole (rps, errors).
+// "dropped" is of an open model's iterations, those it could not start
+// (every VU busy): a share of those due ("dropped < 1%") or a count
+// ("dropped == 0"), per scenario (without a name: each open-model
+// scenario) or for a stage's open models together ("total: dropped < 1%").
 //
 // A regression threshold, "p75 regression vs release=Goldenrod < 10%",
 // compares the run with the stored runs of the same plan that carry a label
@@ -23,11 +28,15 @@ type Threshold struct {
 	Pos       Pos
 	Source    string
 	Operation string // empty: every step and transaction
-	Metric    string // p50 p75 p90 p95 p99 p999 mean min max errors rps
-	Op        string // < <= > >=
+	Metric    string // p50 p75 p90 p95 p99 p999 mean min max errors rps dropped
+	Op        string // < <= > >=, and == for errors and dropped
 	// Value is in ms for latencies, a fraction for errors, per second for
-	// rps, and a fraction of the baseline for regressions.
+	// rps, a count of iterations for dropped (a fraction of those due
+	// when Share), and a fraction of the baseline for regressions.
 	Value float64
+	// Share says that a dropped threshold's Value is a share of the
+	// iterations due, written as a percentage ("dropped < 1%").
+	Share bool
 	// Baseline is the label selector (name=value) of a regression threshold.
 	Baseline string
 	// Abort stops the run as soon as the threshold fails on a stage's data
@@ -36,7 +45,7 @@ type Threshold struct {
 }
 
 var (
-	thresholdRe  = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s*(<=|>=|<|>)\s*([0-9.]+)\s*([a-z%/]*)\s*$`)
+	thresholdRe  = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s*(<=|>=|==|<|>)\s*([0-9.]+)\s*([a-z%/]*)\s*$`)
 	regressionRe = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s+regression\s+vs\s+([^\s=]+=\S+)\s*(<=|<)\s*([0-9.]+)\s*%\s*$`)
 	abortRe      = regexp.MustCompile(`\s+abort\s*$`)
 )
@@ -46,7 +55,7 @@ var (
 var RegressionMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "rps"}
 
 // ThresholdMetrics are the metrics a threshold can name.
-var ThresholdMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "min", "max", "errors", "rps"}
+var ThresholdMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "min", "max", "errors", "rps", "dropped"}
 
 // ParseThreshold reads one threshold expression.
 func ParseThreshold(s string) (*Threshold, error) {
@@ -62,7 +71,7 @@ func ParseThreshold(s string) (*Threshold, error) {
 	}
 	m := thresholdRe.FindStringSubmatch(expr)
 	if m == nil {
-		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC OP VALUE [abort], such as \"p95 < 500ms\", \"errors < 0.1%% abort\", \"check-out: rps > 20\" or \"p75 regression vs release=Goldenrod < 10%%\"", s)
+		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC OP VALUE [abort], such as \"p95 < 500ms\", \"errors < 0.1%% abort\", \"check-out: rps > 20\", \"dropped < 1%%\" or \"p75 regression vs release=Goldenrod < 10%%\"", s)
 	}
 	t := &Threshold{Source: strings.TrimSpace(s), Operation: m[1], Metric: m[2], Op: m[3], Abort: abort}
 	if !slices.Contains(ThresholdMetrics, t.Metric) {
@@ -86,6 +95,15 @@ func ParseThreshold(s string) (*Threshold, error) {
 		if unit != "" && unit != "/s" {
 			return nil, fmt.Errorf("threshold %q: rps is per second, such as rps > 800", s)
 		}
+	case "dropped":
+		switch {
+		case unit == "%":
+			v, t.Share = percent(m[4], v), true
+		case unit != "":
+			return nil, fmt.Errorf("threshold %q: dropped is a share of the iterations due, such as dropped < 1%%, or a count of them, such as dropped == 0", s)
+		case v != math.Trunc(v):
+			return nil, fmt.Errorf("threshold %q: a count of iterations is whole; a share of those due is a percentage, such as dropped < 1%%", s)
+		}
 	default:
 		if unit == "" {
 			return nil, fmt.Errorf("threshold %q: give the latency a unit, such as 500ms or 2s", s)
@@ -96,8 +114,11 @@ func ParseThreshold(s string) (*Threshold, error) {
 		}
 		v = float64(d) / 1e6
 	}
-	if t.Operation == "total" && t.Metric != "rps" && t.Metric != "errors" {
-		return nil, fmt.Errorf("threshold %q: total has rps and errors; latencies are per operation", s)
+	if t.Operation == "total" && t.Metric != "rps" && t.Metric != "errors" && t.Metric != "dropped" {
+		return nil, fmt.Errorf("threshold %q: total has rps, errors and dropped; latencies are per operation", s)
+	}
+	if t.Op == "==" && t.Metric != "errors" && t.Metric != "dropped" {
+		return nil, fmt.Errorf("threshold %q: == is for what is counted, errors and dropped (dropped == 0); give %s a bound: <, <=, > or >=", s, t.Metric)
 	}
 	t.Value = v
 	return t, nil
@@ -136,7 +157,7 @@ func percent(text string, v float64) float64 {
 
 // String is the threshold in canonical form, which ParseThreshold reads
 // back to the same threshold: latencies in ms, errors as a fraction,
-// a regression's limit in percent.
+// a regression's limit and a share of dropped iterations in percent.
 func (t *Threshold) String() string {
 	var b strings.Builder
 	if t.Operation != "" {
@@ -147,7 +168,9 @@ func (t *Threshold) String() string {
 	switch {
 	case t.Regression():
 		fmt.Fprintf(&b, " regression vs %s %s %s%%", t.Baseline, t.Op, shift2(v))
-	case t.Metric == "errors" || t.Metric == "rps":
+	case t.Share:
+		fmt.Fprintf(&b, " %s %s%%", t.Op, shift2(v))
+	case t.Metric == "errors" || t.Metric == "rps" || t.Metric == "dropped":
 		fmt.Fprintf(&b, " %s %s", t.Op, v)
 	default:
 		fmt.Fprintf(&b, " %s %sms", t.Op, v)
@@ -185,6 +208,8 @@ func (t *Threshold) Holds(actual float64) bool {
 		return actual <= t.Value
 	case ">":
 		return actual > t.Value
+	case "==":
+		return actual == t.Value
 	}
 	return actual >= t.Value
 }

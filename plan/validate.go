@@ -997,7 +997,38 @@ func (v *validator) thresholds() {
 	for _, t := range v.p.Thresholds {
 		if t.Operation != "" && !names[t.Operation] {
 			v.at(t.Pos, "threshold %q: no step, transaction or scenario is named %q%s", t.Source, t.Operation, suggest(t.Operation, list))
+			continue
 		}
+		if t.Metric == "dropped" {
+			v.droppedThreshold(t)
+		}
+	}
+}
+
+// droppedThreshold checks that a threshold of dropped iterations is of an
+// open model, the only kind that drops them: a closed model's VUs loop,
+// no iteration of it is due at a time, and such a threshold would pass
+// whatever the run did.
+func (v *validator) droppedThreshold(t *Threshold) {
+	var open []string
+	var named *Scenario
+	for _, sc := range v.p.Scenarios {
+		if sc.IsOpen() {
+			open = append(open, sc.Name)
+		}
+		if sc.Name == t.Operation {
+			named = sc
+		}
+	}
+	switch {
+	case t.Operation == "" || t.Operation == "total":
+		if len(open) == 0 {
+			v.at(t.Pos, "threshold %q: no scenario is an open model (rate:, ramp_rate:): their VUs loop, no iteration is due at a time and none is dropped", t.Source)
+		}
+	case named == nil:
+		v.at(t.Pos, "threshold %q: dropped counts a scenario's iterations, and %s is a step or transaction: name an open-model scenario (%s), total, or none", t.Source, t.Operation, strings.Join(open, ", "))
+	case !named.IsOpen():
+		v.at(t.Pos, "threshold %q: scenario %s is a closed model (vus:): its VUs loop, no iteration is due at a time and none is dropped; dropped is of open models (rate:, ramp_rate:)", t.Source, named.Name)
 	}
 }
 

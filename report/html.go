@@ -244,7 +244,7 @@ type htmlPage struct {
 
 type htmlStage struct {
 	P      results.PhaseSummary
-	Open   []results.Operation // open-model operations
+	Open   []OpenOp // open-model operations
 	Charts []template.HTML
 }
 
@@ -378,7 +378,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
 table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 </style>{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
-<p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.Status}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
+<p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 {{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
 {{end}}{{with .S.Origin.Sentence}}<p class="meta">{{.}}</p>
 {{end}}{{with .S.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>Drift over time:</strong> {{.Verdict}}</p>
@@ -400,7 +400,7 @@ table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 {{end}}</table>
 <p class="meta">Latencies in ms, of successful operations.</p>
 {{with .Open}}<table><tr><th>Open model</th><th>Kind</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
-{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.Dropped}}</td><td>{{.Queued}}</td></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.DroppedDue}}</td><td>{{.Queued}}</td></tr>
 {{end}}</table>
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
 {{range .Charts}}{{.}}{{end}}

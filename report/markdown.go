@@ -28,7 +28,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	if s.Host.CPUModel != "" {
 		cpus += " " + mdEscape(s.Host.CPUModel)
 	}
-	fmt.Fprintf(w, "Run %s, %s, started %s, %.0f s.", mdCode(s.RunID), mdEscape(s.Status), s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
+	fmt.Fprintf(w, "Run %s, %s, started %s, %.0f s.", mdCode(s.RunID), mdEscape(s.StatusLine()), s.Start.Format("2006-01-02 15:04:05 MST"), s.Duration)
 	if s.Host.CPUs > 0 { // unknown for a run rebuilt from the history
 		fmt.Fprintf(w, " Load generator: %s, %s/%s, perflab %s.", cpus, mdEscape(s.Host.OS), mdEscape(s.Host.Arch), mdEscape(s.Host.Perflab))
 	}
@@ -271,8 +271,8 @@ func openMarkdown(w io.Writer, ph results.PhaseSummary) {
 		if d == nil {
 			d = &metrics.LatencySummary{}
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n", mdEscape(op.Name), num(op.Latency.P50), num(op.Latency.P99),
-			num(op.ServiceTime.P50), num(op.ServiceTime.P99), num(d.P50), num(d.P99), num(d.Max), op.Dropped, op.Queued)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", mdEscape(op.Name), num(op.Latency.P50), num(op.Latency.P99),
+			num(op.ServiceTime.P50), num(op.ServiceTime.P99), num(d.P50), num(d.P99), num(d.Max), op.DroppedDue, op.Queued)
 	}
 	fmt.Fprintln(w)
 }

@@ -144,7 +144,7 @@ func phaseTable(w io.Writer, title string, ph results.PhaseSummary) error {
 	}
 	for _, op := range ph.Operations {
 		if op.Dropped > 0 {
-			fmt.Fprintf(w, "dropped iterations: %s %d (every VU busy when they were due)\n", op.Name, op.Dropped)
+			fmt.Fprintf(w, "dropped iterations: %s %s: every VU was busy when they were due\n", op.Name, ph.Dropped(op))
 		}
 		if op.Queued > 0 {
 			fmt.Fprintf(w, "queued iterations: %s %d (every VU busy when they were due; they waited for one)\n", op.Name, op.Queued)
@@ -207,14 +207,21 @@ func serviceTable(w io.Writer, ph results.PhaseSummary, width int) error {
 
 // OpenOperations are a phase's operations of open models: those with a
 // service time beside their latency.
-func OpenOperations(ph results.PhaseSummary) []results.Operation {
-	var out []results.Operation
+func OpenOperations(ph results.PhaseSummary) []OpenOp {
+	var out []OpenOp
 	for _, op := range ph.Operations {
 		if op.ServiceTime != nil {
-			out = append(out, op)
+			out = append(out, OpenOp{Operation: op, DroppedDue: ph.Dropped(op)})
 		}
 	}
 	return out
+}
+
+// OpenOp is an open-model operation of a stage, with its dropped
+// iterations as the tables show them (results.PhaseSummary.Dropped).
+type OpenOp struct {
+	results.Operation
+	DroppedDue string
 }
 
 // durationTable prints a table of the operations that have the duration

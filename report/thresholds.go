@@ -10,15 +10,28 @@ import (
 	"github.com/perflab/perflab/results"
 )
 
-// FormatActual shows a threshold's actual value in its metric's unit.
-func FormatActual(r results.ThresholdResult, metric string) string {
-	switch metric {
-	case "errors":
+// FormatActual shows a threshold's actual value in its metric's unit (t
+// is the threshold, nil when not known: ms).
+func FormatActual(r results.ThresholdResult, t *plan.Threshold) string {
+	switch {
+	case t == nil:
+	case t.Metric == "errors" || t.Share:
 		return fmt.Sprintf("%.3f%%", 100*r.Actual)
-	case "rps":
+	case t.Metric == "rps":
 		return fmt.Sprintf("%.1f/s", r.Actual)
+	case t.Metric == "dropped":
+		return fmt.Sprintf("%.0f dropped", r.Actual)
 	}
 	return results.Ms(r.Actual) + " ms"
+}
+
+// byText maps each threshold's text to it, as its results name it.
+func byText(ts []*plan.Threshold) map[string]*plan.Threshold {
+	out := map[string]*plan.Threshold{}
+	for _, t := range ts {
+		out[t.Source] = t
+	}
+	return out
 }
 
 // ShownActual is a stored result's actual value as reports show it: its
@@ -28,11 +41,8 @@ func ShownActual(r results.ThresholdResult) string {
 	if r.Note != "" {
 		return r.Note
 	}
-	metric := ""
-	if t, err := plan.ParseThreshold(r.Threshold); err == nil {
-		metric = t.Metric
-	}
-	return FormatActual(r, metric)
+	t, _ := plan.ParseThreshold(r.Threshold)
+	return FormatActual(r, t)
 }
 
 // WriteThresholds prints each result, failed ones first.
@@ -40,10 +50,7 @@ func WriteThresholds(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdRe
 	if len(rs) == 0 {
 		return
 	}
-	metric := map[string]string{}
-	for _, t := range ts {
-		metric[t.Source] = t.Metric
-	}
+	byText := byText(ts)
 	fmt.Fprintf(w, "\nthresholds: %d passed, %d failed\n", len(rs)-results.Failed(rs), results.Failed(rs))
 	for _, pass := range []bool{false, true} {
 		for _, r := range rs {
@@ -54,7 +61,7 @@ func WriteThresholds(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdRe
 			if pass {
 				mark = "ok  "
 			}
-			note := FormatActual(r, metric[r.Threshold])
+			note := FormatActual(r, byText[r.Threshold])
 			if r.Note != "" {
 				note = r.Note
 			}
@@ -72,15 +79,26 @@ func WriteJUnit(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdResult)
 // WriteSummaryJUnit writes a finished run's thresholds as JUnit XML, the
 // thresholds read back from their results.
 func WriteSummaryJUnit(w io.Writer, s *results.Summary) error {
+	return writeJUnit(w, thresholdsOf(s.Thresholds), s.Thresholds)
+}
+
+// WriteSummaryThresholds prints a finished run's threshold results as
+// WriteThresholds does, the thresholds read back from them.
+func WriteSummaryThresholds(w io.Writer, s *results.Summary) {
+	WriteThresholds(w, thresholdsOf(s.Thresholds), s.Thresholds)
+}
+
+// thresholdsOf are the thresholds of results, read back from their text.
+func thresholdsOf(rs []results.ThresholdResult) []*plan.Threshold {
 	var ts []*plan.Threshold
 	seen := map[string]bool{}
-	for _, r := range s.Thresholds {
+	for _, r := range rs {
 		if t, err := plan.ParseThreshold(r.Threshold); err == nil && !seen[r.Threshold] {
 			seen[r.Threshold] = true
 			ts = append(ts, t)
 		}
 	}
-	return writeJUnit(w, ts, s.Thresholds)
+	return ts
 }
 
 func writeJUnit(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdResult) error {
@@ -99,10 +117,7 @@ func writeJUnit(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdResult)
 		Failures int        `xml:"failures,attr"`
 		Cases    []testcase `xml:"testcase"`
 	}
-	metric := map[string]string{}
-	for _, t := range ts {
-		metric[t.Source] = t.Metric
-	}
+	byText := byText(ts)
 	s := suite{Name: "perflab thresholds", Tests: len(rs), Failures: results.Failed(rs)}
 	for _, r := range rs {
 		name := r.Operation + ": " + r.Threshold
@@ -111,7 +126,7 @@ func writeJUnit(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdResult)
 		}
 		c := testcase{Class: r.Stage, Name: name}
 		if !r.Pass {
-			msg := "actual " + FormatActual(r, metric[r.Threshold])
+			msg := "actual " + FormatActual(r, byText[r.Threshold])
 			if r.Note != "" {
 				msg = r.Note
 			}

@@ -114,7 +114,7 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			a := accs[k]
 			if a == nil {
 				a = &acc{h: h}
-				a.h.Count, a.h.Errors = 0, 0
+				a.h.Count, a.h.Errors, a.h.Dropped = 0, 0, 0
 				accs[k] = a
 				order = append(order, k)
 			}
@@ -126,6 +126,7 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			}
 			a.h.Count += h.Count
 			a.h.Errors += h.Errors
+			a.h.Dropped += h.Dropped
 			for _, e := range []error{add(&a.lat, h.Encoded), add(&a.svc, h.ServiceTime), add(&a.delay, h.StartDelay)} {
 				if e != nil {
 					return nil, fmt.Errorf("run %s: %w", p.ID, e)
@@ -216,6 +217,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 		h           *hdr.Histogram
 		durs        map[string]*hdr.Histogram // service time, start delay, by tag suffix
 		count, errs int64
+		dropped     int64
 	}
 	var order []opKey
 	ops := map[opKey]*acc{}
@@ -280,6 +282,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 		}
 		a.count += h.Count
 		a.errs += h.Errors
+		a.dropped += h.Dropped
 	}
 	sort.Ints(stageOrder)
 	var total Total
@@ -297,6 +300,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 				span = sp[1].Sub(sp[0])
 			}
 			a.op.Summary = metrics.SummarizeHistogram(a.h, a.count, a.errs, span)
+			a.op.Dropped = a.dropped
 			if h := a.durs[ServiceTimeTag]; h != nil {
 				a.op.ServiceTime = metrics.HistogramLatency(h)
 			}
@@ -321,7 +325,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 	if all.TotalCount() > 0 { // as the histograms hold them, in µs
 		total.Mean, total.Min, total.Max = all.Mean()/1e3, float64(all.Min())/1e3, float64(all.Max())/1e3
 	}
-	total.Line = SummaryLine(total)
+	total.finish(s.Stages)
 	s.Total = total
 	return s, nil
 }

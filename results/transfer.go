@@ -127,14 +127,14 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 					totalEnc[j] = string(metrics.Encode(h))
 				}
 			}
-			var count, errs int64 // over every operation of the key (a step in several transactions)
+			var count, errs, dropped int64 // over every operation of the key (a step in several transactions)
 			for _, o := range ph.Operations {
 				if o.Scenario == op.Scenario && o.Name == op.Name && o.Kind == op.Kind {
-					count, errs = count+o.Count, errs+o.Errors.Total
+					count, errs, dropped = count+o.Count, errs+o.Errors.Total, dropped+o.Dropped
 				}
 			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
-				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Hist: string(enc),
+				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Dropped: dropped, Hist: string(enc),
 				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Quantiles: &q})
 		}
 	}

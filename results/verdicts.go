@@ -1,6 +1,10 @@
 package results
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/perflab/perflab/store"
+)
 
 // The verdicts a run's summary carries (summary.json), so that a run read
 // back has them without being judged again. Package judge makes them.
@@ -14,6 +18,21 @@ type ThresholdResult struct {
 	Pass      bool    `json:"pass"`
 	Note      string  `json:"note,omitempty"`
 }
+
+// Verdict is what the summary says beyond its status: its thresholds,
+// its drift, its open models' dropped iterations, its total; what the
+// history keeps of it (store.VerdictOf reads the same from summary.json).
+func (s *Summary) Verdict() *store.Verdict {
+	v := &store.Verdict{Thresholds: len(s.Thresholds), ThresholdsFailed: Failed(s.Thresholds), Degraded: s.Drift != nil && s.Drift.Degraded,
+		Requests: s.Total.Requests, Errors: s.Total.Errors, RPS: s.Total.RPS}
+	v.Dropped, v.Due = droppedOf(s.Stages)
+	return v
+}
+
+// StatusLine is the run's status and what keeps it from a clean pass:
+// "completed; thresholds failed: 2 of 5; dropped 3812 of 10000
+// iterations due (38.12%)".
+func (s *Summary) StatusLine() string { return store.Status(s.Status, s.Verdict()) }
 
 // Failed counts the failed results.
 func Failed(rs []ThresholdResult) int {

@@ -692,14 +692,16 @@ func TestShippedPlansValidate(t *testing.T) {
 // Plans whose problems are beyond a schema: references to variables, files
 // and the like, which only the plan loader can see.
 var semanticOnly = map[string]bool{
-	"undefined_variable.yaml":  true,
-	"threshold_operation.yaml": true, // names an operation that does not exist
-	"event_loop.yaml":          true, // steps the event loop cannot run, elsewhere in the plan
-	"duplicate_names.yaml":     true, // two steps of one flow with one name
-	"malformed_step_url.yaml":  true, // a URL that does not parse
-	"grpc_import.yaml":         true, // a .proto file that imports one that is missing
-	"not_regular.yaml":         true, // files that are devices, directories
-	"session_headers.yaml":     true, // auth beside an Authorization header written elsewhere
+	"undefined_variable.yaml":       true,
+	"threshold_operation.yaml":      true, // names an operation that does not exist
+	"threshold_dropped.yaml":        true, // dropped of a closed-model scenario, of a step
+	"threshold_dropped_closed.yaml": true, // dropped in a plan without an open model
+	"event_loop.yaml":               true, // steps the event loop cannot run, elsewhere in the plan
+	"duplicate_names.yaml":          true, // two steps of one flow with one name
+	"malformed_step_url.yaml":       true, // a URL that does not parse
+	"grpc_import.yaml":              true, // a .proto file that imports one that is missing
+	"not_regular.yaml":              true, // files that are devices, directories
+	"session_headers.yaml":          true, // auth beside an Authorization header written elsewhere
 }
 
 // The plan loader's invalid test plans are invalid for the schema too,

@@ -202,6 +202,32 @@ var migrations = [][]string{
 			PRIMARY KEY (run_id, phase, ivl)
 		)`,
 	},
+	{
+		// A finished run's verdict (Verdict): its thresholds (-1: not
+		// known), its drift, its open models' dropped iterations and its
+		// total, read from its summary as it is stored (fillVerdicts for
+		// the runs stored before), so that a list of runs reads no summary.
+		`ALTER TABLE runs ADD COLUMN thresholds BIGINT NOT NULL DEFAULT -1`,
+		`ALTER TABLE runs ADD COLUMN thresholds_failed BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN degraded BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN dropped BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN due BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN requests BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN errors BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN rps DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		// An open model's iterations dropped in each interval, on its
+		// scenario's rows: a distributed run's threshold of dropped
+		// iterations that aborts is judged on them; 0 in rows stored
+		// before, and in the intervals of runs imported (a run directory
+		// keeps the stage's dropped iterations, not each interval's).
+		`ALTER TABLE histograms ADD COLUMN dropped BIGINT NOT NULL DEFAULT 0`,
+	},
+}
+
+// migrationFills are what migrations compute in Go rather than SQL, by
+// the number of the migration they follow, in its transaction.
+var migrationFills = map[int]func(ctx context.Context, conn *sql.Conn, q func(string) string) error{
+	9: fillVerdicts,
 }
 
 // DefaultPath is the store used when none is named: beside the run directories.
@@ -254,17 +280,26 @@ func Open(path string) (*Store, error) {
 const openPatience = 30 * time.Second
 
 func openSQLite(path string) (*Store, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	db, err := sqliteDB(path)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1) // SQLite: one writer; keeps transactions simple
 	s := &Store{db: db}
 	if err := s.migrate(); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// sqliteDB opens a SQLite file as the history uses it.
+func sqliteDB(path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1) // SQLite: one writer; keeps transactions simple
+	return db, nil
 }
 
 // isBusy reports whether err is SQLite's SQLITE_BUSY (the database is
@@ -285,11 +320,15 @@ const migrateLock = 0x706572666c6162
 // and the migrations applied in one transaction that holds the database's
 // write lock (SQLite's BEGIN IMMEDIATE, a PostgreSQL advisory lock), so
 // each migration runs once and the others find it done.
-func (s *Store) migrate() error {
+func (s *Store) migrate() error { return s.migrateTo(len(migrations)) }
+
+// migrateTo applies the migrations up to the n-th (a test makes the
+// history of an earlier perflab so).
+func (s *Store) migrateTo(n int) error {
 	ctx := context.Background()
 	// An up-to-date schema needs no lock.
 	var v int
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err == nil && v == len(migrations) {
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&v); err == nil && v == n {
 		return nil
 	}
 	conn, err := s.db.Conn(ctx)
@@ -324,9 +363,14 @@ func (s *Store) migrate() error {
 	if v > len(migrations) {
 		return fmt.Errorf("schema version %d is newer than this perflab knows (%d)", v, len(migrations))
 	}
-	for i := v; i < len(migrations); i++ {
+	for i := v; i < n; i++ {
 		for _, stmt := range migrations[i] {
 			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("migration %d: %w", i+1, err)
+			}
+		}
+		if fill := migrationFills[i+1]; fill != nil {
+			if err := fill(ctx, conn, s.q); err != nil {
 				return fmt.Errorf("migration %d: %w", i+1, err)
 			}
 		}
@@ -359,6 +403,9 @@ type Run struct {
 	Heartbeat time.Time `json:"heartbeat,omitzero"`
 	// Parent is, for a worker's part of a distributed run, that run.
 	Parent string `json:"parent,omitempty"`
+	// Verdict is what its summary says beyond its status; nil for a run
+	// that has none (running, killed) or whose summary did not read.
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // Killed is the status of a run whose process ended without finishing it
@@ -435,11 +482,11 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, phase, scenario, operation, kind, ivl) DO UPDATE SET
 			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist,
 			service_time = excluded.service_time, start_delay = excluded.start_delay,
-			p50_us = excluded.p50_us, p95_us = excluded.p95_us, p99_us = excluded.p99_us, max_us = excluded.max_us`))
+			p50_us = excluded.p50_us, p95_us = excluded.p95_us, p99_us = excluded.p99_us, max_us = excluded.max_us, dropped = excluded.dropped`))
 	if err != nil {
 		return err
 	}
@@ -458,7 +505,7 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		}
 	}
 	for i, st := range merged {
-		if st.Count == 0 {
+		if st.Count == 0 && st.Dropped == 0 {
 			continue
 		}
 		var svc, delay []byte
@@ -472,7 +519,7 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		enc, q := st.Digest()
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
-			q.P50, q.P95, q.P99, q.Max); err != nil {
+			q.P50, q.P95, q.P99, q.Max, st.Dropped); err != nil {
 			return err
 		}
 	}
@@ -532,8 +579,14 @@ func (s *Store) Finish(runID, status, runErr string, end time.Time, summary, tot
 			return err
 		}
 	}
-	_, err := s.db.Exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ?, totals = ? WHERE id = ?`),
-		status, runErr, end.UnixMilli(), string(summary), string(totals), runID)
+	return s.finishRun(s.db.Exec, runID, status, runErr, end, summary, totals)
+}
+
+// finishRun records how a run ended, its summary and totals, and the
+// verdict its summary says, by exec (the store's, or a transaction's).
+func (s *Store) finishRun(exec func(string, ...any) (sql.Result, error), id, status, runErr string, end time.Time, summary, totals []byte) error {
+	args := append([]any{status, runErr, end.UnixMilli(), string(summary), string(totals)}, verdictArgs(summary)...)
+	_, err := exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ?, totals = ?, `+verdictSet+` WHERE id = ?`), append(args, id)...)
 	return err
 }
 
@@ -553,7 +606,7 @@ type Filter struct {
 // gone is listed as Killed, ending at its last stored interval (at its
 // start when it stored none).
 func (s *Store) Runs(f Filter) ([]Run, error) {
-	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels, host, pid, heartbeat_ms, parent,
+	q := `SELECT id, plan, plan_hash, status, error, start_ms, end_ms, labels, host, pid, heartbeat_ms, parent, ` + verdictColumns + `,
 		CASE WHEN status = 'running' THEN (SELECT COALESCE(MAX(h.end_ms), 0) FROM histograms h WHERE h.run_id = r.id) ELSE 0 END
 		FROM runs r WHERE 1 = 1`
 	var args []any
@@ -597,9 +650,12 @@ func (s *Store) Runs(f Filter) ([]Run, error) {
 		var r Run
 		var start, end, beat, last int64
 		var labels string
-		if err := rows.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels, &r.Host, &r.PID, &beat, &r.Parent, &last); err != nil {
+		var vs verdictScan
+		dest := append([]any{&r.ID, &r.Plan, &r.PlanHash, &r.Status, &r.Error, &start, &end, &labels, &r.Host, &r.PID, &beat, &r.Parent}, vs.dest()...)
+		if err := rows.Scan(append(dest, &last)...); err != nil {
 			return nil, err
 		}
+		r.Verdict = vs.verdict()
 		r.Start = time.UnixMilli(start)
 		if end > 0 {
 			r.End = time.UnixMilli(end)
@@ -684,6 +740,10 @@ type Histogram struct {
 	Start, End time.Time
 	Count      int64
 	Errors     int64
+	// Dropped is an open model's iterations dropped, on its scenario's
+	// rows (0 in the intervals of a run imported: its directory keeps
+	// only the stage's).
+	Dropped int64
 	// Encoded is the histogram as stored (V2 compressed, base64); Hist
 	// decodes it. ServiceTime and StartDelay are an open model's other
 	// two, encoded the same way ("" when it has none).
@@ -696,10 +756,10 @@ type Histogram struct {
 
 // histogramColumns are the columns of histograms, in the order writes
 // and reads give them.
-const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us`
+const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped`
 
 // readColumns are histogramColumns as histogramRows scans them.
-const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us`
+const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped`
 
 // Hist decodes the histogram.
 func (h Histogram) Hist() (*hdr.Histogram, error) {
@@ -739,7 +799,7 @@ func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
 		var start, end int64
 		var q metrics.Quantiles
 		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded, &h.ServiceTime, &h.StartDelay,
-			&q.P50, &q.P95, &q.P99, &q.Max); err != nil {
+			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped); err != nil {
 			return nil, err
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
@@ -783,6 +843,7 @@ type Encoded struct {
 	Interval                       int // -1: the whole stage
 	StartMs, EndMs                 int64
 	Count, Errors                  int64
+	Dropped                        int64  // an open model's, on its scenario's rows
 	Hist                           string // V2 compressed, base64
 	// An open model's service time and start delay, encoded as Hist; ""
 	// when it has none.
@@ -814,7 +875,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -830,14 +891,14 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 			q = &v
 		}
 		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist, h.ServiceTime, h.StartDelay,
-			q.P50, q.P95, q.P99, q.Max); err != nil {
+			q.P50, q.P95, q.P99, q.Max, h.Dropped); err != nil {
 			return err
 		}
 	}
 	if err := s.trafficOf(tx, id, hs); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(s.q(`UPDATE runs SET status = ?, error = ?, end_ms = ?, summary = ?, totals = ? WHERE id = ?`), status, runErr, end.UnixMilli(), string(summary), string(totals), id); err != nil {
+	if err := s.finishRun(tx.Exec, id, status, runErr, end, summary, totals); err != nil {
 		return err
 	}
 	return tx.Commit()

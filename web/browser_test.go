@@ -144,6 +144,9 @@ func TestInChromium(t *testing.T) {
 	if rows := evalInt(`document.querySelectorAll('#runs tr').length`); rows != 1+len(s.ids)+1 {
 		t.Errorf("the runs list has %d rows, want a header and %d runs", rows, len(s.ids)+1)
 	}
+	if n := evalInt(`Array.from(document.querySelectorAll('#runs tr')).filter(r => r.textContent.includes('completed; thresholds failed: 1 of 3')).length`); n != 2 {
+		t.Errorf("the runs list says thresholds failed for %d runs, want the 2 of release B", n)
+	}
 
 	// A finished run: its live charts and the report's.
 	open("/runs/"+s.ids[0], "#report")
@@ -153,6 +156,10 @@ func TestInChromium(t *testing.T) {
 		t.Errorf("finished run: %d live charts drawn (want 2), %d report chart lines", painted, lines)
 	}
 	shot("run")
+
+	// A run whose thresholds failed says so once its live status is read.
+	open("/runs/"+s.ids[3], "#report")
+	waitFor("the failing run's status", `+document.getElementById('live').dataset.points > 3 && document.getElementById('live-status').textContent === 'completed; thresholds failed: 1 of 3'`, 20*time.Second)
 
 	// The run going: its charts gain points as the test watches, then it
 	// ends and says so.

@@ -23,7 +23,8 @@ import (
 	"github.com/perflab/perflab/store"
 )
 
-// runRow is a run in the runs list, with its headline figures.
+// runRow is a run in the runs list, with its headline figures: its
+// verdict as the history keeps it, no summary read.
 type runRow struct {
 	store.Run
 	Status   string // the live one for a distributed run going
@@ -31,9 +32,12 @@ type runRow struct {
 	Requests int64
 	RPS      float64
 	ErrPct   float64
-	Failed   int // thresholds failed
-	Labels   string
-	Has      bool // has a summary
+	// Notes say what keeps the run from a clean pass: failed thresholds
+	// and drift fail, dropped iterations warn.
+	Notes  []store.Note
+	Clean  bool // none of the notes fails the run
+	Labels string
+	Has    bool // has a verdict (a finished run)
 }
 
 var statuses = []string{metrics.StatusRunning, metrics.StatusCompleted, metrics.StatusInterrupted, metrics.StatusDegraded, metrics.StatusFailed, metrics.StatusKilled}
@@ -142,16 +146,11 @@ func (s *Server) rows(f store.Filter, status string) ([]runRow, error) {
 		row.Labels = strings.Join(ls, " ")
 		if run.Status == metrics.StatusRunning {
 			row.Status = results.LiveStatus(s.o.Store, run.ID)
-		} else if b, err := s.o.Store.Summary(run.ID); err == nil {
-			var sum results.Summary
-			if json.Unmarshal(b, &sum) == nil {
-				row.Has = true
-				row.Requests, row.RPS = sum.Total.Requests, sum.Total.RPS
-				if sum.Total.Requests > 0 {
-					row.ErrPct = 100 * float64(sum.Total.Errors) / float64(sum.Total.Requests)
-				}
-				row.Failed = results.Failed(sum.Thresholds)
-			}
+		} else if v := run.Verdict; v != nil {
+			row.Has = true
+			row.Requests, row.RPS, row.ErrPct = v.Requests, v.RPS, results.Percent(v.Errors, v.Requests)
+			row.Notes = v.Notes()
+			row.Clean = !slices.ContainsFunc(row.Notes, func(n store.Note) bool { return n.Fail })
 		}
 		out = append(out, row)
 	}
@@ -313,6 +312,9 @@ type Series struct {
 	Errors []float64 `json:"errors"` // failed requests per second
 	P95    []float64 `json:"p95"`    // ms, of the successful requests
 	Status string    `json:"status"`
+	// Verdict says what keeps a finished run from a clean pass:
+	// "thresholds failed: 2 of 5; drift: degraded" (store.Verdict.Notes).
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // SeriesOf is a run's Series, from its interval histograms: the
@@ -403,22 +405,31 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 // interval, or, for a run it has none of (a distributed run still going,
 // a run stored before), from the run's interval histograms.
 func (s *Server) series(id string) (*Series, error) {
-	status, _, err := s.o.Store.Progress(id)
+	runs, err := s.o.Store.Runs(store.Filter{ID: id})
 	if err != nil {
 		return nil, err
+	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%w: %s", store.ErrNotFound, id)
 	}
 	tr, err := s.o.Store.TrafficOf(id)
 	if err != nil {
 		return nil, err
 	}
+	var ser *Series
 	if len(tr) > 0 {
-		return SeriesOfTraffic(tr, status), nil
+		ser = SeriesOfTraffic(tr, runs[0].Status)
+	} else {
+		rd, err := results.FromStore(s.o.Store, id)
+		if err != nil {
+			return nil, err
+		}
+		if ser, err = SeriesOf(rd); err != nil {
+			return nil, err
+		}
 	}
-	rd, err := results.FromStore(s.o.Store, id)
-	if err != nil {
-		return nil, err
-	}
-	return SeriesOf(rd)
+	ser.Verdict = runs[0].Verdict.String()
+	return ser, nil
 }
 
 // SeriesOfTraffic is the Series of a run's traffic, as SeriesOf draws it

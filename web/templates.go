@@ -47,12 +47,12 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 <label>Labels <input name="label" value="{{.D.Label}}" placeholder="release=Goldenrod"></label>
 <label>Status <select name="status"><option value="">all</option>{{range .D.Statuses}}<option{{if eq . $.D.Status}} selected{{end}}>{{.}}</option>{{end}}</select></label>
 <button type="submit">Show</button></form>
-{{if .D.Rows}}<table id="runs"><tr><th>Run</th><th class="l">Plan</th><th class="l">Status</th><th class="l">Start</th><th>Duration</th><th>Requests</th><th>Requests/s</th><th>Errors</th><th class="l">Thresholds</th><th class="l">Labels</th></tr>
+{{if .D.Rows}}<table id="runs"><tr><th>Run</th><th class="l">Plan</th><th class="l">Status</th><th class="l">Start</th><th>Duration</th><th>Requests</th><th>Requests/s</th><th>Errors</th><th class="l">Labels</th></tr>
 {{range .D.Rows}}<tr><td><a href="/runs/{{.ID}}">{{.ID}}</a></td><td class="l">{{.Plan}}</td>
-<td class="l">{{if running .Status}}<span class="running">{{.Status}}</span>{{else if eq .Status "completed"}}<span class="ok">{{.Status}}</span>{{else}}<span class="fail">{{.Status}}</span>{{end}}</td>
+<td class="l">{{if running .Status}}<span class="running">{{.Status}}</span>{{else if eq .Status "completed"}}<span{{if .Clean}} class="ok"{{end}}>{{.Status}}</span>{{else}}<span class="fail">{{.Status}}</span>{{end}}{{range .Notes}}; <span class="{{if .Fail}}fail{{else}}warn{{end}}">{{.Text}}</span>{{end}}</td>
 <td class="l">{{time .Start}}</td><td>{{.Duration}}</td>
 <td>{{if .Has}}{{.Requests}}{{end}}</td><td>{{if .Has}}{{f1 .RPS}}{{end}}</td><td>{{if .Has}}{{f2 .ErrPct}}%{{end}}</td>
-<td class="l">{{if .Failed}}<span class="fail">{{.Failed}} failed</span>{{end}}</td><td class="l">{{.Labels}}</td></tr>
+<td class="l">{{.Labels}}</td></tr>
 {{end}}</table>
 {{else}}<p>No run matches.</p>{{end}}
 {{template "foot"}}{{end}}
@@ -60,7 +60,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 {{define "runtop"}}{{template "nav" .L}}
 <p class="meta"><a href="/runs/{{.ID}}/drift">Drift over the run</a> · <a href="/compare?candidate={{.ID}}">Compare with…</a> · <a href="/history?plan={{.S.Plan.Name}}">History of {{.S.Plan.Name}}</a></p>
 <section id="live" data-run="{{.ID}}" data-status="{{.S.Status}}" data-points="0">
-<p class="meta" id="live-status">{{if .Live}}running{{else}}{{.S.Status}}{{end}}</p>
+<p class="meta" id="live-status">{{if .Live}}running{{else}}{{.S.StatusLine}}{{end}}</p>
 <div id="live-rate" class="chart"></div><div id="live-p95" class="chart"></div>
 </section>{{end}}
 

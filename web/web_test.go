@@ -40,12 +40,19 @@ func target(t testing.TB) *httptest.Server {
 }
 
 // runPlan runs a plan of 2 VUs for length against url with a delay of d
-// ms, recorded in the history at db, and returns its id.
+// ms, recorded in the history at db, and returns its id. Its thresholds,
+// a step's p50 under an hour and the stage's total rps, always pass but
+// for the slower runs (d 6 ms), whose rps is not above 1,000,000: they
+// fail 1 of 3.
 func runPlan(t testing.TB, ctx context.Context, db, url, d, length string, labels map[string]string, started func(string)) string {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "plan.yaml")
-	src := "name: shop " + hostile + "\ntarget: " + url + "\ninterval: 250ms\nscenarios:\n" +
+	least := "0"
+	if d == "6" {
+		least = "1000000"
+	}
+	src := "name: shop " + hostile + "\ntarget: " + url + "\ninterval: 250ms\nthresholds: [\"p50 < 1h\", \"total: rps > " + least + "\"]\nscenarios:\n" +
 		"  - {name: buy, vus: 2, duration: " + length + ", flow: [{name: \"" + strings.ReplaceAll(hostile, `"`, `\"`) + " item\", url: \"/item?d=" + d + "\"}, {name: cart, url: \"/cart?d=" + d + "\"}]}\n"
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -62,7 +69,7 @@ func runPlan(t testing.TB, ctx context.Context, db, url, d, length string, label
 }
 
 // seeded is a history of four runs: two labelled release=A, two slower
-// ones labelled release=B (and the hostile label).
+// ones labelled release=B, whose thresholds fail (and the hostile label).
 type seeded struct {
 	db     string
 	st     *store.Store
@@ -160,6 +167,32 @@ func TestPages(t *testing.T) {
 	_, sumJSON := get(t, app, "/api/runs")
 	if !strings.Contains(sumJSON, `"requests"`) || total < 10 {
 		t.Errorf("runs API %s, series total %.0f", sumJSON, total)
+	}
+	// The runs whose thresholds failed say so in the list, the API, the
+	// run's page and its series; the others do not.
+	if n := strings.Count(runs, `; <span class="fail">thresholds failed: 1 of 3</span>`); n != 2 {
+		t.Errorf("the runs list says thresholds failed for %d runs, want the 2 of release B:\n%s", n, runs)
+	}
+	var listed []struct {
+		ID      string
+		Verdict *store.Verdict
+	}
+	if err := json.Unmarshal([]byte(sumJSON), &listed); err != nil || len(listed) != len(s.ids) {
+		t.Fatalf("runs API: %v\n%s", err, sumJSON)
+	}
+	for _, r := range listed {
+		failing := r.ID == s.ids[2] || r.ID == s.ids[3]
+		if v := r.Verdict; v == nil || v.Thresholds != 3 || (v.ThresholdsFailed == 1) != failing || v.ThresholdsFailed > 1 {
+			t.Errorf("runs API: %s's verdict %+v", r.ID, v)
+		}
+	}
+	_, page := get(t, app, "/runs/"+s.ids[3])
+	if !strings.Contains(page, `<p class="meta" id="live-status">completed; thresholds failed: 1 of 3</p>`) || !strings.Contains(page, "— completed; thresholds failed: 1 of 3 —") {
+		t.Errorf("the failing run's page does not say its thresholds failed:\n%s", page)
+	}
+	_, js = get(t, app, "/api/runs/"+s.ids[3]+"/series")
+	if err := json.Unmarshal([]byte(js), &ser); err != nil || ser.Status != "completed" || ser.Verdict != "thresholds failed: 1 of 3" {
+		t.Errorf("the failing run's series: %v %s", err, js)
 	}
 }
 

@@ -191,7 +191,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 		return worse(code, exitRunFailed)
 	}
 	s := rd.Summary
-	fmt.Fprintf(std.out, "run %s of plan %s on %d workers: %s\n", s.RunID, s.Plan.Name, n, s.Status)
+	fmt.Fprintf(std.out, "run %s of plan %s on %d workers: %s\n", s.RunID, s.Plan.Name, n, s.StatusLine())
 	if s.Error != "" {
 		fmt.Fprintf(std.out, "error: %s\n", s.Error)
 	}
@@ -199,7 +199,7 @@ func runWorkers(std *stdio, planPath string, p *plan.Plan, f *runFlags) int {
 		fmt.Fprintf(std.err, "perflab: %v\n", err)
 	}
 	report.WriteThresholds(std.out, p.Thresholds, s.Thresholds)
-	fmt.Fprintf(std.err, "run %s %s; results in %s (each worker's part in %s-w0 ... -w%d)\n", id, s.Status, filepath.Join(f.out, id), filepath.Join(f.out, id), n-1)
+	fmt.Fprintf(std.err, "run %s %s; results in %s (each worker's part in %s-w0 ... -w%d)\n", id, s.StatusLine(), filepath.Join(f.out, id), filepath.Join(f.out, id), n-1)
 	return code
 }
 

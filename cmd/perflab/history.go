@@ -61,8 +61,8 @@ func cmdRuns(std *stdio, args []string) int {
 		for k, v := range r.Labels {
 			ls = append(ls, k+"="+v)
 		}
-		status := r.Status
-		if status == metrics.StatusRunning {
+		status := store.Status(r.Status, r.Verdict)
+		if r.Status == metrics.StatusRunning {
 			status = results.LiveStatus(st, r.ID)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Plan, status, r.Start.Format("2006-01-02 15:04:05"), dur, strings.Join(sortStrings(ls), " "))
@@ -105,7 +105,7 @@ func cmdShow(std *stdio, args []string) int {
 		}
 		return exitOK
 	}
-	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.Status, s.Start.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.StatusLine(), s.Start.Format("2006-01-02 15:04:05"))
 	if o := s.Origin.Sentence(); o != "" {
 		fmt.Fprintln(std.out, o)
 	}
@@ -118,6 +118,7 @@ func cmdShow(std *stdio, args []string) int {
 	if err := report.WriteTable(std.out, s); err != nil {
 		return exitUsage
 	}
+	report.WriteSummaryThresholds(std.out, s)
 	if *byWorker {
 		return showParts(std, st, s.RunID)
 	}

@@ -559,6 +559,19 @@ func TestThresholdAbortsEarly(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 200ms\nthresholds: [\"errors < 5% abort\"]\nteardown: [{name: cleanup, url: /cleanup}]\nscenarios: [{name: s, vus: 2, duration: 20s, flow: [{name: buy, url: /buy}]}]\n")
+	s := runAborted(t, plan, out, `threshold "errors < 5% abort" failed on buy in all after`)
+	if teardowns.Load() != 1 {
+		t.Errorf("teardowns %d", teardowns.Load())
+	}
+	if n := count(s, 0, "buy"); n == 0 {
+		t.Errorf("no requests recorded")
+	}
+}
+
+// runAborted runs plan, whose threshold marked abort must stop it early,
+// saying so (says), and returns its summary, failed.
+func runAborted(t *testing.T, plan, out, says string) *results.Summary {
+	t.Helper()
 	began := time.Now()
 	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet")
 	if code != exitThresholds {
@@ -567,16 +580,14 @@ func TestThresholdAbortsEarly(t *testing.T) {
 	if took := time.Since(began); took > 10*time.Second {
 		t.Errorf("the run took %s: not stopped early", took)
 	}
-	if !strings.Contains(errs, `threshold "errors < 5% abort" failed on buy in all after`) {
-		t.Errorf("no abort message:\n%s", errs)
+	if !strings.Contains(errs, says) {
+		t.Errorf("no abort message %q:\n%s", says, errs)
 	}
 	s := readSummary(t, out)
-	if s.Status != "failed" || !strings.HasPrefix(s.Error, "aborted: threshold") || teardowns.Load() != 1 {
-		t.Errorf("status %q, error %q, teardowns %d", s.Status, s.Error, teardowns.Load())
+	if s.Status != "failed" || !strings.HasPrefix(s.Error, "aborted: threshold") {
+		t.Errorf("status %q, error %q", s.Status, s.Error)
 	}
-	if n := count(s, 0, "buy"); n == 0 {
-		t.Errorf("no requests recorded")
-	}
+	return s
 }
 
 // Failed thresholds give exit code 4, a table line and a JUnit file.

@@ -38,7 +38,7 @@
     live.dataset.points = String(s.t.length);
     live.dataset.status = s.status;
     const st = document.getElementById("live-status");
-    if (st) st.textContent = s.status === "running" ? "running: " + s.t.length + " intervals so far" : s.status;
+    if (st) st.textContent = s.status === "running" ? "running: " + s.t.length + " intervals so far" : s.status + (s.verdict ? "; " + s.verdict : "");
   }
 
   // The report is drawn anew by the server each time: for a long run that
