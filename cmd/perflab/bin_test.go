@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // binDir holds the perflab binary the tests that run it as a process
@@ -20,6 +21,10 @@ var (
 func TestMain(m *testing.M) {
 	if os.Getenv(growEnv) != "" { // a process whose memory grows (longevity_test.go)
 		grow()
+		os.Exit(0)
+	}
+	if d, err := time.ParseDuration(os.Getenv(stepEnv)); err == nil { // one whose memory steps up
+		stepUp(d)
 		os.Exit(0)
 	}
 	var err error

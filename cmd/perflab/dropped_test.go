@@ -66,7 +66,7 @@ func TestDroppedIterations(t *testing.T) {
 	}
 	want := map[string]result{
 		"errors < 1% GET /buy": {0, true},
-		"dropped < 1% buy": {share, false}, "dropped < 99% buy": {share, true},
+		"dropped < 1% buy":     {share, false}, "dropped < 99% buy": {share, true},
 		"total: dropped == 0 total": {float64(dropped), false}, "buy: dropped <= 200 buy": {float64(dropped), true},
 	}
 	got := map[string]result{}

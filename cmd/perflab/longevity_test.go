@@ -169,6 +169,22 @@ func grow() {
 	}
 }
 
+// stepEnv makes the test binary a process whose memory steps up by 200 MB
+// after the duration it gives (see TestMain), and stays there.
+const stepEnv = "PERFLAB_TEST_STEP"
+
+// stepUp is the test binary as that process: after d it touches 200 MB
+// at once, and holds them for 20 s.
+func stepUp(d time.Duration) {
+	time.Sleep(d)
+	held := make([]byte, 200<<20)
+	for i := 0; i < len(held); i += 4096 {
+		held[i] = 1
+	}
+	time.Sleep(20 * time.Second)
+	held[0] = 2
+}
+
 // residentBytes is this process's resident memory (/proc/self/statm).
 func residentBytes() int64 {
 	b, err := os.ReadFile("/proc/self/statm")
@@ -294,4 +310,52 @@ func TestLongevityBusyGenerator(t *testing.T) {
 		t.Errorf("the floor (loopback round trip p90) %g ms", f)
 	}
 	t.Logf("%s\nthe generator: %s\nfloor %v ms", d.Verdict, d.Generator.Verdict, d.Floors)
+}
+
+// A system whose memory steps up, and whose latency rises half a second
+// later: the drift's hint lines them up in that order ("at 2.3 s memory of
+// api (rss) +…%, then p95 of get +…% at 2.8 s"), from what the monitor
+// and the generator measured.
+func TestLongevityHintInOrder(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(self, "-test.run=^$")
+	child.Env = append(os.Environ(), stepEnv+"=2300ms")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		child.Process.Kill()
+		child.Wait()
+	}()
+	began := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(began) > 2800*time.Millisecond {
+			time.Sleep(10 * time.Millisecond)
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 5s, flow: [{name: get, url: /}]}]\n")
+	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet", "--monitor", fmt.Sprintf("process:name=api,pid=%d", child.Process.Pid))
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
+	}
+	d := driftOf(t, out)
+	mem, lat := strings.Index(d.Hint, "memory of api (rss) +"), strings.Index(d.Hint, "of get +")
+	if !d.Degraded || mem < 0 || lat < mem {
+		t.Errorf("hint: %s\nverdict: %s\ntimeline: %+v", d.Hint, d.Verdict, d.Timeline)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", "summary.json"))
+	if len(dirs) != 1 {
+		t.Fatalf("runs: %q", dirs)
+	}
+	code, drift, _ := runCLI(t, "drift", filepath.Dir(dirs[0]))
+	if code != exitOK || !strings.Contains(drift, "what changed, in order: at ") {
+		t.Errorf("perflab drift: %d\n%s", code, drift)
+	}
 }
