@@ -29,7 +29,9 @@ type Options struct {
 	// Name is the run's plan name; "" is the file's base name.
 	Name string
 	// Interval is the length of the run's intervals: if zero, a histogram
-	// log's own (its first interval's), else 10 s.
+	// log's own (its first interval's), else sized to the run as a plan's
+	// is (metrics.SizedInterval) to its longest stage, learnt as the
+	// samples are read (builder.sized).
 	Interval time.Duration
 	// Lag is how far out of time order samples may come (JMeter writes a
 	// sample when it ends, several threads at once; a file of several
@@ -79,10 +81,12 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 	if err != nil {
 		return "", nil, err
 	}
+	sized := false
 	if o.Interval <= 0 {
-		o.Interval = 10 * time.Second
 		if d := first.Until.Sub(first.Start); d > 0 {
 			o.Interval = d
+		} else {
+			sized = true
 		}
 	}
 	id := results.RunIDBase(first.Start, o.Name)
@@ -104,7 +108,7 @@ func Run(src Source, tool, file string, o Options, notes []string) (dir string, 
 		return "", nil, err
 	}
 	defer w.Close()
-	b := newBuilder(o, w.Sink)
+	b := newBuilder(o, w.Sink, sized)
 	for s, err := first, error(nil); ; s, err = src.Next() {
 		if errors.Is(err, io.EOF) {
 			break
@@ -228,6 +232,15 @@ type stage struct {
 
 // builder places samples in stages and intervals, and writes each
 // interval once no sample can come for it any more.
+//
+// A run whose interval is sized to it (sizing) learns its length as it is
+// read: until its samples span sizeAfter (or the file ends), its cells
+// are of a grain that divides every interval its longest stage so far
+// could size (metrics.IntervalGrain: 50 ms while that stage is under
+// 7.5 s, 10 s once it is 5 minutes), coarsened as the stage grows, and
+// nothing is written; then the interval is sized, the cells merged into
+// it, and intervals are written as for a given one. While it learns, a
+// stage holds at most about 150 cells an operation.
 type builder struct {
 	o             Options
 	stages        []*stage
@@ -237,10 +250,87 @@ type builder struct {
 	sink          func(*metrics.Phase) metrics.Sink
 	outs          []metrics.Outcome
 	samples, late int64
+	// sizing is true while the interval is being learnt (o.Interval is
+	// then the cells' grain); longest is the longest stage so far.
+	sizing  bool
+	longest time.Duration
 }
 
-func newBuilder(o Options, sink func(*metrics.Phase) metrics.Sink) *builder {
-	return &builder{o: o, byScen: map[string]*stage{}, sink: sink}
+// sizeAfter is how much of a run is read before its interval is sized:
+// a stage that long gets the longest interval anyway.
+const sizeAfter = metrics.SizedIntervals * metrics.MaxSizedInterval
+
+func newBuilder(o Options, sink func(*metrics.Phase) metrics.Sink, sized bool) *builder {
+	b := &builder{o: o, byScen: map[string]*stage{}, sink: sink, sizing: sized}
+	if sized {
+		b.o.Interval = metrics.IntervalGrain(metrics.MinInterval)
+	}
+	return b
+}
+
+// grow notes a stage's span, coarsening the cells of a run being sized
+// as its longest stage allows.
+func (b *builder) grow(st *stage) {
+	if !b.sizing {
+		return
+	}
+	if d := st.end.Sub(st.first); d > b.longest {
+		b.longest = d
+		if g := metrics.IntervalGrain(metrics.SizedInterval(d)); g > b.o.Interval {
+			b.regrid(g)
+		}
+	}
+}
+
+// size ends the sizing of the interval: its longest stage's
+// (metrics.SizedInterval), its cells merged into it.
+func (b *builder) size() {
+	if b.sizing {
+		b.regrid(metrics.SizedInterval(b.longest))
+		b.sizing = false
+	}
+}
+
+// regrid merges every stage's open cells into cells of length to, a
+// multiple of their own (b.o.Interval), which it becomes. Cells start at
+// their stage's first sample read plus whole cells, so each falls in one
+// of the new ones.
+func (b *builder) regrid(to time.Duration) {
+	from := b.o.Interval
+	backFrom, backTo := int64((b.o.Lag+from-1)/from), int64((b.o.Lag+to-1)/to)
+	ratio := int64(to / from)
+	for _, st := range b.stages {
+		origin := st.t0.Add(time.Duration(backFrom) * from)
+		open := make(map[int64][]*cell, len(st.open)/int(ratio)+1)
+		for k, cells := range st.open {
+			k2 := floorDiv(k-backFrom, ratio) + backTo
+			dst := open[k2]
+			if len(dst) < len(cells) {
+				dst = append(dst, make([]*cell, len(cells)-len(dst))...)
+			}
+			for i, c := range cells {
+				switch {
+				case c == nil:
+				case dst[i] == nil:
+					dst[i] = c
+				default:
+					dst[i].merge(c)
+				}
+			}
+			open[k2] = dst
+		}
+		st.open, st.t0 = open, origin.Add(-time.Duration(backTo)*to)
+	}
+	b.o.Interval = to
+}
+
+// floorDiv is a / b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // minStage is the shortest stage: scenarios that start within it of a
@@ -329,8 +419,15 @@ func (b *builder) add(s Sample) error {
 	if end.After(b.end) {
 		b.end = end
 	}
+	b.grow(st)
 	if s.Start.After(b.newest) {
 		b.newest = s.Start
+		if b.sizing && b.newest.Sub(b.stages[0].first) >= sizeAfter {
+			b.size()
+		}
+		if b.sizing {
+			return nil
+		}
 		// Write what no sample can come for any more.
 		for _, st := range b.stages {
 			if err := b.flush(st, int64(b.newest.Add(-b.o.Lag).Sub(st.t0)/b.o.Interval)-1); err != nil {
@@ -376,7 +473,7 @@ func (b *builder) writeInterval(st *stage, k int64) error {
 	if st.end.Before(end) && st.end.After(start) {
 		end = st.end
 	}
-	iv := &metrics.Interval{Index: st.written, Start: start, End: end, Ops: make([]*metrics.Stats, len(cells))}
+	iv := &metrics.Interval{Index: st.written, Start: start, End: end, Ops: make([]*metrics.Stats, len(cells)), Partial: end.Sub(start) < b.o.Interval}
 	st.written++
 	// The interval's statistics are made from its counts by value, its
 	// histograms only as the digests written.
@@ -392,6 +489,7 @@ func (b *builder) writeInterval(st *stage, k int64) error {
 
 // finish writes the intervals left and makes the run.
 func (b *builder) finish(id, name, source string) (*metrics.Run, error) {
+	b.size()
 	run := &metrics.Run{ID: id, PlanName: name, PlanSource: []byte(source), Interval: b.o.Interval, Status: metrics.StatusCompleted}
 	for _, st := range b.stages {
 		if err := b.flush(st, int64(1)<<62); err != nil {

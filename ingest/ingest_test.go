@@ -78,9 +78,16 @@ func TestIntervalsAndTotalsAreExact(t *testing.T) {
 	if sum.Stages[0].Load[0].VUs != 8 || !sum.Stages[0].Start.Equal(t0) {
 		t.Errorf("load %+v, start %v", sum.Stages[0].Load, sum.Stages[0].Start)
 	}
-	// Each interval: the samples that started in it.
 	ivs := rd.IntervalsOf(1, results.Operation{Scenario: "users", Name: "GET /", Kind: metrics.KindStep})
-	var total int64
+	if total := checkStarts(t, ivs, in); total != op.Count || len(ivs) < 59 {
+		t.Errorf("%d intervals hold %d samples of %d", len(ivs), total, op.Count)
+	}
+}
+
+// checkStarts checks that each interval holds the samples of in that
+// started in it, and returns how many they hold.
+func checkStarts(t *testing.T, ivs []*results.IntervalData, in []ingest.Sample) (total int64) {
+	t.Helper()
 	for i, iv := range ivs {
 		var n int64
 		for _, s := range in {
@@ -93,9 +100,7 @@ func TestIntervalsAndTotalsAreExact(t *testing.T) {
 		}
 		total += iv.Count
 	}
-	if total != op.Count || len(ivs) < 59 {
-		t.Errorf("%d intervals hold %d samples of %d", len(ivs), total, op.Count)
-	}
+	return total
 }
 
 func slicesSortByEnd(s []ingest.Sample) {

@@ -228,3 +228,28 @@ func TestCompareResourcesSameMemoryMetric(t *testing.T) {
 		t.Errorf("got %+v, want PSS against PSS: 120 MB", rs)
 	}
 }
+
+// An abort threshold is judged once the stage's first interval has closed
+// and a second has passed: every request of the first 200 ms failing
+// stops nothing yet, and stops the run at a second.
+func TestEarlyWaitsASecond(t *testing.T) {
+	th, err := plan.ParseThreshold("errors < 5% abort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []metrics.Op{{Name: "buy", Kind: metrics.KindStep, Scenario: "s"}}
+	failed := metrics.NewStats()
+	for range 8 {
+		failed.Add(time.Millisecond, time.Millisecond, metrics.HTTP5xx, 0)
+	}
+	for _, c := range []struct {
+		elapsed   time.Duration
+		intervals int
+		fails     bool
+	}{{100 * time.Millisecond, 0, false}, {200 * time.Millisecond, 1, false}, {900 * time.Millisecond, 4, false}, {time.Second, 5, true}} {
+		tk := &metrics.Tick{Elapsed: c.elapsed, Ops: ops, Cur: []*metrics.Stats{metrics.NewStats()}, Total: []*metrics.Stats{failed}, Intervals: c.intervals}
+		if r := Early([]*plan.Threshold{th}, &metrics.Phase{Name: "all"}, tk); (r != nil) != c.fails {
+			t.Errorf("after %v (%d intervals): %+v", c.elapsed, c.intervals, r)
+		}
+	}
+}

@@ -24,10 +24,11 @@ func Thresholds(ts []*plan.Threshold, s *results.Summary) []results.ThresholdRes
 }
 
 // Early judges the thresholds marked abort on a stage's data so far,
-// once the stage's first interval has closed, and returns the first that
-// fails, or nil. An operation with nothing measured yet fails nothing.
+// once the stage's first interval has closed and EarlyAfter has passed,
+// and returns the first that fails, or nil. An operation with nothing
+// measured yet fails nothing.
 func Early(ts []*plan.Threshold, ph *metrics.Phase, tk *metrics.Tick) *results.ThresholdResult {
-	if tk.Intervals < 1 {
+	if tk.Intervals < 1 || tk.Elapsed < EarlyAfter {
 		return nil
 	}
 	if !slices.ContainsFunc(ts, func(t *plan.Threshold) bool { return t.Abort }) {
@@ -42,6 +43,12 @@ func Early(ts []*plan.Threshold, ph *metrics.Phase, tk *metrics.Tick) *results.T
 	}
 	return EarlyOps(ts, ph.Name, ph.Load, ops, tk.Elapsed)
 }
+
+// EarlyAfter is how long a stage runs before its abort thresholds are
+// judged, besides its first interval: a short run's intervals are of
+// 100 ms, whose few requests (the first connections' among them) are no
+// verdict.
+const EarlyAfter = time.Second
 
 // EarlyOps is Early of a stage's operations so far, elapsed into it, the
 // stage's load being loads: such as a distributed run's, merged from its

@@ -2,10 +2,12 @@ package lab
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,4 +144,39 @@ func runWorkers(t *testing.T, dir, src, id string, n int) *Result {
 	}
 	t.Fatalf("no merged run: %+v", res)
 	return nil
+}
+
+// The workers of a distributed run agree on its interval: one whose plan
+// sizes another (its stages' length read from its environment: 6 s in
+// one, a minute in the other) is refused when it joins.
+func TestWorkersAgreeOnTheInterval(t *testing.T) {
+	dir := t.TempDir()
+	src := []byte("name: sized\ntarget: http://127.0.0.1:1\nscenarios: [{vus: 1, duration: '${env.RUN_FOR}', flow: [{name: a, url: /a}]}]\n")
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, length := range []string{"6s", "1m"} {
+		p, err := plan.Parse(src, filepath.Join(dir, "plan.yaml"), plan.Options{LookupEnv: func(string) (string, bool) { return length, true }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []time.Duration{200 * time.Millisecond, 2 * time.Second}[i]; p.Interval.D != want {
+			t.Fatalf("RUN_FOR=%s: intervals of %v, want %v", length, p.Interval.D, want)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Run(context.Background(), p, Config{Out: filepath.Join(dir, "runs"), Progress: "none", Stderr: io.Discard,
+				Worker: &Worker{RunID: "sized-1", Segment: plan.Segment{Index: i, Count: 2}, JoinTimeout: time.Second}})
+		}()
+	}
+	wg.Wait()
+	refused := 0
+	for _, err := range errs {
+		if err != nil && strings.Contains(err.Error(), "runs another plan (or other --set values, or another interval)") {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d of 2 workers refused: %v", refused, errs)
+	}
 }

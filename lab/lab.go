@@ -193,7 +193,9 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	// bytes.Buffer) one at a time.
 	stderr = &syncWriter{w: stderr}
 	var storeFailed atomic.Bool
-	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, p.Interval.D)}
+	// A plain line every interval, but at most one a second (a short
+	// run's intervals are of 100 ms) and at least one every 10 s.
+	prog := &report.Progress{W: stderr, Terminal: mode == "live", Every: min(10*time.Second, max(time.Second, p.Interval.D))}
 	opts := engine.Options{
 		RunID: runID,
 		Steps: cfg.Steps,
@@ -251,7 +253,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 			}
 		}
 	}
-	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s)); results go to %s\n", p.Name, len(p.Stages()), dir)
+	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s); %s); results go to %s\n", p.Name, len(p.Stages()), p.IntervalText(), dir)
 	if cfg.Started != nil {
 		cfg.Started(runID)
 	}

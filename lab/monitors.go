@@ -44,10 +44,22 @@ func startMonitors(ctx context.Context, p *plan.Plan, extra []monitor.Spec, stde
 			}
 		}
 	}
-	interval := max(p.Interval.D, 100*time.Millisecond)
-	return monitor.StartSampler(ctx, interval, ms, func(w monitor.Warning) {
+	return monitor.StartSampler(ctx, samplingInterval(p), ms, func(w monitor.Warning) {
 		fmt.Fprintf(stderr, "perflab: %s; sampling goes on\n", w)
 	})
+}
+
+// samplingInterval is how often the monitors sample: every interval, the
+// plan's own from 100 ms, but one sized to a short run (of 100 to 500 ms)
+// no more than once a second: a sample reads the system under test (a
+// scrape, a query), and one that takes longer than the period fails.
+// Between samples, the figures of an interval are interpolated.
+func samplingInterval(p *plan.Plan) time.Duration {
+	d := max(p.Interval.D, metrics.MinInterval)
+	if p.IntervalSized {
+		d = max(d, time.Second)
+	}
+	return d
 }
 
 // resources analyses what the monitors sampled, per stage and over the

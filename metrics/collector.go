@@ -7,11 +7,14 @@ import (
 )
 
 // Interval is the statistics of every operation over one slice of a stage.
-// Ops is indexed like the recorder's operations.
+// Ops is indexed like the recorder's operations. Partial is true for an
+// interval shorter than the run's: cut short by its stage's end (or, for
+// another tool's results, by its stage's start).
 type Interval struct {
 	Index      int
 	Start, End time.Time
 	Ops        []*Stats
+	Partial    bool
 }
 
 // Sink receives each finished interval, for example to write it to a log.
@@ -105,7 +108,7 @@ func (c *Collector) step(now time.Time) {
 
 // closeInterval ends the current interval at end. Locked.
 func (c *Collector) closeInterval(end time.Time) {
-	iv := &Interval{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: c.cur}
+	iv := &Interval{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: c.cur, Partial: end.Sub(c.ivStart) < c.interval}
 	if c.sink != nil && c.sinkErr == nil {
 		c.sinkErr = c.sink.Interval(iv)
 	}

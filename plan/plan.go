@@ -48,11 +48,15 @@ type Plan struct {
 	// the requests of the steps marked correlate: time inside the service
 	// per operation, from its own logs.
 	Logs []*LogSource `yaml:"logs"`
-	// Interval is the length of the time slices statistics are kept for (default 10s).
-	Interval  Duration    `yaml:"interval"`
-	Setup     []*Step     `yaml:"setup"`
-	Teardown  []*Step     `yaml:"teardown"`
-	Scenarios []*Scenario `yaml:"scenarios"`
+	// Interval is the length of the time slices statistics are kept for.
+	// Unset, Load sizes it to the stages (SizeInterval); IntervalSized
+	// then says so, and IntervalFor is the length it was sized to.
+	Interval      Duration      `yaml:"interval"`
+	IntervalSized bool          `yaml:"-"`
+	IntervalFor   time.Duration `yaml:"-"`
+	Setup         []*Step       `yaml:"setup"`
+	Teardown      []*Step       `yaml:"teardown"`
+	Scenarios     []*Scenario   `yaml:"scenarios"`
 	// Consecutive runs a stage's scenarios one after another, in the
 	// plan's order, each from the end of the one before (as JMeter's
 	// "run thread groups consecutively"), where by default they run at

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/tmpl"
 )
 
@@ -235,6 +236,67 @@ func (l Workload) String() string {
 	}
 	if l.RampUp > 0 {
 		s += ", ramp-up " + l.RampUp.String()
+	}
+	return s
+}
+
+// StageLength is how long a stage's load is planned to last: the longest
+// of its scenarios' lengths, or their sum when they run consecutively; 0
+// when no scenario's length is known (bounded by iterations only). A
+// scenario of unknown length beside others makes the stage at least as
+// long as they are.
+func (p *Plan) StageLength(st Stage) time.Duration {
+	vars := p.VarsFor(st)
+	var l time.Duration
+	for _, sc := range p.Scenarios {
+		w, err := sc.LoadFor(vars)
+		if err != nil {
+			continue
+		}
+		if p.Consecutive {
+			l += w.Length()
+		} else {
+			l = max(l, w.Length())
+		}
+	}
+	return l
+}
+
+// SizeInterval sets the plan's interval from its stages' lengths, as Load
+// does when the plan gives none: the interval of its shortest stage of a
+// known length (metrics.SizedInterval: at least 30 intervals in it, a
+// round value from 100 ms to 10 s), or of a stage bounded by iterations
+// only (1 s), whichever is shorter. A run has one interval, which its
+// distributed workers, its merge and the comparisons of its stages share.
+func (p *Plan) SizeInterval() {
+	d, shortest := time.Duration(0), time.Duration(0)
+	for _, st := range p.Stages() {
+		l := p.StageLength(st)
+		if si := metrics.SizedInterval(l); d == 0 || si < d {
+			d = si
+		}
+		if l > 0 && (shortest == 0 || l < shortest) {
+			shortest = l
+		}
+	}
+	p.Interval.D, p.IntervalSized, p.IntervalFor = d, true, 0
+	if metrics.SizedInterval(shortest) == d {
+		p.IntervalFor = shortest
+	}
+}
+
+// IntervalText says the run's interval and where it comes from, for the
+// line that starts a run: "intervals of 200ms, sized to its 6s stage".
+func (p *Plan) IntervalText() string {
+	s := "intervals of " + p.Interval.D.String()
+	switch {
+	case !p.IntervalSized:
+	case p.IntervalFor > 0 && len(p.Stages()) > 1:
+		s += ", sized to its shortest stage (" + p.IntervalFor.String() + ")"
+	case p.IntervalFor > 0:
+		s += ", sized to its " + p.IntervalFor.String() + " stage"
+	default:
+		s += ", for a stage that ends after its iterations (of a length not known beforehand)"
 	}
 	return s
 }

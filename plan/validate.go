@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/dataset"
 	"github.com/perflab/perflab/internal/inputfile"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
 )
@@ -32,10 +33,7 @@ var (
 	PhaseBuiltins = []string{"stage", "run_id", "uuid", "timestamp_ms"}
 )
 
-const (
-	defaultInterval = 10 * time.Second
-	defaultTimeout  = 30 * time.Second
-)
+const defaultTimeout = 30 * time.Second
 
 var methodRe = regexp.MustCompile(`^[A-Z][A-Z-]*$`)
 
@@ -84,10 +82,8 @@ func (v *validator) validate() {
 		// The file's name, made one line as a name is.
 		p.Name, _ = SingleLine(strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File)))
 	}
-	if p.Interval.D == 0 {
-		p.Interval.D = defaultInterval
-	} else if p.Interval.D < 100*time.Millisecond {
-		v.at(p.Interval.Pos, "interval %v is too short: use 100ms or more", p.Interval.D)
+	if p.Interval.D != 0 && p.Interval.D < metrics.MinInterval {
+		v.at(p.Interval.Pos, "interval %v is too short: use %v or more", p.Interval.D, metrics.MinInterval)
 	}
 	if p.HTTP.Timeout.D == 0 {
 		p.HTTP.Timeout.D = defaultTimeout
@@ -190,6 +186,9 @@ func (v *validator) validate() {
 		}
 	}
 	v.checkNums()
+	if p.Interval.D == 0 {
+		p.SizeInterval()
+	}
 }
 
 // MaxStages bounds the number of stages a plan's sweeps may make.

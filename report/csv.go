@@ -66,7 +66,7 @@ func WriteCSVTable(w io.Writer, rd *results.Run, table string) error {
 						return derr
 					}
 					if err == nil {
-						err = cw.Write(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h))
+						err = cw.Write(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h, iv.Partial(s.IntervalLength())))
 					}
 				}
 			}

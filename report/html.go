@@ -108,12 +108,16 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 	// thousands per operation. Their percentiles are read as stored
 	// beside them; the curve is the stage's exact totals where the run
 	// has them, else its intervals merged (a run still going).
+	// A partial interval (cut short by the stage's end) is kept apart from
+	// the lines, as a point of its own (Series.Partial).
 	type opSeries struct {
 		name                            string
 		p50, p95, p99, rps, errs, curve []XY
+		partial                         [5][]XY // p50, p95, p99, rps, errs
 		anyErr                          bool
 		err                             error
 	}
+	nominal := rd.Summary.IntervalLength()
 	var jobs []*opSeries
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -149,15 +153,21 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 					return
 				}
 				x := float64(iv.StartMs-start) / 1000
-				if secs := float64(iv.EndMs-iv.StartMs) / 1000; secs > 0 {
-					j.rps = append(j.rps, XY{x, float64(q.N) / secs})
-					j.errs = append(j.errs, XY{x, float64(max(iv.Errors, 0)) / secs})
+				lines := [5]*[]XY{&j.p50, &j.p95, &j.p99, &j.rps, &j.errs}
+				if iv.Partial(nominal) {
+					for k := range lines {
+						lines[k] = &j.partial[k]
+					}
+				}
+				if secs := iv.Seconds(); secs > 0 {
+					*lines[3] = append(*lines[3], XY{x, float64(q.N) / secs})
+					*lines[4] = append(*lines[4], XY{x, float64(max(iv.Errors, 0)) / secs})
 					j.anyErr = j.anyErr || iv.Errors > 0
 				}
 				if q.N > 0 {
-					j.p50 = append(j.p50, XY{x, float64(q.P50) / 1e3})
-					j.p95 = append(j.p95, XY{x, float64(q.P95) / 1e3})
-					j.p99 = append(j.p99, XY{x, float64(q.P99) / 1e3})
+					*lines[0] = append(*lines[0], XY{x, float64(q.P50) / 1e3})
+					*lines[1] = append(*lines[1], XY{x, float64(q.P95) / 1e3})
+					*lines[2] = append(*lines[2], XY{x, float64(q.P99) / 1e3})
 				}
 			}
 			if merged != nil {
@@ -172,12 +182,12 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 		if j.err != nil {
 			return nil, j.err
 		}
-		p50 = append(p50, Series{Name: j.name, Points: j.p50})
-		latency = append(latency, Series{Name: j.name, Points: j.p95})
-		p99 = append(p99, Series{Name: j.name, Points: j.p99})
-		rate = append(rate, Series{Name: j.name, Points: j.rps})
+		p50 = append(p50, Series{Name: j.name, Points: j.p50, Partial: j.partial[0]})
+		latency = append(latency, Series{Name: j.name, Points: j.p95, Partial: j.partial[1]})
+		p99 = append(p99, Series{Name: j.name, Points: j.p99, Partial: j.partial[2]})
+		rate = append(rate, Series{Name: j.name, Points: j.rps, Partial: j.partial[3]})
 		if j.anyErr {
-			errs = append(errs, Series{Name: j.name, Points: j.errs})
+			errs = append(errs, Series{Name: j.name, Points: j.errs, Partial: j.partial[4]})
 		}
 		dist = append(dist, Series{Name: j.name, Points: j.curve})
 	}
@@ -210,18 +220,24 @@ func startDelaySeries(rd *results.Run, ph results.PhaseSummary) ([]Series, error
 		if op.Kind != metrics.KindScenario || op.StartDelay == nil {
 			continue
 		}
-		var pts []XY
+		var pts, partial []XY
 		for _, iv := range rd.Intervals[results.StageTag(ph.Index, op.Scenario, op.Name, op.Kind)+results.StartDelayTag] {
 			q, err := iv.Quantiles()
 			if err != nil {
 				return nil, err
 			}
-			if q.N > 0 {
-				pts = append(pts, XY{float64(iv.StartMs-ph.Start.UnixMilli()) / 1000, float64(q.P99) / 1e3})
+			if q.N == 0 {
+				continue
+			}
+			p := XY{float64(iv.StartMs-ph.Start.UnixMilli()) / 1000, float64(q.P99) / 1e3}
+			if iv.Partial(rd.Summary.IntervalLength()) {
+				partial = append(partial, p)
+			} else {
+				pts = append(pts, p)
 			}
 		}
-		if len(pts) > 0 {
-			out = append(out, Series{Name: op.Scenario, Points: pts})
+		if len(pts)+len(partial) > 0 {
+			out = append(out, Series{Name: op.Scenario, Points: pts, Partial: partial})
 		}
 	}
 	return out, nil

@@ -12,8 +12,10 @@ import (
 )
 
 // Progress shows a live line per scenario of the running stage. On a
-// terminal the lines are redrawn in place every tick; otherwise a plain line
-// per scenario is printed every Every.
+// terminal the lines are redrawn in place every tick, but at most about
+// once a second (a short run ticks every 100 ms); otherwise a plain line
+// per scenario is printed every Every. Each line's rate is over the time
+// since the one before.
 type Progress struct {
 	W        io.Writer
 	Terminal bool
@@ -21,11 +23,13 @@ type Progress struct {
 
 	mu        sync.Mutex
 	drawn     int // lines drawn in place last time
-	lastPrint time.Duration
 	lastCount map[string]int64
-	lastAt    time.Duration
+	lastAt    time.Duration // when the last lines were shown
 	phase     *metrics.Phase
 }
+
+// redrawEvery is how often a terminal's lines are redrawn at most.
+const redrawEvery = time.Second
 
 // ScenarioProgress is the live state of one scenario.
 type ScenarioProgress struct {
@@ -99,8 +103,19 @@ func (p *Progress) Tick(ph *metrics.Phase, t *metrics.Tick) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.phase != ph {
-		p.phase, p.drawn, p.lastPrint, p.lastAt = ph, 0, 0, 0
+		p.phase, p.drawn, p.lastAt = ph, 0, 0
 		p.lastCount = map[string]int64{}
+	}
+	every := p.Every
+	switch {
+	case p.Terminal:
+		every = redrawEvery
+	case every <= 0:
+		every = 10 * time.Second
+	}
+	// A tick a little early (its timer's jitter) still shows.
+	if t.Elapsed-p.lastAt < every*9/10 && !t.Final {
+		return
 	}
 	sps := Scenarios(ph, t)
 	dt := (t.Elapsed - p.lastAt).Seconds()
@@ -123,14 +138,6 @@ func (p *Progress) Tick(ph *metrics.Phase, t *metrics.Tick) {
 		p.drawn = len(sps)
 		return
 	}
-	every := p.Every
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	if t.Elapsed-p.lastPrint < every && !t.Final {
-		return
-	}
-	p.lastPrint = t.Elapsed
 	for _, sp := range sps {
 		fmt.Fprintln(p.W, line(ph, sp))
 	}

@@ -14,11 +14,15 @@ import (
 // XY is a point of a series.
 type XY struct{ X, Y float64 }
 
-// Series is a named line.
+// Series is a named line. Partial are its points of partial intervals
+// (cut short by their stage's end), drawn as open circles apart from the
+// line: a line through them would drop or spike where only the load's end
+// did.
 type Series struct {
-	Name   string
-	Points []XY
-	Dashed bool
+	Name    string
+	Points  []XY
+	Dashed  bool
+	Partial []XY
 }
 
 // Chart describes a line chart.
@@ -90,7 +94,7 @@ func (c Chart) SVG() string {
 	}
 	n := 0
 	for _, s := range c.Series {
-		for _, p := range s.Points {
+		for _, p := range slices.Concat(s.Points, s.Partial) {
 			if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) || c.LogX && p.X <= 0 {
 				continue
 			}
@@ -193,9 +197,21 @@ func (c Chart) SVG() string {
 		if len(pts) == 1 {
 			fmt.Fprintf(&b, `<circle cx="%s" r="3" fill="%s"/>`, strings.Replace(pts[0], ",", `" cy="`, 1), color)
 		}
+		for _, p := range s.Partial {
+			if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) || c.LogX && p.X <= 0 {
+				continue
+			}
+			fmt.Fprintf(&b, `<circle class="partial" cx="%.1f" cy="%.1f" r="3.5" fill="white" stroke="%s" stroke-width="1.5"><title>%s: %s, a partial interval</title></circle>`,
+				sx(p.X), sy(p.Y), color, html.EscapeString(s.Name), short(p.Y))
+		}
 		ly := padT + 14 + 18*i
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"%s/><text class="legend" x="%d" y="%d">%s</text>`,
 			chartW-padR+10, ly-4, chartW-padR+30, ly-4, color, dash, chartW-padR+36, ly, html.EscapeString(trim(s.Name, 16)))
+	}
+	if slices.ContainsFunc(c.Series, func(s Series) bool { return len(s.Partial) > 0 }) {
+		ly := padT + 14 + 18*len(c.Series)
+		fmt.Fprintf(&b, `<circle cx="%d" cy="%d" r="3.5" fill="white" stroke="#444" stroke-width="1.5"/><text class="legend" x="%d" y="%d">partial interval</text>`,
+			chartW-padR+20, ly-4, chartW-padR+36, ly)
 	}
 	b.WriteString(`</svg>`)
 	return b.String()

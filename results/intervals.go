@@ -136,25 +136,80 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 // the histogram log cannot hold.
 const IntervalsCSV = "intervals.csv"
 
-var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms"}
+// IntervalsHeader is intervals.csv's header. rps is over the interval's
+// own length; partial is 1 for an interval shorter than the run's (cut
+// short by its stage's end), 0 for the others.
+var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "partial"}
 
 // IntervalRow is one line of intervals.csv.
-func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h metrics.Percentiler) []string {
-	return QuantilesRow(stage, scenario, operation, kind, ivl, startMs, endMs, count, errors, metrics.QuantilesOf(h))
+func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h metrics.Percentiler, partial bool) []string {
+	return QuantilesRow(stage, scenario, operation, kind, ivl, startMs, endMs, count, errors, metrics.QuantilesOf(h), partial)
 }
 
 // QuantilesRow is IntervalRow of a histogram's quantiles.
-func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q metrics.Quantiles) []string {
+func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q metrics.Quantiles, partial bool) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), csvcell.Escape(scenario), csvcell.Escape(operation), string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
-		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", ""}
+		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0"}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
 	}
 	if q.N > 0 {
 		row[10], row[11], row[12], row[13] = f(float64(q.P50)/1e3), f(float64(q.P95)/1e3), f(float64(q.P99)/1e3), f(float64(q.Max)/1e3)
 	}
+	if partial {
+		row[14] = "1"
+	}
 	return row
+}
+
+// Partial reports whether the interval is shorter than nominal, the run's
+// interval (Summary.IntervalLength): cut short by its stage's end, or by
+// its start (another tool's results). Its counts are whole, its rate is
+// over its own length, but its percentiles are of fewer requests, and
+// other ones (those still in flight at the end of the load), than a whole
+// interval's: the charts draw it apart from their lines. Lengths are
+// kept in milliseconds: one within a millisecond of nominal is whole. No
+// interval is partial when nominal is not known (0).
+func (d *IntervalData) Partial(nominal time.Duration) bool {
+	return nominal > 0 && time.Duration(d.EndMs-d.StartMs)*time.Millisecond < nominal-time.Millisecond
+}
+
+// Seconds is the interval's own length, in seconds.
+func (d *IntervalData) Seconds() float64 { return float64(d.EndMs-d.StartMs) / 1e3 }
+
+// IntervalStart is where an interval of a stage starts: the Index-th of
+// stage Phase, at StartMs.
+type IntervalStart struct {
+	Phase, Index int
+	StartMs      int64
+}
+
+// InferInterval is the interval of a run that has not said it (a run
+// still going, or killed before its summary): a stage's interval k starts
+// k intervals after its first, as perflab cuts them, so the spacing of a
+// stage's first and last starts gives it. 0 when no stage has two
+// intervals.
+func InferInterval(starts []IntervalStart) time.Duration {
+	first, last := map[int]IntervalStart{}, map[int]IntervalStart{}
+	for _, s := range starts {
+		if f, ok := first[s.Phase]; !ok || s.Index < f.Index {
+			first[s.Phase] = s
+		}
+		if l, ok := last[s.Phase]; !ok || s.Index > l.Index {
+			last[s.Phase] = s
+		}
+	}
+	var best time.Duration
+	span := 0
+	for ph, f := range first {
+		l := last[ph]
+		if n := l.Index - f.Index; n > span && l.StartMs > f.StartMs {
+			span = n
+			best = time.Duration(math.Round(float64(l.StartMs-f.StartMs)/float64(n))) * time.Millisecond
+		}
+	}
+	return best
 }
 
 // readIntervalCounts fills the intervals' counts from intervals.csv, if the

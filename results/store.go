@@ -230,10 +230,12 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 	spans := map[scenKey][2]time.Time{}
 	stages := map[int]*PhaseSummary{}
 	var stageOrder []int
+	var starts []IntervalStart
 	for _, h := range hs {
 		if h.Phase <= 0 || h.Interval < 0 {
 			continue // setup and teardown, and stages' totals (written only at the end)
 		}
+		starts = append(starts, IntervalStart{h.Phase, h.Interval, h.Start.UnixMilli()})
 		ph := stages[h.Phase]
 		if ph == nil {
 			ph = &PhaseSummary{Index: h.Phase, Name: h.PhaseName, Values: map[string]string{}, Start: h.Start, End: h.End, Operations: []Operation{}}
@@ -319,6 +321,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 		total.Duration += ph.Duration
 	}
 	s.Duration = s.End.Sub(s.Start).Seconds()
+	s.Interval = InferInterval(starts).Seconds()
 	if total.Duration > 0 {
 		total.RPS = float64(total.Requests) / total.Duration
 	}

@@ -302,6 +302,12 @@ func (s *Summary) LabelList() string {
 	return strings.Join(kv, ", ")
 }
 
+// IntervalLength is the run's interval (Interval, in seconds), 0 when
+// not known.
+func (s *Summary) IntervalLength() time.Duration {
+	return time.Duration(math.Round(s.Interval*1e6)) * time.Microsecond
+}
+
 func Summarize(run *metrics.Run, host Host) *Summary {
 	s := &Summary{
 		Format: Format, RunID: run.ID, Status: run.Status, Error: run.Error,

@@ -232,7 +232,8 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 				return nil, err
 			}
 		}
-		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p))
+		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p,
+			(&IntervalData{StartMs: h.Start.UnixMilli(), EndMs: h.End.UnixMilli()}).Partial(s.IntervalLength())))
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err

@@ -172,7 +172,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 				}
 			}
 			op := ops[i]
-			if err := rd.csv.Write(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q)); err != nil {
+			if err := rd.csv.Write(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, iv.Partial)); err != nil {
 				return err
 			}
 		}
@@ -357,7 +357,7 @@ func WriteDir(r *Run, dir string) error {
 				if err != nil {
 					return err
 				}
-				if err := w.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p)); err != nil {
+				if err := w.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, d.Partial(s.IntervalLength()))); err != nil {
 					return err
 				}
 			}

@@ -116,7 +116,7 @@ func (s *Store) Join(id string, index, count int, plan string, planSource []byte
 	case d.Workers != count:
 		return "", fmt.Errorf("run %s is a run of %d workers, not %d: give every worker the same --segment count", id, d.Workers, count)
 	case d.PlanHash != hash:
-		return "", fmt.Errorf("run %s runs another plan (or other --set values): every worker of a run must run the same plan", id)
+		return "", fmt.Errorf("run %s runs another plan (or other --set values, or another interval): every worker of a run must run the same plan", id)
 	}
 	var status string
 	if err := s.db.QueryRow(s.q(`SELECT status FROM runs WHERE id = ?`), id).Scan(&status); err != nil {

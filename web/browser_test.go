@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
@@ -44,11 +45,7 @@ func TestInChromium(t *testing.T) {
 	app := httptest.NewServer(New(Options{Store: s.st, Poll: 200 * time.Millisecond, Version: "test"}))
 	defer app.Close()
 
-	art := os.Getenv("PERFLAB_ARTIFACTS")
-	if art == "" {
-		art = filepath.Join("..", "artifacts")
-	}
-	os.MkdirAll(art, 0o755)
+	art := artifacts()
 
 	bctx := browser(t, chromium, 2*time.Minute)
 	var mu sync.Mutex
@@ -249,4 +246,68 @@ func browser(tb testing.TB, chromium string, limit time.Duration) context.Contex
 	bctx, bcancel := chromedp.NewContext(actx)
 	tb.Cleanup(func() { bcancel(); acancel(); cancel() })
 	return bctx
+}
+
+// A run page's live chart of a run whose last interval is partial (cut
+// short by the stage's end), in a real headless Chromium: the lines end
+// at the last whole interval, at the load's rate (not 0), and the
+// partial interval is a point apart, at its rate over its own length.
+// The screenshot is web-partial.png.
+func TestLiveChartPartialIntervalInChromium(t *testing.T) {
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
+	}
+	s := steadyRun(t)
+	app := httptest.NewServer(New(Options{Store: s.st, Version: "test"}))
+	defer app.Close()
+	bctx := browser(t, chromium, time.Minute)
+	if err := chromedp.Do(bctx, chromedp.Navigate(app.URL+"/runs/"+s.id), chromedp.WaitVisible(chromedp.CSS("#report"))); err != nil {
+		t.Fatal(err)
+	}
+	var data struct{ Rate, P95 [][]*float64 }
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		js, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(() => { const c = document.getElementById('live').charts;
+			return JSON.stringify({rate: c.rate.data, p95: c.p95.data}) })()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(js), &data); err != nil {
+			t.Fatalf("%v: %s", err, js)
+		}
+		if len(data.Rate) == 5 && len(data.Rate[0]) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chart's data: %s", js)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)); err == nil {
+		os.WriteFile(filepath.Join(artifacts(), "web-partial.png"), b, 0o644)
+	}
+	// rate: t, requests/s, errors/s, and the same at the partial intervals.
+	line, apart := data.Rate[1], data.Rate[3]
+	secs := []float64{1, 1, s.run.Summary.Stages[0].End.Sub(time.UnixMilli(int64(*data.Rate[0][2] * 1000))).Seconds()}
+	for i, v := range line[:2] {
+		if v == nil || *v == 0 || !s.allows(*v, secs[i]) {
+			t.Errorf("the line's point %d: %v/s; the server answered %d in %.3f s", i, v, s.served, s.run.Summary.Stages[0].Duration)
+		}
+	}
+	if line[2] != nil || apart[2] == nil || apart[0] != nil || apart[1] != nil || !s.allows(*apart[2], secs[2]) {
+		t.Errorf("the partial interval: in the line %v, apart %v (%.3f s)", line[2], apart, secs[2])
+	}
+	if p := data.P95; p[1][2] != nil || p[2][2] == nil || p[1][1] == nil {
+		t.Errorf("p95: the line %v, apart %v", p[1], p[2])
+	}
+}
+
+// artifacts is where screenshots go: $PERFLAB_ARTIFACTS, or artifacts/.
+func artifacts() string {
+	art := os.Getenv("PERFLAB_ARTIFACTS")
+	if art == "" {
+		art = filepath.Join("..", "artifacts")
+	}
+	os.MkdirAll(art, 0o755)
+	return art
 }

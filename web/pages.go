@@ -305,16 +305,35 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 const killedGrace = 10 * time.Second
 
 // Series is a run's throughput, errors and p95 over time, each interval
-// of all its requests together: what a run page's live charts draw.
+// of all its requests together: what a run page's live charts draw. The
+// rates are over each interval's own length; Partial marks the intervals
+// shorter than the run's (a stage's last, cut short by its end), which
+// the charts draw apart from their lines.
 type Series struct {
-	T      []float64 `json:"t"`      // the interval's start, Unix seconds
-	RPS    []float64 `json:"rps"`    // requests per second
-	Errors []float64 `json:"errors"` // failed requests per second
-	P95    []float64 `json:"p95"`    // ms, of the successful requests
-	Status string    `json:"status"`
+	T       []float64 `json:"t"`       // the interval's start, Unix seconds
+	RPS     []float64 `json:"rps"`     // requests per second
+	Errors  []float64 `json:"errors"`  // failed requests per second
+	P95     []float64 `json:"p95"`     // ms, of the successful requests
+	Partial []bool    `json:"partial"` // shorter than the run's interval
+	Status  string    `json:"status"`
 	// Verdict says what keeps a finished run from a clean pass:
 	// "thresholds failed: 2 of 5; drift: degraded" (store.Verdict.Notes).
 	Verdict string `json:"verdict,omitempty"`
+}
+
+// add appends an interval from startMs to endMs with its counts.
+func (s *Series) add(startMs, endMs, count, errs int64, p95 float64, nominal time.Duration) {
+	iv := results.IntervalData{StartMs: startMs, EndMs: endMs}
+	secs := iv.Seconds()
+	s.T = append(s.T, float64(startMs)/1000)
+	s.RPS = append(s.RPS, float64(count)/secs)
+	s.Errors = append(s.Errors, float64(errs)/secs)
+	s.P95 = append(s.P95, p95)
+	s.Partial = append(s.Partial, iv.Partial(nominal))
+}
+
+func newSeries(status string) *Series {
+	return &Series{T: []float64{}, RPS: []float64{}, Errors: []float64{}, P95: []float64{}, Partial: []bool{}, Status: status}
 }
 
 // SeriesOf is a run's Series, from its interval histograms: the
@@ -341,8 +360,9 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 	// The time steps in chunks, a chunk per core, each with its own
 	// accumulator.
 	type point struct {
-		ok                bool
-		t, rps, errs, p95 float64
+		ok                 bool
+		end, count, errors int64
+		p95                float64
 	}
 	points := make([]point, len(starts))
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(starts)/64))
@@ -371,15 +391,14 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 					errs += max(iv.Errors, 0)
 					end = max(end, iv.EndMs)
 				}
-				secs := float64(end-t) / 1000
-				if secs <= 0 {
+				if end <= t {
 					continue
 				}
 				p95 := math.NaN()
 				if acc.TotalCount() > 0 {
 					p95 = float64(acc.ValueAtQuantile(95)) / 1000
 				}
-				points[i] = point{true, float64(t) / 1000, float64(count) / secs, float64(errs) / secs, p95}
+				points[i] = point{true, end, count, errs, p95}
 			}
 		}()
 	}
@@ -388,15 +407,11 @@ func SeriesOf(rd *results.Run) (*Series, error) {
 	if err := <-errc; err != nil {
 		return nil, err
 	}
-	out := &Series{T: []float64{}, RPS: []float64{}, Errors: []float64{}, P95: []float64{}, Status: rd.Summary.Status}
-	for _, p := range points {
-		if !p.ok {
-			continue
+	out := newSeries(rd.Summary.Status)
+	for i, p := range points {
+		if p.ok {
+			out.add(starts[i], p.end, p.count, p.errors, p.p95, rd.Summary.IntervalLength())
 		}
-		out.T = append(out.T, p.t)
-		out.RPS = append(out.RPS, p.rps)
-		out.Errors = append(out.Errors, p.errs)
-		out.P95 = append(out.P95, p.p95)
 	}
 	return out, nil
 }
@@ -418,7 +433,7 @@ func (s *Server) series(id string) (*Series, error) {
 	}
 	var ser *Series
 	if len(tr) > 0 {
-		ser = SeriesOfTraffic(tr, runs[0].Status)
+		ser = SeriesOfTraffic(tr, runs[0].Status, s.interval(id, tr))
 	} else {
 		rd, err := results.FromStore(s.o.Store, id)
 		if err != nil {
@@ -432,23 +447,38 @@ func (s *Server) series(id string) (*Series, error) {
 	return ser, nil
 }
 
+// interval is the interval of a run whose traffic is tr: its summary's,
+// or for a run that has none (still going, or killed) the one its
+// intervals' starts give (results.InferInterval).
+func (s *Server) interval(id string, tr []store.Traffic) time.Duration {
+	if b, err := s.o.Store.Summary(id); err == nil && len(b) > 0 {
+		var sum struct {
+			Interval float64 `json:"interval_s"`
+		}
+		if json.Unmarshal(b, &sum) == nil && sum.Interval > 0 {
+			return (&results.Summary{Interval: sum.Interval}).IntervalLength()
+		}
+	}
+	starts := make([]results.IntervalStart, len(tr))
+	for i, t := range tr {
+		starts[i] = results.IntervalStart{Phase: t.Phase, Index: t.Ivl, StartMs: t.StartMs}
+	}
+	return results.InferInterval(starts)
+}
+
 // SeriesOfTraffic is the Series of a run's traffic, as SeriesOf draws it
-// from the intervals' histograms.
-func SeriesOfTraffic(tr []store.Traffic, status string) *Series {
-	out := &Series{T: []float64{}, RPS: []float64{}, Errors: []float64{}, P95: []float64{}, Status: status}
+// from the intervals' histograms; nominal is the run's interval.
+func SeriesOfTraffic(tr []store.Traffic, status string, nominal time.Duration) *Series {
+	out := newSeries(status)
 	for _, t := range tr {
-		secs := float64(t.EndMs-t.StartMs) / 1000
-		if secs <= 0 {
+		if t.EndMs <= t.StartMs {
 			continue
 		}
 		p95 := math.NaN()
 		if t.Quantiles.N > 0 {
 			p95 = float64(t.Quantiles.P95) / 1000
 		}
-		out.T = append(out.T, float64(t.StartMs)/1000)
-		out.RPS = append(out.RPS, float64(t.Count)/secs)
-		out.Errors = append(out.Errors, float64(t.Errors)/secs)
-		out.P95 = append(out.P95, p95)
+		out.add(t.StartMs, t.EndMs, t.Count, t.Errors, p95, nominal)
 	}
 	return out
 }

@@ -414,11 +414,11 @@ func TestSeriesFromTraffic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := SeriesOfTraffic(tr, rd.Summary.Status)
+		got := SeriesOfTraffic(tr, rd.Summary.Status, rd.Summary.IntervalLength())
 		same := func(a, b []float64) bool {
 			return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
 		}
-		if !same(got.T, want.T) || !same(got.RPS, want.RPS) || !same(got.Errors, want.Errors) || !same(got.P95, want.P95) || got.Status != want.Status {
+		if !same(got.T, want.T) || !same(got.RPS, want.RPS) || !same(got.Errors, want.Errors) || !same(got.P95, want.P95) || !slices.Equal(got.Partial, want.Partial) || got.Status != want.Status {
 			t.Errorf("%s: series of the traffic\n%+v\nof the histograms\n%+v", name, got, want)
 		}
 		var requests, steps int64

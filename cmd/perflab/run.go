@@ -258,7 +258,7 @@ func cmdValidate(std *stdio, args []string) int {
 // describe prints what a plan will do.
 func describe(w io.Writer, p *plan.Plan) {
 	stages := p.Stages()
-	fmt.Fprintf(w, "%s: plan %q is valid: %d scenario(s), %d stage(s)\n", p.File, p.Name, len(p.Scenarios), len(stages))
+	fmt.Fprintf(w, "%s: plan %q is valid: %d scenario(s), %d stage(s); %s\n", p.File, p.Name, len(p.Scenarios), len(stages), p.IntervalText())
 	if len(p.Setup) > 0 || len(p.Teardown) > 0 {
 		when := "once around the run"
 		if p.SetupPerStage {

@@ -28,7 +28,7 @@ func cmdImport(std *stdio, args []string) int {
 	unit := fs.String("unit", "us", "with --from hdr: the unit of the log's values: ns, us or ms")
 	out := fs.String("out", "runs", "with --from: directory under which each imported run gets its own")
 	name := fs.String("name", "", "with --from: the run's plan name (default: the file's name)")
-	interval := fs.Duration("interval", 0, "with --from: the length of the run's intervals (default 10s; an HdrHistogram log's own)")
+	interval := fs.Duration("interval", 0, "with --from: the length of the run's intervals (default: sized to the run's longest stage, from 100ms to 10s; an HdrHistogram log's own)")
 	lag := fs.Duration("lag", 5*time.Minute, "with --from: how far out of time order the file's samples may be")
 	var times listFlag
 	fs.Var(&times, "times", "with --from k6: a script's own Trend of times (repeatable, or NAME,NAME): k6's CSV does not tell them from its other metrics")
@@ -77,7 +77,7 @@ func cmdImport(std *stdio, args []string) int {
 				fmt.Fprintf(std.err, "perflab: %v\n", err)
 				return exitUsage
 			}
-			fmt.Fprintf(std.out, "read %d samples of %s into %s\n", sum.Origin.Samples, arg, dir)
+			fmt.Fprintf(std.out, "read %d samples of %s into %s (intervals of %v)\n", sum.Origin.Samples, arg, dir, sum.IntervalLength())
 		}
 		id, err := results.Import(st, dir, labels.Map())
 		if err != nil {

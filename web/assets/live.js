@@ -3,6 +3,10 @@
 // with uPlot from /api/runs/ID/series; while the run goes, the server's
 // events (/runs/ID/events) say when new intervals are stored, and the
 // charts and the report's tables are brought up to date without a reload.
+// A partial interval (a stage's last, cut short by its end) is drawn
+// apart from the lines, as an open point: its rate is over its own
+// length, but its few requests are those still in flight as the load
+// stopped, and in a line it would look like a drop or a spike.
 "use strict";
 (function () {
   const live = document.getElementById("live");
@@ -17,7 +21,10 @@
       width: Math.max(320, el.clientWidth || 900),
       height: 220,
       scales: { x: { time: true } },
-      series: [{}].concat(series.map(function (s) { return { label: s[0], stroke: s[1], width: 1.5 }; })),
+      series: [{}].concat(series.map(function (s) {
+        if (!s[2]) return { label: s[0], stroke: s[1], width: 1.5 };
+        return { label: s[0], stroke: s[1], width: 1.5, paths: function () { return null; }, points: { show: true, space: 0, size: 7, fill: "#fff" } };
+      })),
       axes: [{}, { size: 60 }],
     };
     const empty = [[]].concat(series.map(function () { return []; }));
@@ -26,15 +33,25 @@
     return u;
   }
 
-  const rate = chart(document.getElementById("live-rate"), "requests/s and errors/s", [["requests/s", "#1f77b4"], ["errors/s", "#d62728"]]);
-  const p95 = chart(document.getElementById("live-p95"), "p95 of the requests (ms)", [["p95 ms", "#2ca02c"]]);
+  const rate = chart(document.getElementById("live-rate"), "requests/s and errors/s", [["requests/s", "#1f77b4"], ["errors/s", "#d62728"],
+    ["requests/s, partial interval", "#1f77b4", true], ["errors/s, partial interval", "#d62728", true]]);
+  const p95 = chart(document.getElementById("live-p95"), "p95 of the requests (ms)", [["p95 ms", "#2ca02c"], ["p95 ms, partial interval", "#2ca02c", true]]);
+  // The charts, for a test to read what they were given.
+  live.charts = { rate: rate, p95: p95 };
+
+  // whole and partial split a series: its values at the whole intervals
+  // (null at the partial ones: the line stops there), and at the partial
+  // ones.
+  function whole(v, partial) { return v.map(function (x, i) { return partial[i] ? null : x; }); }
+  function apart(v, partial) { return v.map(function (x, i) { return partial[i] ? x : null; }); }
 
   async function refresh() {
     const r = await fetch("/api" + base + "/series", { credentials: "same-origin", cache: "no-store" });
     if (!r.ok) throw new Error("series: " + r.status);
     const s = await r.json();
-    rate.setData([s.t, s.rps, s.errors]);
-    p95.setData([s.t, s.p95]);
+    const partial = s.partial || [];
+    rate.setData([s.t, whole(s.rps, partial), whole(s.errors, partial), apart(s.rps, partial), apart(s.errors, partial)]);
+    p95.setData([s.t, whole(s.p95, partial), apart(s.p95, partial)]);
     live.dataset.points = String(s.t.length);
     live.dataset.status = s.status;
     const st = document.getElementById("live-status");
