@@ -243,15 +243,36 @@ func lag1Residuals(series []float64, slope float64) float64 {
 	// autocorrelation.
 	step := append([]float64(nil), series...)
 	if k := bestSplit(step, max(2, n/10)); k > 0 {
-		standardize(step[:k])
-		standardize(step[k:])
+		// What differs from its side's level by less than a hundredth of
+		// the step is no noise (a page more or less of a process's memory
+		// beside a step of hundreds of megabytes): it is that level.
+		a, b := Median(step[:k]), Median(step[k:])
+		eps := math.Abs(b-a) / 100
+		for i, x := range step {
+			m := a
+			if i >= k {
+				m = b
+			}
+			if math.Abs(x-m) <= eps {
+				step[i] = m
+			}
+		}
+		// Two sides that each hold one level for most of their values (a
+		// process's memory, flat but for a page or two, on each side of a
+		// step) have no noise to be autocorrelated: what is left of them
+		// is a few stray values, not a process of errors.
+		before, after := standardize(step[:k]), standardize(step[k:])
+		if before == 0 && after == 0 {
+			return 0
+		}
 	}
 	return min(rankLag1(trend), rankLag1(step))
 }
 
 // standardize puts values about their median in units of their median
-// absolute deviation (as they are when it is 0).
-func standardize(v []float64) {
+// absolute deviation (as they are when it is 0), and returns that
+// deviation.
+func standardize(v []float64) float64 {
 	m := Median(v)
 	dev := make([]float64, len(v))
 	for i, x := range v {
@@ -264,6 +285,7 @@ func standardize(v []float64) {
 			v[i] /= mad
 		}
 	}
+	return mad
 }
 
 // rankLag1 is the lag-1 autocorrelation of a series' ranks, corrected for

@@ -188,3 +188,30 @@ func TestMedianInPlace(t *testing.T) {
 		}
 	}
 }
+
+// A process's memory, flat but for a page or two on each side of a step of
+// 200 MB, has no noise to be autocorrelated: its blocks are its intervals,
+// and the step is found as clearly as it is.
+func TestDecorrelatedNoiselessStep(t *testing.T) {
+	var s []float64
+	for i := 0; i < 50; i++ {
+		switch {
+		case i < 23:
+			s = append(s, 36.67)
+		case i == 23:
+			s = append(s, 141.3) // the sample in the middle of the allocation
+		case i < 29:
+			s = append(s, 238.05)
+		default:
+			s = append(s, 238.30)
+		}
+	}
+	blocks, width := Decorrelated(s, MannKendall(s).Slope)
+	if width != 1 || len(blocks) != len(s) {
+		t.Fatalf("blocks of %d intervals", width)
+	}
+	cps := ChangePoints(blocks, 0.01, 3)
+	if len(cps) == 0 || cps[0].Index < 23 || cps[0].Index > 24 || cps[0].P*float64(cps[0].Splits) > 1e-6 {
+		t.Errorf("change points %+v", cps)
+	}
+}

@@ -89,9 +89,11 @@ routes:
 	// The route stepped 2.5 s after the simulator started, before the run,
 	// by 10 ms: the level rises by about that much over what the generator
 	// measured before (2 ms and more on a slow or busy machine, 4 ms under
-	// -race).
+	// -race). A change is placed to within a block of about independent
+	// intervals: one here, several (each 100 ms) where a busy machine's
+	// noise carries over from one interval to the next.
 	want := started.Add(2500 * time.Millisecond).Sub(readSummary(t, out).Stages[0].Start).Seconds()
-	if c := step.Change; step.Verdict != results.DriftDegraded || c == nil || !step.Significant || math.Abs(c.AtS-want) > 0.45 || c.After-c.Before < 7 {
+	if c := step.Change; step.Verdict != results.DriftDegraded || c == nil || !step.Significant || math.Abs(c.AtS-want) > 1 || c.After-c.Before < 7 {
 		t.Errorf("step (want a change at %.1f s): %s (%+v; variance correction %.2f)\n%v", want, step.Sentence, c, step.Trend.Correction, step.Points)
 	}
 	if flat := runtest.DriftSeries(t, d, "p95 of flat"); flat.Verdict == results.DriftDegraded || flat.Verdict == results.DriftImproved {
