@@ -843,8 +843,8 @@ func downsample(t, v []float64) [][2]float64 {
 
 // busier is the generator's series that got busier when the system's
 // series s got worse, if one did: other processes' share of the
-// generator's host's CPU, its steal, or its loopback round trip, rising
-// significantly at the time s changed (both changes of level within three
+// generator's host's CPU, its steal, or its loopback round trip, rising by
+// as much as counts (significantly or not) at the time s changed (both changes of level within three
 // intervals or a tenth of the stage of each other), or either a trend
 // over the stage.
 func busier(s *series, gen []*series) *series {
@@ -854,7 +854,9 @@ func busier(s *series, gen []*series) *series {
 		default:
 			continue
 		}
-		if g.out.Stage != s.out.Stage || g.out.Verdict != results.DriftDegraded {
+		// A rise as large as counts, even one the generator's fewer
+		// samples cannot call significant: a suspicion needs no proof.
+		if g.out.Stage != s.out.Stage || g.out.Verdict != results.DriftDegraded && (g.out.Verdict != results.DriftInconclusive || g.worse(g.out.Start, g.out.End) <= 0) {
 			continue
 		}
 		if !s.stepFits() || !g.stepFits() {
@@ -871,11 +873,13 @@ func busier(s *series, gen []*series) *series {
 // generatorHealth says how the generator's own series went.
 func generatorHealth(gen []*series) *results.GeneratorHealth {
 	h := &results.GeneratorHealth{Steady: true, Series: []results.DriftSeries{}}
-	var changed, settled []string
+	var changed, settled, maybe []string
 	judged := 0
 	for _, s := range gen {
 		h.Series = append(h.Series, s.out)
 		switch s.out.Verdict {
+		case results.DriftInconclusive:
+			maybe = append(maybe, fmt.Sprintf("%s (%s)", s.out.Name, changeWords(results.DriftEvent{Change: s.diff(s.out.Start, s.out.End), Points: s.points})))
 		case results.DriftDegraded, results.DriftImproved:
 			changed = append(changed, s.out.Sentence)
 			if s.out.Verdict == results.DriftDegraded {
@@ -897,6 +901,9 @@ func generatorHealth(gen []*series) *results.GeneratorHealth {
 		h.Verdict = "steady once warmed up: " + strings.Join(settled, "; ")
 	default:
 		h.Verdict = "changed: " + strings.Join(append(changed, settled...), "; ")
+	}
+	if len(maybe) > 0 {
+		h.Verdict += fmt.Sprintf("; %d changed as much but not significantly: %s", len(maybe), strings.Join(maybe, ", "))
 	}
 	return h
 }
