@@ -163,13 +163,9 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 	steady, short := 0, 0
 	for _, s := range all {
 		s.judge(o)
-		if s.out.Verdict == results.DriftDegraded && (s.out.Kind == seriesLatency || s.out.Kind == seriesThroughput) {
-			// What the generator times: its host's load moves it.
-			if g := busier(s, gen); g != nil {
-				s.out.Verdict = results.DriftSuspect
-				s.out.Sentence = fmt.Sprintf("%s, while %s: suspect, the generator's as likely as the system's", s.out.Sentence, g.out.Sentence)
-			}
-		}
+	}
+	suspects(all, gen)
+	for _, s := range all {
 		d.Series = append(d.Series, s.out)
 		switch s.out.Verdict {
 		case results.DriftDegraded:
@@ -841,6 +837,48 @@ func downsample(t, v []float64) [][2]float64 {
 	return out
 }
 
+// suspects makes suspect what the generator times (a latency, a
+// throughput) that got worse when its host got busier (busier), by no more
+// than the generator could make of it: a latency by at most four times
+// the larger of the generator's timing noise (the floor) and the rise of
+// its loopback round trip; a throughput when no latency of its stage got
+// worse by more than that. A change larger than the generator could have
+// made is the system's, whatever the host did meanwhile.
+func suspects(all, gen []*series) {
+	rtt := map[string]float64{} // the loopback round trip's rise, by stage
+	for _, g := range gen {
+		if g.out.Kind == seriesLoopback && g.out.Verdict != results.DriftTooShort {
+			rtt[g.out.Stage] = max(0, g.out.End-g.out.Start)
+		}
+	}
+	systems := map[string]bool{} // stages with a latency that is the system's
+	for _, s := range all {
+		if s.out.Kind != seriesLatency || s.out.Verdict != results.DriftDegraded {
+			continue
+		}
+		explained := 4 * max(s.floor, rtt[s.out.Stage])
+		g := busier(s, gen)
+		if g == nil || math.Abs(s.out.End-s.out.Start) > explained {
+			systems[s.out.Stage] = true
+			continue
+		}
+		s.suspect(g)
+	}
+	for _, s := range all {
+		if s.out.Kind == seriesThroughput && s.out.Verdict == results.DriftDegraded && !systems[s.out.Stage] {
+			if g := busier(s, gen); g != nil {
+				s.suspect(g)
+			}
+		}
+	}
+}
+
+// suspect marks the series suspect, naming the generator's series g.
+func (s *series) suspect(g *series) {
+	s.out.Verdict = results.DriftSuspect
+	s.out.Sentence = fmt.Sprintf("%s, while %s: suspect, the generator's as likely as the system's", s.out.Sentence, g.out.Sentence)
+}
+
 // busier is the generator's series that got busier when the system's
 // series s got worse, if one did: other processes' share of the
 // generator's host's CPU, its steal, or its loopback round trip, rising by
@@ -854,9 +892,13 @@ func busier(s *series, gen []*series) *series {
 		default:
 			continue
 		}
-		// A rise as large as counts, even one the generator's fewer
-		// samples cannot call significant: a suspicion needs no proof.
-		if g.out.Stage != s.out.Stage || g.out.Verdict != results.DriftDegraded && (g.out.Verdict != results.DriftInconclusive || g.worse(g.out.Start, g.out.End) <= 0) {
+		// A rise of other processes' share or of steal as large as
+		// counts, even one the generator's fewer samples cannot call
+		// significant: a suspicion needs no proof. The loopback round
+		// trip, a noisy figure of tenths of a millisecond, must be
+		// significant.
+		maybe := g.out.Verdict == results.DriftInconclusive && g.worse(g.out.Start, g.out.End) > 0 && g.out.Kind != seriesLoopback
+		if g.out.Stage != s.out.Stage || g.out.Verdict != results.DriftDegraded && !maybe {
 			continue
 		}
 		if !s.stepFits() || !g.stepFits() {

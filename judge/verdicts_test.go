@@ -253,3 +253,33 @@ func TestLongevityCalibration(t *testing.T) {
 		}
 	}
 }
+
+// The generator's host got busier at the time a latency doubled from 10 to
+// 20 ms: far more than the generator could make of it (four times its
+// timing noise, 0.02 ms, or its loopback round trip's rise): the system
+// degraded, and its throughput that fell with it is the system's too.
+func TestLongevityBusyHostBigChange(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	const n = 200
+	half := func(a, b float64) func(int) float64 {
+		return func(i int) float64 {
+			if i >= n/2 {
+				return b
+			}
+			return a
+		}
+	}
+	lat := half(10, 20)
+	rd := longRun(r, n, 100*time.Millisecond, lat, func(r *rand.Rand) float64 { return math.Exp(0.1 * r.NormFloat64()) }, func(i int) int { return int(1000 / lat(i)) }, constant(0))
+	busy := half(0.20, 0.70)
+	rd.Points = generatorPoints(n, 100*time.Millisecond, results.GeneratorMonitor, results.SelfMonitor, func(i int) float64 { return busy(i) + 0.02*r.NormFloat64() }, flat(0.02), flat(60))
+	d := Longevity(rd, LongevityOptions{})
+	if !d.Degraded {
+		t.Fatalf("not degraded: %s", d.Verdict)
+	}
+	for _, name := range []string{"mean of GET a", "p95 of GET a", "throughput"} {
+		if s := runtest.DriftSeries(t, d, name); s.Verdict != results.DriftDegraded {
+			t.Errorf("%s: %s", name, s.Sentence)
+		}
+	}
+}

@@ -357,7 +357,7 @@ func TestLongevityHintInOrder(t *testing.T) {
 		t.Fatalf("runs: %q", dirs)
 	}
 	code, drift, _ := runCLI(t, "drift", filepath.Dir(dirs[0]))
-	if code != exitOK || !strings.Contains(drift, "what changed, in order: at ") {
+	if code != exitOK || !strings.Contains(drift, "what changed, in order: ") || !strings.Contains(drift, "memory of api (rss) +") {
 		t.Errorf("perflab drift: %d\n%s", code, drift)
 	}
 }
