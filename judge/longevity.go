@@ -837,13 +837,20 @@ func downsample(t, v []float64) [][2]float64 {
 	return out
 }
 
+// schedulerSlice is what a busy host can add to a latency a CPU-bound
+// generator measures: a time slice of the scheduler (Linux's CFS gives
+// 0.75 ms to 3 ms), while other work takes the cores it needs.
+const schedulerSlice = 1.0 // ms
+
 // suspects makes suspect what the generator times (a latency, a
 // throughput) that got worse when its host got busier (busier), by no more
-// than the generator could make of it: a latency by at most four times
-// the larger of the generator's timing noise (the floor) and the rise of
-// its loopback round trip; a throughput when no latency of its stage got
-// worse by more than that. A change larger than the generator could have
-// made is the system's, whatever the host did meanwhile.
+// than the generator could make of it: a latency by at most a scheduler's
+// time slice, or four times the larger of the generator's timing noise (the
+// floor) and the rise of its loopback round trip if that is more; a
+// throughput when no latency of its stage got worse by more than that and
+// its errors did not rise. A
+// change larger than the generator could have made is the system's,
+// whatever the host did meanwhile.
 func suspects(all, gen []*series) {
 	rtt := map[string]float64{} // the loopback round trip's rise, by stage
 	for _, g := range gen {
@@ -851,44 +858,58 @@ func suspects(all, gen []*series) {
 			rtt[g.out.Stage] = max(0, g.out.End-g.out.Start)
 		}
 	}
-	systems := map[string]bool{} // stages with a latency that is the system's
+	systems := map[string]bool{} // stages with a latency or errors that are the system's
 	for _, s := range all {
+		if s.out.Kind == seriesErrors && s.out.Verdict == results.DriftDegraded {
+			systems[s.out.Stage] = true // the generator's host makes no errors
+		}
 		if s.out.Kind != seriesLatency || s.out.Verdict != results.DriftDegraded {
 			continue
 		}
-		explained := 4 * max(s.floor, rtt[s.out.Stage])
-		g := busier(s, gen)
+		explained := max(4*max(s.floor, rtt[s.out.Stage]), schedulerSlice)
+		g, why := busier(s, gen)
 		if g == nil || math.Abs(s.out.End-s.out.Start) > explained {
 			systems[s.out.Stage] = true
 			continue
 		}
-		s.suspect(g)
+		s.suspect(why)
 	}
 	for _, s := range all {
 		if s.out.Kind == seriesThroughput && s.out.Verdict == results.DriftDegraded && !systems[s.out.Stage] {
-			if g := busier(s, gen); g != nil {
-				s.suspect(g)
+			if g, why := busier(s, gen); g != nil {
+				s.suspect(why)
 			}
 		}
 	}
 }
 
-// suspect marks the series suspect, naming the generator's series g.
-func (s *series) suspect(g *series) {
+// suspect marks the series suspect, saying what the generator's host did.
+func (s *series) suspect(why string) {
 	s.out.Verdict = results.DriftSuspect
-	s.out.Sentence = fmt.Sprintf("%s, while %s: suspect, the generator's as likely as the system's", s.out.Sentence, g.out.Sentence)
+	s.out.Sentence = fmt.Sprintf("%s, while %s: suspect, the generator's as likely as the system's", s.out.Sentence, why)
 }
 
 // busier is the generator's series that got busier when the system's
-// series s got worse, if one did: other processes' share of the
+// series s got worse, if one did, and a sentence saying so: its host
+// saturated at the end of the stage (busy 90% or more), or other processes' share of the
 // generator's host's CPU, its steal, or its loopback round trip, rising by
 // as much as counts (significantly or not) at the time s changed (both changes of level within three
 // intervals or a tenth of the stage of each other), or either a trend
 // over the stage.
-func busier(s *series, gen []*series) *series {
+func busier(s *series, gen []*series) (*series, string) {
 	for _, g := range gen {
+		if g.out.Stage != s.out.Stage {
+			continue
+		}
 		switch g.out.Kind {
 		case seriesOther, seriesSteal, seriesLoopback:
+		case seriesHostBusy:
+			// A host saturated at the end of the stage: the generator
+			// shares cores that are all taken, whatever took them.
+			if g.out.Verdict != results.DriftTooShort && g.out.End >= 100*monitor.SaturationBusy {
+				return g, fmt.Sprintf("the generator's host was saturated (%s busy at the end)", g.value(g.out.End))
+			}
+			continue
 		default:
 			continue
 		}
@@ -898,18 +919,18 @@ func busier(s *series, gen []*series) *series {
 		// trip, a noisy figure of tenths of a millisecond, must be
 		// significant.
 		maybe := g.out.Verdict == results.DriftInconclusive && g.worse(g.out.Start, g.out.End) > 0 && g.out.Kind != seriesLoopback
-		if g.out.Stage != s.out.Stage || g.out.Verdict != results.DriftDegraded && !maybe {
+		if g.out.Verdict != results.DriftDegraded && !maybe {
 			continue
 		}
 		if !s.stepFits() || !g.stepFits() {
-			return g
+			return g, g.out.Sentence
 		}
 		step := s.out.SpanS / float64(max(1, len(s.v)))
 		if math.Abs(s.at-g.at) <= max(3*step, s.out.SpanS/10) {
-			return g
+			return g, g.out.Sentence
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // generatorHealth says how the generator's own series went.

@@ -314,17 +314,19 @@ func TestLongevityBusyGenerator(t *testing.T) {
 	t.Logf("%s\nthe generator: %s\nfloor %v ms", d.Verdict, d.Generator.Verdict, d.Floors)
 }
 
-// A system whose memory steps up, and whose latency rises half a second
-// later: the drift's hint lines them up in that order ("at 2.3 s memory of
-// api (rss) +…%, then p95 of get +…% at 2.8 s"), from what the monitor
-// and the generator measured.
+// A system whose memory steps up past the first third of the run (an
+// earlier step and then level would be a warm-up), and whose latency rises
+// two seconds later (time enough for a busy machine to touch 200 MB): the
+// drift's hint lines them up in that order ("at 3.9 s memory of api (rss)
+// +…%, then p95 of get +…% at 5.9 s"), from what the monitor and the
+// generator measured.
 func TestLongevityHintInOrder(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	child := exec.Command(self, "-test.run=^$")
-	child.Env = append(os.Environ(), stepEnv+"=2300ms")
+	child.Env = append(os.Environ(), stepEnv+"=4s")
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +336,7 @@ func TestLongevityHintInOrder(t *testing.T) {
 	}()
 	began := time.Now()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if time.Since(began) > 2800*time.Millisecond {
+		if time.Since(began) > 6*time.Second {
 			time.Sleep(10 * time.Millisecond)
 		} else {
 			time.Sleep(time.Millisecond)
@@ -342,7 +344,7 @@ func TestLongevityHintInOrder(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 5s, flow: [{name: get, url: /}]}]\n")
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 9s, flow: [{name: get, url: /}]}]\n")
 	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet", "--monitor", fmt.Sprintf("process:name=api,pid=%d", child.Process.Pid))
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
