@@ -10,16 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	cdppage "github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/browsertest"
 )
 
 // The web UI in a real headless Chromium: the runs list, a finished run,
@@ -29,10 +25,7 @@ import (
 // none); the charts drew something. Screenshots go to artifacts/ (or
 // $PERFLAB_ARTIFACTS).
 func TestInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
-	}
+	chromium := browsertest.Chromium(t)
 	s := seed(t)
 	started := make(chan string, 1)
 	runDone := make(chan struct{})
@@ -47,38 +40,8 @@ func TestInChromium(t *testing.T) {
 
 	art := artifacts()
 
-	bctx := browser(t, chromium, 2*time.Minute)
-	var mu sync.Mutex
-	var problems []string
-	problem := func(format string, a ...any) {
-		mu.Lock()
-		problems = append(problems, fmt.Sprintf(format, a...))
-		mu.Unlock()
-	}
-	err = chromedp.Listen(bctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problem("script error: %s %v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				var args []string
-				for _, a := range e.Args {
-					args = append(args, string(a.Value))
-				}
-				problem("console %s: %s", e.Type, strings.Join(args, " "))
-			}
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				problem("browser log: %s %s", e.Entry.Text, e.Entry.URL)
-			}
-		case *cdppage.EventJavascriptDialogOpening:
-			problem("a dialog opened: %q", e.Message)
-			go chromedp.Call(bctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
 	shot := func(name string) {
 		t.Helper()
 		b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
@@ -130,10 +93,7 @@ func TestInChromium(t *testing.T) {
 		}
 	}
 	// drew counts the canvases of #live that have pixels painted.
-	const drew = `Array.from(document.querySelectorAll('#live canvas')).filter(c => {
-		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-		for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
-		return false }).length`
+	drew := browsertest.PaintedIn("#live")
 
 	// The runs list.
 	open("/", "#runs")
@@ -148,7 +108,7 @@ func TestInChromium(t *testing.T) {
 	// A finished run: its live charts and the report's.
 	open("/runs/"+s.ids[0], "#report")
 	waitFor("the finished run's series", `+document.getElementById('live').dataset.points > 3`, 20*time.Second)
-	painted, plots, placed := evalInt(drew), evalInt(strings.Replace(drew, "#live canvas", "#report div.plot canvas", 1)), evalInt(`document.querySelectorAll('#report div.plot').length`)
+	painted, plots, placed := evalInt(drew), evalInt(browsertest.PaintedIn("#report div.plot")), evalInt(`document.querySelectorAll('#report div.plot').length`)
 	if painted != 2 || plots < 6 || plots != placed {
 		t.Errorf("finished run: %d live charts drawn (want 2), %d of the report's %d charts drawn", painted, plots, placed)
 	}
@@ -185,9 +145,7 @@ func TestInChromium(t *testing.T) {
 	}
 	open("/runs/"+going+"/drift", "h1")
 	shot("drift")
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range problems() {
 		t.Error(p)
 	}
 }
@@ -203,7 +161,7 @@ func BenchmarkRunPage24hInChromium(b *testing.B) {
 		b.Skip("chromium is not installed (apt-get install chromium)")
 	}
 	st := longHistory(b)
-	bctx := browser(b, chromium, 5*time.Minute)
+	bctx := browsertest.New(b, chromium, 5*time.Minute)
 	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
 		b.Fatal(err)
 	}
@@ -236,32 +194,17 @@ func BenchmarkRunPage24hInChromium(b *testing.B) {
 	b.ReportMetric(drawn.Seconds()/float64(b.N), "s/drawn")
 }
 
-// browser is a headless Chromium's tab, closed at the test's end or after
-// limit.
-func browser(tb testing.TB, chromium string, limit time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(tb.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, bcancel := chromedp.NewContext(actx)
-	tb.Cleanup(func() { bcancel(); acancel(); cancel() })
-	return bctx
-}
-
 // A run page's live chart of a run whose last interval is partial (cut
 // short by the stage's end), in a real headless Chromium: the lines end
 // at the last whole interval, at the load's rate (not 0), and the
 // partial interval is a point apart, at its rate over its own length.
 // The screenshot is web-partial.png.
 func TestLiveChartPartialIntervalInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
-	}
+	chromium := browsertest.Chromium(t)
 	s := steadyRun(t)
 	app := httptest.NewServer(New(Options{Store: s.st, Version: "test"}))
 	defer app.Close()
-	bctx := browser(t, chromium, time.Minute)
+	bctx := browsertest.New(t, chromium, time.Minute)
 	if err := chromedp.Do(bctx, chromedp.Navigate(app.URL+"/runs/"+s.id), chromedp.WaitVisible(chromedp.CSS("#report"))); err != nil {
 		t.Fatal(err)
 	}

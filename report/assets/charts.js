@@ -160,6 +160,8 @@
     const u = new uPlot(opts, columns(spec, data || spec.data), el);
     u.root.insertBefore(hint, u.root.querySelector(".u-wrap"));
     u.over.appendChild(tip);
+    u.over.addEventListener("mouseenter", function () { u.hovered = true; });
+    u.over.addEventListener("mouseleave", function () { u.hovered = false; tip.style.display = "none"; });
     el.appendChild(legend);
     u.groups = groups;
     u.spec = spec;
@@ -270,7 +272,7 @@
       g.value.textContent = s == null ? "" : s;
       if (s != null && u.series[g.line].show) rows.push([g.spec.color, g.spec.name, s]);
     });
-    if (rows.length === 0) {
+    if (rows.length === 0 || !u.hovered) { // a chart whose cursor follows another's has no tooltip
       tip.style.display = "none";
       return;
     }
@@ -295,18 +297,23 @@
   }
 
   // pan moves the x range with the mouse while shift is held (or with the
-  // middle button): the plot follows the pointer.
+  // middle button): the plot follows the pointer, and the charts it zooms
+  // with follow it.
   function pan(u) {
     u.root.addEventListener("mousedown", function (e) {
       if (!(e.shiftKey || e.button === 1) || !u.over.contains(e.target)) return;
       e.preventDefault();
       e.stopPropagation();
       const x0 = e.clientX;
-      const min = u.scales.x.min, max = u.scales.x.max;
-      const p0 = u.valToPos(min, "x"), p1 = u.valToPos(max, "x");
+      const log = u.scales.x.distr === 3;
+      const f = log ? Math.log10 : function (v) { return v; }, g = log ? function (v) { return Math.pow(10, v); } : f;
+      const min = f(u.scales.x.min), max = f(u.scales.x.max), w = u.over.clientWidth;
+      // The charts whose cursors move together (a stage's) zoom together
+      // (uPlot's sync); they pan together too.
+      const together = all.filter(function (c) { return c === u || u.spec.sync && c.spec.sync === u.spec.sync && c.root.isConnected; });
       function move(ev) {
-        const dx = ev.clientX - x0;
-        u.setScale("x", { min: u.posToVal(p0 - dx, "x"), max: u.posToVal(p1 - dx, "x") });
+        const dv = (ev.clientX - x0) / w * (max - min);
+        together.forEach(function (c) { c.setScale("x", { min: g(min - dv), max: g(max - dv) }); });
       }
       function up() {
         document.removeEventListener("mousemove", move);
@@ -373,6 +380,7 @@
       const spec = specs[+el.dataset.plot];
       if (spec) el.uplot = make(el, spec);
     });
+    window.perflabCharts.drawnAt = performance.now();
   }
 
   function resize(w) {
