@@ -33,7 +33,8 @@ import (
 // the server failed them (the errors per second over the run's intervals
 // add up to the server's count of 500s), a drag zooms, shift-drag pans,
 // a legend entry hides its series, and nothing goes wrong in the page.
-// Screenshot: artifacts/report-failures.png.
+// Screenshots: artifacts/report-failures.png, report-drift.png (its drift
+// charts, at the top).
 func TestReportWithFailuresInChromium(t *testing.T) {
 	chromium := browsertest.Chromium(t)
 	var calls, failed atomic.Int64
@@ -69,9 +70,10 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	// The errors chart has the failing operation alone, and its rates
 	// over the intervals' lengths are the server's 500s.
 	var errs *report.Plot
+	at := 0 // the errors chart's place
 	for i := range plots {
 		if plots[i].Slug == "errors-over-time" {
-			errs = &plots[i]
+			errs, at = &plots[i], i
 		}
 	}
 	if errs == nil || len(errs.Series) != 1 || errs.Series[0].Name != "flaky" {
@@ -90,7 +92,8 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	problems := browsertest.Problems(t, bctx)
 	timing := open(t, bctx, page, len(plots))
 	t.Logf("a %.1f s run of %d intervals: report %d KB, loaded in %.0f ms, charts drawn at %.0f ms", ph.Duration, len(errs.Data[0].V), size(page)/1024, timing.Load, timing.Drawn)
-	shot(t, bctx, "report-failures.png", 0)
+	shot(t, bctx, "report-drift.png", 0)
+	shot(t, bctx, "report-failures.png", at-1)
 	zoomAndPan(t, bctx, 0)
 	for _, p := range problems() {
 		t.Error(p)
