@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/perflab/perflab/internal/browsertest"
@@ -95,9 +97,33 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	shot(t, bctx, "report-drift.png", 0)
 	shot(t, bctx, "report-failures.png", at-1)
 	zoomAndPan(t, bctx, 0)
+	printed(t, bctx)
 	for _, p := range problems() {
 		t.Error(p)
 	}
+}
+
+// printed prints the page as a PDF (artifacts/report.pdf): the charts are
+// made the paper's width before (beforeprint) and the page's again after;
+// in print media the hints and the tooltip are not shown.
+func printed(t *testing.T, bctx context.Context) {
+	t.Helper()
+	wide := eval[int](t, bctx, `perflabCharts.charts[0].width`)
+	pdf, err := chromedp.Call(bctx, cdppage.PrintToPDF, cdppage.PrintToPDFParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(pdf.Data, []byte("%PDF")) || eval[int](t, bctx, `perflabCharts.printed || 0`) != 1 || eval[int](t, bctx, `perflabCharts.charts[0].width`) != wide {
+		t.Errorf("printed: %d bytes; beforeprint %d times; width %d, was %d", len(pdf.Data), eval[int](t, bctx, `perflabCharts.printed || 0`), eval[int](t, bctx, `perflabCharts.charts[0].width`), wide)
+	}
+	os.WriteFile(filepath.Join(browsertest.Artifacts(), "report.pdf"), pdf.Data, 0o644)
+	if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"}); err != nil {
+		t.Fatal(err)
+	}
+	if hints := eval[int](t, bctx, `Array.from(document.querySelectorAll('.plot-hint')).filter(e => getComputedStyle(e).display !== 'none').length`); hints != 0 {
+		t.Errorf("printed, %d charts show their hints", hints)
+	}
+	chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
 }
 
 // The HTML report of a 72-hour run at 10 s intervals (25,920 intervals of
@@ -296,11 +322,7 @@ func zoomAndPan(t *testing.T, bctx context.Context, i int) {
 // artifacts (PERFLAB_ARTIFACTS, or artifacts/).
 func shot(t *testing.T, bctx context.Context, name string, i int) {
 	t.Helper()
-	art := os.Getenv("PERFLAB_ARTIFACTS")
-	if art == "" {
-		art = filepath.Join("..", "artifacts")
-	}
-	os.MkdirAll(art, 0o755)
+	art := browsertest.Artifacts()
 	eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].root.parentElement.scrollIntoView(), true`, i))
 	b, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 	if err != nil {
@@ -310,6 +332,7 @@ func shot(t *testing.T, bctx context.Context, name string, i int) {
 		t.Fatal(err)
 	}
 }
+
 
 // soakRun is a 72-hour run at 10 s intervals (25,920) of four operations,
 // one of them failing now and then, with its exact totals and the

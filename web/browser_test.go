@@ -38,7 +38,7 @@ func TestInChromium(t *testing.T) {
 	app := httptest.NewServer(New(Options{Store: s.st, Poll: 200 * time.Millisecond, Version: "test"}))
 	defer app.Close()
 
-	art := artifacts()
+	art := browsertest.Artifacts()
 
 	bctx := browsertest.New(t, chromium, 2*time.Minute)
 	problems := browsertest.Problems(t, bctx)
@@ -227,7 +227,7 @@ func TestLiveChartPartialIntervalInChromium(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)); err == nil {
-		os.WriteFile(filepath.Join(artifacts(), "web-partial.png"), b, 0o644)
+		os.WriteFile(filepath.Join(browsertest.Artifacts(), "web-partial.png"), b, 0o644)
 	}
 	// rate: t, requests/s and its partial intervals, errors/s and its.
 	line, apart := data.Rate[1], data.Rate[2]
@@ -245,12 +245,3 @@ func TestLiveChartPartialIntervalInChromium(t *testing.T) {
 	}
 }
 
-// artifacts is where screenshots go: $PERFLAB_ARTIFACTS, or artifacts/.
-func artifacts() string {
-	art := os.Getenv("PERFLAB_ARTIFACTS")
-	if art == "" {
-		art = filepath.Join("..", "artifacts")
-	}
-	os.MkdirAll(art, 0o755)
-	return art
-}

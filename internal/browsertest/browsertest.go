@@ -7,7 +7,9 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -97,4 +99,16 @@ const Painted = `Array.from(document.querySelectorAll(%q)).filter(c => {
 // PaintedIn is Painted's script for the canvases in what selector finds.
 func PaintedIn(selector string) string {
 	return fmt.Sprintf(Painted, selector+" canvas")
+}
+
+// Artifacts is where the tests' screenshots go: $PERFLAB_ARTIFACTS, or the
+// module's artifacts/ (from a package one level under its root: report,
+// web).
+func Artifacts() string {
+	art := os.Getenv("PERFLAB_ARTIFACTS")
+	if art == "" {
+		art = filepath.Join("..", "artifacts")
+	}
+	os.MkdirAll(art, 0o755)
+	return art
 }

@@ -397,7 +397,7 @@
   });
   // Printed, a chart is as wide as the paper's text: about 680 CSS pixels
   // on A4 or Letter with their margins.
-  window.addEventListener("beforeprint", function () { resize(680); });
+  window.addEventListener("beforeprint", function () { resize(680); window.perflabCharts.printed = (window.perflabCharts.printed || 0) + 1; });
   window.addEventListener("afterprint", function () { resize(); });
 
   window.perflabCharts = { draw: draw, make: make, update: update, charts: all, duration: dur };
