@@ -333,7 +333,6 @@ func shot(t *testing.T, bctx context.Context, name string, i int) {
 	}
 }
 
-
 // soakRun is a 72-hour run at 10 s intervals (25,920) of four operations,
 // one of them failing now and then, with its exact totals and the
 // monitors' points every 10 s: the generator's host and process, and a

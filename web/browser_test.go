@@ -244,4 +244,3 @@ func TestLiveChartPartialIntervalInChromium(t *testing.T) {
 		t.Errorf("p95: the line %v, apart %v", p[1], p[2])
 	}
 }
-
