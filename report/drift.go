@@ -188,7 +188,7 @@ func driftCharts(d *results.Drift) []Chart {
 		}
 		end := t0 + s.SpanS
 		c := Chart{Slug: "drift-" + slug(s.Stage+"-"+s.Name), Title: fmt.Sprintf("%s: %s (%s)", s.Stage, s.Name, strings.ReplaceAll(s.Verdict, "_", " ")),
-			XLabel: "seconds into the stage", YLabel: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
+			XLabel: "seconds into the stage", XKind: XSeconds, YLabel: s.Unit, YUnit: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
 			Bands: []Band{{From: t0, To: math.Min(t0+first, end), Label: "start"}, {From: math.Max(end-last, t0), To: end, Label: "end"}}}
 		if ch := s.Change; ch != nil && s.Significant {
 			c.Marks = []Mark{{X: ch.AtS, Label: "change"}}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,9 +16,11 @@ import (
 	"github.com/perflab/perflab/results"
 )
 
-// WriteHTML writes a self-contained HTML report of a run: tables, and charts
-// drawn as inline SVG (no script, no CDN: it opens offline and user data is
-// escaped). It needs the run's interval histograms for the charts over time.
+// WriteHTML writes a self-contained HTML report of a run: tables, and
+// interactive charts drawn by charts.js with uPlot, both inline with the
+// charts' data (no CDN, no fetch: it opens offline; user data is escaped,
+// in the data too). It needs the run's interval histograms for the charts
+// over time.
 //
 // The page gives the headline first: the run's status and labels, its
 // thresholds and warnings, then each stage's operations and charts (and the
@@ -49,21 +52,26 @@ func WriteHTMLPage(w io.Writer, rd *results.Run, parts PageParts) error {
 	if err != nil {
 		return err
 	}
+	var plots Plots
+	place := plots.Place
 	for i, ph := range s.Stages {
 		hs := htmlStage{P: ph, Open: OpenOperations(ph)}
 		for _, c := range charts.Stages[i] {
-			hs.Charts = append(hs.Charts, template.HTML(c.SVG()))
+			hs.Charts = append(hs.Charts, place(c))
 		}
 		page.Stages = append(page.Stages, hs)
 	}
 	for _, c := range charts.Across {
-		page.Across = append(page.Across, template.HTML(c.SVG()))
+		page.Across = append(page.Across, place(c))
 	}
 	for _, c := range charts.Scaling {
-		page.Scaling = append(page.Scaling, template.HTML(c.SVG()))
+		page.Scaling = append(page.Scaling, place(c))
 	}
 	for _, c := range charts.Drift {
-		page.Drift = append(page.Drift, template.HTML(c.SVG()))
+		page.Drift = append(page.Drift, place(c))
+	}
+	if page.Plots, err = plots.Data(); err != nil {
+		return err
 	}
 	return htmlTmpl.Execute(w, page)
 }
@@ -89,7 +97,7 @@ func RunCharts(rd *results.Run) (*Charts, error) {
 		if err != nil {
 			return nil, err
 		}
-		cs = append(cs, resourceCharts(rd.Points, ph.Start, ph.End)...)
+		cs = append(cs, resourceCharts(rd.Points, ph)...)
 		out.Stages = append(out.Stages, cs)
 	}
 	if len(s.Stages) > 1 {
@@ -102,26 +110,27 @@ func RunCharts(rd *results.Run) (*Charts, error) {
 	return out, nil
 }
 
-// stageCharts draws one stage's charts over time.
+// stageCharts draws one stage's charts: over time (throughput, errors,
+// latency percentiles of the successful operations and, once the run
+// records them, of the failed ones, start delay), and of the whole stage
+// (the percentile curve and the distribution of latencies).
 func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 	// Each operation's intervals on their own goroutine: a long run has
 	// thousands per operation. Their percentiles are read as stored
 	// beside them; the curve is the stage's exact totals where the run
 	// has them, else its intervals merged (a run still going).
-	// A partial interval (cut short by the stage's end) is kept apart from
-	// the lines, as a point of its own (Series.Partial).
 	type opSeries struct {
-		name                            string
-		p50, p95, p99, rps, errs, curve []XY
-		partial                         [5][]XY // p50, p95, p99, rps, errs
-		anyErr                          bool
-		err                             error
+		name        string
+		ok, ko      opLines
+		total, koHi *hdr.Histogram
+		err         error
 	}
 	nominal := rd.Summary.IntervalLength()
 	var jobs []*opSeries
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	totals := stageTotals(rd, ph.Index)
+	start := ph.Start.UnixMilli()
 	for _, op := range results.UniqueOps(ph.Operations) {
 		if op.Kind == metrics.KindScenario {
 			continue
@@ -130,87 +139,154 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 		if len(ivs) == 0 {
 			continue
 		}
-		j := &opSeries{name: op.Name}
+		j := &opSeries{name: op.Name, total: totals[metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}]}
 		jobs = append(jobs, j)
-		total := totals[metrics.Key{Scenario: op.Scenario, Name: op.Name, Kind: op.Kind}]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			start := ph.Start.UnixMilli()
 			var merged *hdr.Histogram
-			if total == nil {
+			if j.total == nil {
 				merged = metrics.NewHistogram()
 			}
-			for _, iv := range ivs {
-				q, err := iv.Quantiles()
-				if err == nil && merged != nil {
-					err = metrics.DecodeInto(merged, []byte(iv.Encoded()))
-				}
-				if err != nil {
-					j.err = err
-					return
-				}
-				x := float64(iv.StartMs-start) / 1000
-				lines := [5]*[]XY{&j.p50, &j.p95, &j.p99, &j.rps, &j.errs}
-				if iv.Partial(nominal) {
-					for k := range lines {
-						lines[k] = &j.partial[k]
-					}
-				}
-				if secs := iv.Seconds(); secs > 0 {
-					*lines[3] = append(*lines[3], XY{x, float64(q.N) / secs})
-					*lines[4] = append(*lines[4], XY{x, float64(max(iv.Errors, 0)) / secs})
-					j.anyErr = j.anyErr || iv.Errors > 0
-				}
-				if q.N > 0 {
-					*lines[0] = append(*lines[0], XY{x, float64(q.P50) / 1e3})
-					*lines[1] = append(*lines[1], XY{x, float64(q.P95) / 1e3})
-					*lines[2] = append(*lines[2], XY{x, float64(q.P99) / 1e3})
-				}
+			if j.ok, j.err = linesOf(ivs, start, nominal, merged); j.err != nil {
+				return
 			}
 			if merged != nil {
-				total = merged
+				j.total = merged
 			}
-			j.curve = percentileCurve(total)
+			j.ko, j.koHi, j.err = koSeries(rd, ph, op)
 		}()
 	}
 	wg.Wait()
-	var p50, latency, p99, rate, errs, dist []Series
-	for _, j := range jobs {
+	var rate, errs, curve, dist []Series
+	var pct [3][]Series // p50, p95, p99
+	ko := false
+	for i, j := range jobs {
 		if j.err != nil {
 			return nil, j.err
 		}
-		p50 = append(p50, Series{Name: j.name, Points: j.p50, Partial: j.partial[0]})
-		latency = append(latency, Series{Name: j.name, Points: j.p95, Partial: j.partial[1]})
-		p99 = append(p99, Series{Name: j.name, Points: j.p99, Partial: j.partial[2]})
-		rate = append(rate, Series{Name: j.name, Points: j.rps, Partial: j.partial[3]})
-		if j.anyErr {
-			errs = append(errs, Series{Name: j.name, Points: j.errs, Partial: j.partial[4]})
+		color := palette[i%len(palette)]
+		for k := range pct {
+			pct[k] = append(pct[k], Series{Name: j.name, Points: j.ok.lines[k], Partial: j.ok.partial[k], Color: color})
+			if len(j.ko.lines[k])+len(j.ko.partial[k]) > 0 {
+				pct[k] = append(pct[k], Series{Name: j.name + " KO", Points: j.ko.lines[k], Partial: j.ko.partial[k], Color: color, Dashed: true})
+				ko = true
+			}
 		}
-		dist = append(dist, Series{Name: j.name, Points: j.curve})
+		rate = append(rate, Series{Name: j.name, Points: j.ok.lines[3], Partial: j.ok.partial[3], Color: color})
+		if j.ok.anyErr {
+			errs = append(errs, Series{Name: j.name, Points: j.ok.lines[4], Partial: j.ok.partial[4], Color: color})
+		}
+		curve = append(curve, Series{Name: j.name, Points: percentileCurve(j.total), Color: color})
+		dist = append(dist, Series{Name: j.name, Points: distribution(j.total), Color: color})
+		if c := percentileCurve(j.koHi); len(c) > 0 {
+			curve = append(curve, Series{Name: j.name + " KO", Points: c, Color: color, Dashed: true})
+			dist = append(dist, Series{Name: j.name + " KO", Points: distribution(j.koHi), Color: color, Dashed: true})
+		}
 	}
-	nines := []XY{{X: 2}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}}
 	delay, err := startDelaySeries(rd, ph)
 	if err != nil {
 		return nil, err
 	}
-	charts := []Chart{
-		{Slug: "p50-over-time", Title: "p50 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: p50},
-		{Slug: "p95-over-time", Title: "p95 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: latency},
-		{Slug: "p99-over-time", Title: "p99 latency over time", XLabel: "seconds into the stage", YLabel: "ms", Series: p99},
-		{Slug: "throughput-over-time", Title: "Successful operations per second over time", XLabel: "seconds into the stage", YLabel: "per second", Series: rate},
-		errorsChart(errs),
-		{Slug: "latency-percentiles", Title: "Latency by percentile (HDR)", XLabel: "percentile", YLabel: "ms", Series: dist, LogX: true, XTicks: nines,
-			XTickLabel: func(x float64) string { return fmt.Sprintf("%g%%", 100*(1-1/x)) }},
+	overTime := func(c Chart) Chart { return c.overStage(ph.Index) }
+	of := "of the successful operations"
+	if ko {
+		of = "OK: successful operations; KO, dashed: failed ones"
 	}
+	var charts []Chart
+	for k, name := range []string{"p50", "p95", "p99"} {
+		charts = append(charts, overTime(Chart{Slug: name + "-over-time", Title: name + " latency over time (" + of + ")", YLabel: "ms", YUnit: "ms", Series: pct[k], Median: true}))
+	}
+	charts = append(charts,
+		overTime(Chart{Slug: "throughput-over-time", Title: "Successful operations per second over time", YLabel: "per second", YUnit: "/s", Series: rate}),
+		overTime(errorsChart(errs)),
+		Chart{Slug: "latency-percentiles", Title: "Latency by percentile (HDR, the whole stage)", XLabel: "percentile", YLabel: "ms", YUnit: "ms", Series: curve,
+			LogX: true, XKind: XNines, XTicks: []XY{{X: 1}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}},
+			XTickLabel: func(x float64) string { return fmt.Sprintf("%g%%", 100*(1-1/x)) }},
+		Chart{Slug: "latency-distribution", Title: "Distribution of latencies (HDR, the whole stage; 20 bins a decade)", XLabel: "latency, ms (log scale)", XUnit: "ms",
+			YLabel: "% of operations", YUnit: "%", Series: dist, LogX: true, XKind: XLog, Step: true})
 	if len(delay) > 0 {
-		charts = append(charts, Chart{Slug: "start-delay-over-time", Title: "Start delay p99 over time (open models: from each iteration's due time to its start)",
-			XLabel: "seconds into the stage", YLabel: "ms", Series: delay})
+		charts = append(charts, overTime(Chart{Slug: "start-delay-over-time", Title: "Start delay p99 over time (open models: from each iteration's due time to its start)",
+			YLabel: "ms", YUnit: "ms", Series: delay, Median: true}))
 	}
 	return charts, nil
 }
+
+// overStage makes c a chart over a stage's time: seconds into it (the
+// interactive chart labels them as durations), its cursor moving with
+// the stage's others.
+func (c Chart) overStage(stage int) Chart {
+	c.XLabel, c.XKind, c.Sync = "seconds into the stage", XSeconds, fmt.Sprintf("stage%d", stage)
+	return c
+}
+
+// opLines are an operation's series over a stage: p50, p95, p99 (ms),
+// operations and errors per second, each interval a point; a partial
+// interval (cut short by the stage's end) is kept apart from the lines,
+// as a point of its own (Series.Partial).
+type opLines struct {
+	lines, partial [5][]XY
+	anyErr         bool
+}
+
+// linesOf reads an operation's intervals into its lines, x in seconds
+// from start (Unix ms); merged, if not nil, gains their histograms.
+func linesOf(ivs []*results.IntervalData, start int64, nominal time.Duration, merged *hdr.Histogram) (opLines, error) {
+	var o opLines
+	for _, iv := range ivs {
+		q, err := iv.Quantiles()
+		if err == nil && merged != nil {
+			err = metrics.DecodeInto(merged, []byte(iv.Encoded()))
+		}
+		if err != nil {
+			return o, err
+		}
+		x := float64(iv.StartMs-start) / 1000
+		lines := &o.lines
+		if iv.Partial(nominal) {
+			lines = &o.partial
+		}
+		if secs := iv.Seconds(); secs > 0 {
+			lines[3] = append(lines[3], XY{x, float64(q.N) / secs})
+			lines[4] = append(lines[4], XY{x, float64(max(iv.Errors, 0)) / secs})
+			o.anyErr = o.anyErr || iv.Errors > 0
+		}
+		if q.N > 0 {
+			lines[0] = append(lines[0], XY{x, float64(q.P50) / 1e3})
+			lines[1] = append(lines[1], XY{x, float64(q.P95) / 1e3})
+			lines[2] = append(lines[2], XY{x, float64(q.P99) / 1e3})
+		}
+	}
+	return o, nil
+}
+
+// koSeries is an operation's failed operations (KO) over a stage, timed
+// as the successful ones are: their latency percentiles per interval (the
+// lines' p50, p95 and p99; the rates are the OK series') and their
+// histogram over the whole stage. The charts draw them beside the OK ones,
+// dashed. Empty while a run records no latency of its failed operations:
+// this is where they are read from it (koIntervals, koTotal).
+func koSeries(rd *results.Run, ph results.PhaseSummary, op results.Operation) (opLines, *hdr.Histogram, error) {
+	ivs := koIntervals(rd, ph.Index, op)
+	if len(ivs) == 0 {
+		return opLines{}, nil, nil
+	}
+	o, err := linesOf(ivs, ph.Start.UnixMilli(), rd.Summary.IntervalLength(), nil)
+	return o, koTotal(rd, ph.Index, op), err
+}
+
+// koIntervals are an operation's intervals of its failed operations' latency
+// in a stage; none yet: a run records the latency of its successful
+// operations only.
+func koIntervals(rd *results.Run, stage int, op results.Operation) []*results.IntervalData {
+	return nil
+}
+
+// koTotal is an operation's histogram of its failed operations' latency
+// over a stage; nil yet (koIntervals).
+func koTotal(rd *results.Run, stage int, op results.Operation) *hdr.Histogram { return nil }
 
 // startDelaySeries is each open-model scenario's start delay p99 per
 // interval: where the generator fell behind its schedule, and when.
@@ -253,6 +329,8 @@ type htmlPage struct {
 	Across         []template.HTML
 	Scaling        []template.HTML
 	Drift          []template.HTML
+	// Plots are the charts' data (JSON), for charts.js.
+	Plots template.JS
 	// Parts, when Web, make the report a page of perflab serve.
 	Parts PageParts
 	Web   bool
@@ -298,11 +376,43 @@ func percentileCurve(h *hdr.Histogram) []XY {
 	if h == nil || h.TotalCount() == 0 {
 		return nil
 	}
-	var out []XY
-	for _, p := range []float64{0, 25, 50, 60, 70, 75, 80, 85, 90, 92.5, 95, 96, 97, 98, 99, 99.5, 99.9, 99.95, 99.99} {
-		out = append(out, XY{1 / (1 - p/100), float64(h.ValueAtPercentile(p)) / 1e3})
+	// 1/(1-p) from 1 (p0) by 20 steps a decade up to the count (beyond it
+	// a percentile is the greatest value), and the max.
+	n := float64(h.TotalCount())
+	var ps []float64
+	for k := 0; math.Pow(10, float64(k)/20) < n; k++ {
+		ps = append(ps, 100*(1-math.Pow(10, -float64(k)/20)))
 	}
-	return out
+	vs := h.ValueAtPercentilesSlice(ps)
+	out := make([]XY, 0, len(ps)+1)
+	for i, p := range ps {
+		out = append(out, XY{1 / (1 - p/100), float64(vs[i]) / 1e3})
+	}
+	return append(out, XY{max(n, 2), float64(h.Max()) / 1e3})
+}
+
+// distribution is a histogram's latencies in bins of 20 a decade (from
+// 10^(k/20) µs): the share of the operations in each, in %, at the bin's
+// lower edge (ms), every bin from the least to the greatest value's, then
+// the last bin's upper edge at 0 (a step chart's end).
+func distribution(h *hdr.Histogram) []XY {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	bin := func(v float64) int { return int(math.Floor(20 * math.Log10(math.Max(v, 1)))) }
+	lo, hi := bin(float64(h.Min())), bin(float64(h.Max()))
+	counts := make([]int64, hi-lo+1)
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			counts[min(hi, max(lo, bin(float64(b.From+b.To)/2)))-lo] += b.Count
+		}
+	}
+	edge := func(k int) float64 { return math.Pow(10, float64(k)/20) / 1e3 }
+	out := make([]XY, 0, len(counts)+1)
+	for i, c := range counts {
+		out = append(out, XY{edge(lo + i), 100 * float64(c) / float64(h.TotalCount())})
+	}
+	return append(out, XY{edge(hi + 1), 0})
 }
 
 // acrossCharts draws, for a run of several stages (a sweep of VUs, rate or
@@ -337,9 +447,13 @@ func acrossCharts(s *results.Summary) []Chart {
 		}
 		return ""
 	}
+	var names []string
+	for _, ph := range s.Stages {
+		names = append(names, ph.Name)
+	}
 	return []Chart{
-		{Slug: "p95-per-stage", Title: "p95 latency per stage", XLabel: "stage", YLabel: "ms", Series: p95, XTicks: ticks, XTickLabel: label, Bars: true},
-		{Slug: "throughput-per-stage", Title: "Operations per second per stage", XLabel: "stage", YLabel: "per second", Series: rps, XTicks: ticks, XTickLabel: label, Bars: true},
+		{Slug: "p95-per-stage", Title: "p95 latency per stage", XLabel: "stage", YLabel: "ms", YUnit: "ms", Series: p95, XTicks: ticks, XTickLabel: label, Bars: true, XKind: XStages, XNames: names},
+		{Slug: "throughput-per-stage", Title: "Operations per second per stage", XLabel: "stage", YLabel: "per second", YUnit: "/s", Series: rps, XTicks: ticks, XTickLabel: label, Bars: true, XKind: XStages, XNames: names},
 	}
 }
 
@@ -378,12 +492,16 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"actual":      ShownActual,
 	"driftValue":  driftValue,
 	"driftChange": driftChange,
+	"plotCSS":     func() template.CSS { return template.CSS(asset("uPlot.min.css") + asset("charts.css")) },
+	"plotJS": func() template.JS {
+		return template.JS("/*! uPlot's licence:\n" + strings.ReplaceAll(asset("uPlot.LICENSE"), "*/", "* /") + "*/\n" + asset("uPlot.iife.min.js") + "\n" + asset("charts.js"))
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.S.Plan.Name}} — perflab run {{.S.RunID}}</title>
 <style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; padding: 0 16px; }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1400px; color: #222; padding: 0 16px; }
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; } th:first-child, td:first-child { text-align: left; }
@@ -392,7 +510,8 @@ svg.chart { display: block; margin: 8px 0 20px; max-width: 100%; height: auto; }
 {{chartCSS}}
 code { background: #f4f4f4; padding: 1px 4px; }
 table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
-</style>{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
+@media print { body { max-width: none; margin: 0; padding: 0; font-size: 12px; } h2 { break-after: avoid; } table { font-size: 11px; } }
+</style>{{if not .Web}}<style>{{plotCSS}}</style>{{end}}{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 {{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
@@ -432,5 +551,15 @@ table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 {{range .}}<tr><td>{{.Monitor}}</td><td>{{.Calls}}</td><td>{{f1 .MeanMS}}</td><td>{{f1 .TotalMS}}</td><td><code>{{.Query}}</code></td></tr>
 {{end}}</table>{{end}}{{end}}
 <p class="meta">Generated by perflab at {{.Generated}}.</p>
-{{if .Web}}</main>{{.Parts.After}}{{end}}</body></html>
+<script type="application/json" class="perflab-plots">{{.Plots}}</script>
+{{if .Web}}</main>{{.Parts.After}}{{else}}<script id="perflab-charts">{{plotJS}}</script>{{end}}</body></html>
 `))
+
+// asset is one of the charts' files (Assets).
+func asset(name string) string {
+	b, err := assets.ReadFile("assets/" + name)
+	if err != nil {
+		panic(err) // embedded: only a build without it fails
+	}
+	return string(b)
+}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/results"
@@ -141,15 +140,27 @@ func busyCell(h *monitor.HostFigures) string {
 func mb(b float64) string { return fmt.Sprintf("%.1f", b/(1<<20)) }
 
 // cpuSeries turns a monitor's cumulative CPU seconds into cores used per
-// sample interval, and memoryMB its memory level, for the charts.
+// sample interval, for the charts.
 func cpuSeries(points []monitor.Point, start int64) map[string][]XY {
+	return rateSeries(points, start, 1, monitor.MetricCPUUser, monitor.MetricCPUSystem)
+}
+
+// gcSeries is the share of each monitor's time spent in garbage
+// collections (young and full), in %, per sample interval.
+func gcSeries(points []monitor.Point, start int64) map[string][]XY {
+	return rateSeries(points, start, 100, monitor.MetricGCYoungTime, monitor.MetricGCFullTime)
+}
+
+// rateSeries turns the sum of a monitor's cumulative metrics (seconds)
+// into its rate per second of wall time, times scale, per sample interval.
+func rateSeries(points []monitor.Point, start int64, scale float64, metrics ...string) map[string][]XY {
 	type last struct {
 		t int64
 		v float64
 	}
 	sums := map[string]map[int64]float64{}
 	for _, p := range points {
-		if p.Metric == "cpu_user_s" || p.Metric == "cpu_system_s" {
+		if slices.Contains(metrics, p.Metric) {
 			if sums[p.Monitor] == nil {
 				sums[p.Monitor] = map[int64]float64{}
 			}
@@ -167,7 +178,7 @@ func cpuSeries(points []monitor.Point, start int64) map[string][]XY {
 		for _, t := range ts {
 			v := byT[t]
 			if prev != nil && t > prev.t {
-				out[name] = append(out[name], XY{float64(t-start) / 1000, (v - prev.v) / (float64(t-prev.t) / 1000)})
+				out[name] = append(out[name], XY{float64(t-start) / 1000, scale * (v - prev.v) / (float64(t-prev.t) / 1000)})
 			}
 			prev = &last{t, v}
 		}
@@ -194,12 +205,13 @@ func memorySeries(points []monitor.Point, start int64) map[string][]XY {
 	return out
 }
 
-// resourceCharts draws the monitors' CPU (cores used) and memory over a
-// stage, on the stage's time axis; none when nothing was sampled.
-func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
+// resourceCharts draws the monitors' CPU (cores used), memory, time in
+// garbage collections and hosts' busy share over a stage, on the stage's
+// time axis; none when nothing was sampled.
+func resourceCharts(points []monitor.Point, ph results.PhaseSummary) []Chart {
 	var in []monitor.Point
 	for _, p := range points {
-		if !p.Time.Before(start) && !p.Time.After(end) {
+		if !p.Time.Before(ph.Start) && !p.Time.After(ph.End) {
 			in = append(in, p)
 		}
 	}
@@ -213,21 +225,22 @@ func resourceCharts(points []monitor.Point, start, end time.Time) []Chart {
 		}
 		return out
 	}
-	s := start.UnixMilli()
+	s := ph.Start.UnixMilli()
 	busy := map[string][]XY{}
 	for _, p := range in {
-		if p.Metric == "cpu_busy_ratio" {
+		if p.Metric == monitor.MetricBusy {
 			busy[p.Monitor] = append(busy[p.Monitor], XY{float64(p.Time.UnixMilli()-s) / 1000, 100 * p.Value})
 		}
 	}
 	var out []Chart
 	for _, c := range []Chart{
-		{Slug: "cpu-over-time", Title: "CPU used over time (cores)", XLabel: "seconds into the stage", YLabel: "cores", Series: series(cpuSeries(in, s))},
-		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory, PSS or RSS)", XLabel: "seconds into the stage", YLabel: "MB", Series: series(memorySeries(in, s))},
-		{Slug: "host-busy-over-time", Title: "Host CPU busy over time (%; generator: the load generator)", XLabel: "seconds into the stage", YLabel: "%", Series: series(busy)},
+		{Slug: "cpu-over-time", Title: "CPU used over time (cores)", YLabel: "cores", Series: series(cpuSeries(in, s))},
+		{Slug: "memory-over-time", Title: "Memory over time (MB: heap, cgroup memory, PSS or RSS)", YLabel: "MB", YUnit: "MB", Series: series(memorySeries(in, s))},
+		{Slug: "gc-over-time", Title: "Time in garbage collections over time (% of the wall time, young and full)", YLabel: "%", YUnit: "%", Series: series(gcSeries(in, s))},
+		{Slug: "host-busy-over-time", Title: "Host CPU busy over time (%; generator: the load generator)", YLabel: "%", YUnit: "%", Series: series(busy)},
 	} {
 		if len(c.Series) > 0 {
-			out = append(out, c)
+			out = append(out, c.overStage(ph.Index))
 		}
 	}
 	return out

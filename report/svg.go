@@ -23,6 +23,9 @@ type Series struct {
 	Points  []XY
 	Dashed  bool
 	Partial []XY
+	// Color, if set, is the series' colour instead of the palette's
+	// (an operation's failed requests in its successful ones' colour).
+	Color string
 }
 
 // Chart describes a line chart.
@@ -45,18 +48,33 @@ type Chart struct {
 	// its label.
 	Bands []Band
 	Marks []Mark
+	// XKind is the x axis of the interactive chart (XSeconds, XNines,
+	// XLog, XStages, XTime; empty: linear), XNames the stages' names for
+	// XStages; XUnit and YUnit are the values' units in its tooltips.
+	XKind        string
+	XNames       []string
+	XUnit, YUnit string
+	// Sync names the charts whose cursors move together.
+	Sync string
+	// Median makes a downsampled bucket's line its median (latency
+	// percentiles: one slow interval shows in the band, not the line);
+	// else its mean (rates: the bucket's average rate).
+	Median bool
+	// Step draws the lines as steps (a histogram's bins).
+	Step bool
 }
 
 // Band is a shaded range of a chart's x axis.
 type Band struct {
-	From, To float64
-	Label    string
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Label string  `json:"label"`
 }
 
 // Mark is a vertical line across a chart at X.
 type Mark struct {
-	X     float64
-	Label string
+	X     float64 `json:"x"`
+	Label string  `json:"label"`
 }
 
 var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
@@ -162,6 +180,9 @@ func (c Chart) SVG() string {
 	// Lines and legend.
 	for i, s := range c.Series {
 		color := palette[i%len(palette)]
+		if s.Color != "" {
+			color = s.Color
+		}
 		var px []XY
 		for _, p := range s.Points {
 			if math.IsNaN(p.Y) || math.IsInf(p.Y, 0) || c.LogX && p.X <= 0 {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -60,5 +61,57 @@ func TestM4KeepsTheDrawnLine(t *testing.T) {
 	}
 	if short := []XY{{1, 2}, {1.5, 3}}; len(m4(short)) != 2 {
 		t.Error("a short series is thinned")
+	}
+}
+
+// A chart of more x values than MaxBuckets is downsampled: each bucket's
+// mean (or median) with its min and max, a spike kept in the max; its
+// partial interval stays a point apart; fewer values are kept as they are,
+// the series aligned on one x column (null where one has no value).
+func TestPlotBuckets(t *testing.T) {
+	const n = 3 * MaxBuckets // three intervals a bucket
+	var a, b []XY
+	for i := range n {
+		a = append(a, XY{float64(i), float64(i % 3)}) // 0, 1, 2 in each bucket
+		b = append(b, XY{float64(i), 10})
+	}
+	b[4000].Y = 1000
+	c := Chart{Series: []Series{{Name: "a", Points: a}, {Name: "b", Points: b, Partial: []XY{{n, 7}}}}, XKind: XSeconds}
+	p := c.Plot()
+	if len(p.Data[0].V) != MaxBuckets+1 || p.Bucketed == "" {
+		t.Fatalf("%d x values (%q), want %d buckets and the partial point", len(p.Data[0].V), p.Bucketed, MaxBuckets)
+	}
+	sa, sb := p.Series[0], p.Series[1]
+	if sa.Min == nil || sb.Min == nil || sb.Partial == nil || sa.Partial != nil {
+		t.Fatalf("series %+v", p.Series)
+	}
+	for i := range MaxBuckets {
+		if x := p.Data[0].V[i]; math.Abs(x-(float64(i)+0.5)*float64(n-1)/MaxBuckets) > 1e-9 {
+			t.Fatalf("bucket %d at x %g", i, x)
+		}
+	}
+	// The buckets are of width (n-1)/MaxBuckets, a hair under 3: bucket
+	// 10 holds x 30 to 32.
+	if y, lo, hi := p.Data[sa.Y].V[10], p.Data[*sa.Min].V[10], p.Data[*sa.Max].V[10]; y != 1 || lo != 0 || hi != 2 {
+		t.Errorf("a's bucket 10: %g in %g..%g, want the mean 1 in 0..2", y, lo, hi)
+	}
+	width := float64(n-1) / MaxBuckets
+	spike := int(4000 / width)
+	if hi := p.Data[*sb.Max].V[spike]; hi != 1000 || p.Data[sb.Y].V[spike] != (10+10+1000)/3.0 {
+		t.Errorf("b's spike: max %g, mean %g", hi, p.Data[sb.Y].V[spike])
+	}
+	c.Median = true
+	if p := c.Plot(); p.Data[p.Series[1].Y].V[spike] != 10 {
+		t.Errorf("b's median at its spike: %g, want 10", p.Data[p.Series[1].Y].V[spike])
+	}
+	last := len(p.Data[0].V) - 1
+	if p.Data[0].V[last] != n || p.Data[*sb.Partial].V[last] != 7 || !math.IsNaN(p.Data[sb.Y].V[last]) || !math.IsNaN(p.Data[*sb.Partial].V[0]) {
+		t.Errorf("the partial point: x %g, %g apart, %g on the line", p.Data[0].V[last], p.Data[*sb.Partial].V[last], p.Data[sb.Y].V[last])
+	}
+	// Few points: kept, aligned on the union of their x.
+	small := Chart{Series: []Series{{Name: "a", Points: []XY{{0, 1}, {2, 3}}}, {Name: "b", Points: []XY{{1, 5}, {2, 6}}}}}.Plot()
+	js, err := json.Marshal(small.Data)
+	if err != nil || string(js) != `[[0,1,2],[1,null,3],[null,5,6]]` || small.Bucketed != "" || small.Series[0].Min != nil {
+		t.Errorf("unbucketed: %s %v %q", js, err, small.Bucketed)
 	}
 }

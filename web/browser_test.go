@@ -10,16 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
-	cdppage "github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/perflab/perflab/internal/testenv"
+	"github.com/perflab/perflab/internal/browsertest"
 )
 
 // The web UI in a real headless Chromium: the runs list, a finished run,
@@ -29,10 +25,7 @@ import (
 // none); the charts drew something. Screenshots go to artifacts/ (or
 // $PERFLAB_ARTIFACTS).
 func TestInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
-	}
+	chromium := browsertest.Chromium(t)
 	s := seed(t)
 	started := make(chan string, 1)
 	runDone := make(chan struct{})
@@ -45,40 +38,10 @@ func TestInChromium(t *testing.T) {
 	app := httptest.NewServer(New(Options{Store: s.st, Poll: 200 * time.Millisecond, Version: "test"}))
 	defer app.Close()
 
-	art := artifacts()
+	art := browsertest.Artifacts()
 
-	bctx := browser(t, chromium, 2*time.Minute)
-	var mu sync.Mutex
-	var problems []string
-	problem := func(format string, a ...any) {
-		mu.Lock()
-		problems = append(problems, fmt.Sprintf(format, a...))
-		mu.Unlock()
-	}
-	err = chromedp.Listen(bctx, func(ev any) {
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problem("script error: %s %v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
-				var args []string
-				for _, a := range e.Args {
-					args = append(args, string(a.Value))
-				}
-				problem("console %s: %s", e.Type, strings.Join(args, " "))
-			}
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				problem("browser log: %s %s", e.Entry.Text, e.Entry.URL)
-			}
-		case *cdppage.EventJavascriptDialogOpening:
-			problem("a dialog opened: %q", e.Message)
-			go chromedp.Call(bctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
 	shot := func(name string) {
 		t.Helper()
 		b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
@@ -130,10 +93,7 @@ func TestInChromium(t *testing.T) {
 		}
 	}
 	// drew counts the canvases of #live that have pixels painted.
-	const drew = `Array.from(document.querySelectorAll('#live canvas')).filter(c => {
-		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-		for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
-		return false }).length`
+	drew := browsertest.PaintedIn("#live")
 
 	// The runs list.
 	open("/", "#runs")
@@ -148,9 +108,9 @@ func TestInChromium(t *testing.T) {
 	// A finished run: its live charts and the report's.
 	open("/runs/"+s.ids[0], "#report")
 	waitFor("the finished run's series", `+document.getElementById('live').dataset.points > 3`, 20*time.Second)
-	painted, lines := evalInt(drew), evalInt(`document.querySelectorAll('#report svg.chart polyline').length`)
-	if painted != 2 || lines < 4 {
-		t.Errorf("finished run: %d live charts drawn (want 2), %d report chart lines", painted, lines)
+	painted, plots, placed := evalInt(drew), evalInt(browsertest.PaintedIn("#report div.plot")), evalInt(`document.querySelectorAll('#report div.plot').length`)
+	if painted != 2 || plots < 6 || plots != placed {
+		t.Errorf("finished run: %d live charts drawn (want 2), %d of the report's %d charts drawn", painted, plots, placed)
 	}
 	shot("run")
 
@@ -185,9 +145,7 @@ func TestInChromium(t *testing.T) {
 	}
 	open("/runs/"+going+"/drift", "h1")
 	shot("drift")
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range problems() {
 		t.Error(p)
 	}
 }
@@ -203,7 +161,7 @@ func BenchmarkRunPage24hInChromium(b *testing.B) {
 		b.Skip("chromium is not installed (apt-get install chromium)")
 	}
 	st := longHistory(b)
-	bctx := browser(b, chromium, 5*time.Minute)
+	bctx := browsertest.New(b, chromium, 5*time.Minute)
 	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
 		b.Fatal(err)
 	}
@@ -236,32 +194,17 @@ func BenchmarkRunPage24hInChromium(b *testing.B) {
 	b.ReportMetric(drawn.Seconds()/float64(b.N), "s/drawn")
 }
 
-// browser is a headless Chromium's tab, closed at the test's end or after
-// limit.
-func browser(tb testing.TB, chromium string, limit time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(tb.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	bctx, bcancel := chromedp.NewContext(actx)
-	tb.Cleanup(func() { bcancel(); acancel(); cancel() })
-	return bctx
-}
-
 // A run page's live chart of a run whose last interval is partial (cut
 // short by the stage's end), in a real headless Chromium: the lines end
 // at the last whole interval, at the load's rate (not 0), and the
 // partial interval is a point apart, at its rate over its own length.
 // The screenshot is web-partial.png.
 func TestLiveChartPartialIntervalInChromium(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
-	}
+	chromium := browsertest.Chromium(t)
 	s := steadyRun(t)
 	app := httptest.NewServer(New(Options{Store: s.st, Version: "test"}))
 	defer app.Close()
-	bctx := browser(t, chromium, time.Minute)
+	bctx := browsertest.New(t, chromium, time.Minute)
 	if err := chromedp.Do(bctx, chromedp.Navigate(app.URL+"/runs/"+s.id), chromedp.WaitVisible(chromedp.CSS("#report"))); err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +227,10 @@ func TestLiveChartPartialIntervalInChromium(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)); err == nil {
-		os.WriteFile(filepath.Join(artifacts(), "web-partial.png"), b, 0o644)
+		os.WriteFile(filepath.Join(browsertest.Artifacts(), "web-partial.png"), b, 0o644)
 	}
-	// rate: t, requests/s, errors/s, and the same at the partial intervals.
-	line, apart := data.Rate[1], data.Rate[3]
+	// rate: t, requests/s and its partial intervals, errors/s and its.
+	line, apart := data.Rate[1], data.Rate[2]
 	secs := []float64{1, 1, s.run.Summary.Stages[0].End.Sub(time.UnixMilli(int64(*data.Rate[0][2] * 1000))).Seconds()}
 	for i, v := range line[:2] {
 		if v == nil || *v == 0 || !s.allows(*v, secs[i]) {
@@ -300,14 +243,4 @@ func TestLiveChartPartialIntervalInChromium(t *testing.T) {
 	if p := data.P95; p[1][2] != nil || p[2][2] == nil || p[1][1] == nil {
 		t.Errorf("p95: the line %v, apart %v", p[1], p[2])
 	}
-}
-
-// artifacts is where screenshots go: $PERFLAB_ARTIFACTS, or artifacts/.
-func artifacts() string {
-	art := os.Getenv("PERFLAB_ARTIFACTS")
-	if art == "" {
-		art = filepath.Join("..", "artifacts")
-	}
-	os.MkdirAll(art, 0o755)
-	return art
 }

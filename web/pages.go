@@ -173,6 +173,13 @@ func (s *Server) plans() ([]string, error) {
 	return out, nil
 }
 
+// chartStyles and chartScripts are the report's charts' (report.Assets):
+// a page that shows charts as the report does loads them.
+var (
+	chartStyles  = []string{"/static/app.css", "/static/uPlot.min.css", "/static/charts.css"}
+	chartScripts = []string{"/static/uPlot.iife.min.js", "/static/charts.js"}
+)
+
 // runPage shows a run as the HTML report does, with its live charts above;
 // a run going is brought up to date by live.js.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -197,8 +204,8 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var b bytes.Buffer
 	err = report.WriteHTMLPage(&b, rd, report.PageParts{
-		Styles:  []string{"/static/app.css", "/static/uPlot.min.css"},
-		Scripts: []string{"/static/uPlot.iife.min.js", "/static/live.js"},
+		Styles:  chartStyles,
+		Scripts: append(chartScripts, "/static/live.js"),
 		Before:  template.HTML(before.String()), // rendered by html/template above
 	})
 	if err != nil {
@@ -719,16 +726,23 @@ func (s *Server) driftPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	var svgs []template.HTML
+	var plots report.Plots
+	var places []template.HTML
 	for _, c := range charts.Drift {
-		svgs = append(svgs, template.HTML(c.SVG())) // the renderer escapes its text
+		places = append(places, plots.Place(c))
+	}
+	data, err := plots.Data()
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	page(w, "drift", layout{Title: "Drift of " + id, Version: s.o.Version, Nav: "runs"}, struct {
+	page(w, "drift", layout{Title: "Drift of " + id, Version: s.o.Version, Nav: "runs", Styles: chartStyles, Scripts: chartScripts}, struct {
 		ID     string
 		S      *results.Summary
 		Drift  *results.Drift
 		Text   string
 		Charts []template.HTML
-	}{id, rd.Summary, drift, text.String(), svgs})
+		Plots  template.JS
+	}{id, rd.Summary, drift, text.String(), places, data})
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/store"
 )
 
@@ -63,7 +64,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), cache: newCache(128 << 20)}
 	static, _ := fs.Sub(assets, "assets")
-	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(either{static, report.Assets()})))
 	s.mux.HandleFunc("GET /favicon.ico", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		w.Header().Set("Cache-Control", "max-age=86400")
@@ -85,6 +86,18 @@ func New(o Options) *Server {
 		s.fail(w, r, http.StatusNotFound, "no such page: "+r.URL.Path)
 	})
 	return s
+}
+
+// either is web's assets, then the report's charts' (uPlot, charts.js):
+// the run page draws the report's charts as the HTML report does.
+type either [2]fs.FS
+
+func (e either) Open(name string) (fs.File, error) {
+	f, err := e[0].Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return e[1].Open(name)
+	}
+	return f, err
 }
 
 // csp lets the pages run only perflab's own scripts (no inline script,
@@ -216,6 +229,9 @@ type layout struct {
 	Title   string
 	Version string
 	Nav     string // the current section: runs, compare, history
+	// Styles and Scripts are the page's own, beside app.css (a page with
+	// the report's charts: chartStyles, chartScripts).
+	Styles, Scripts []string
 }
 
 // page renders a named page of pages.html in the layout.

@@ -22,7 +22,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.L.Title}} — perflab</title>
-<link rel="stylesheet" href="/static/app.css"></head><body>
+{{if .L.Styles}}{{range .L.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{else}}<link rel="stylesheet" href="/static/app.css">{{end}}{{range .L.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{template "nav" .L}}{{end}}
 
 {{define "nav"}}<nav class="top"><a class="brand" href="/">perflab</a>
@@ -61,7 +61,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 <p class="meta"><a href="/runs/{{.ID}}/drift">Drift over the run</a> · <a href="/compare?candidate={{.ID}}">Compare with…</a> · <a href="/history?plan={{.S.Plan.Name}}">History of {{.S.Plan.Name}}</a></p>
 <section id="live" data-run="{{.ID}}" data-status="{{.S.Status}}" data-points="0">
 <p class="meta" id="live-status">{{if .Live}}running{{else}}{{.S.StatusLine}}{{end}}</p>
-<div id="live-rate" class="chart"></div><div id="live-p95" class="chart"></div>
+<div id="live-rate" class="plot"></div><div id="live-p95" class="plot"></div>
 </section>{{end}}
 
 {{define "compare"}}{{template "head" .}}
@@ -101,5 +101,6 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 {{with .D.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>{{.Verdict}}</strong></p>{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}{{else}}<p>The run is too short to judge its drift.</p>{{end}}
 {{with .D.Text}}<pre>{{.}}</pre>{{end}}
 {{range .D.Charts}}{{.}}{{end}}
+<script type="application/json" class="perflab-plots">{{.D.Plots}}</script>
 {{template "foot"}}{{end}}
 `))

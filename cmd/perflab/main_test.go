@@ -646,7 +646,7 @@ func TestThresholdsExitCode(t *testing.T) {
 		t.Errorf("intervals count %d requests, %d errors on bad; want 20 and 10", reqs, errs)
 	}
 	code, page, _ := runCLI(t, "report", "--format", "html", filepath.Dir(m[0]))
-	if code != exitOK || !strings.Contains(page, "Failed operations per second over time</text>") || strings.Contains(page, "none failed") {
+	if code != exitOK || !strings.Contains(page, `"title":"Failed operations per second over time"`) || strings.Contains(page, "none failed") {
 		t.Errorf("no errors chart in the report (exit %d)", code)
 	}
 	// The thresholds as JUnit XML again, from the run directory.
@@ -1264,7 +1264,7 @@ func TestMonitorsInTheReport(t *testing.T) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*-*"))
 	code, page, _ := runCLI(t, "report", "--format", "html", dirs[0])
-	if code != exitOK || !strings.Contains(page, "CPU used over time (cores)</text>") || !strings.Contains(page, "<h2>Resources</h2>") {
+	if code != exitOK || !strings.Contains(page, `"title":"CPU used over time (cores)"`) || !strings.Contains(page, "<h2>Resources</h2>") {
 		t.Errorf("no resource charts or table in the report")
 	}
 	if code, md, _ := runCLI(t, "report", "--format", "md", dirs[0]); code != exitOK || !regexp.MustCompile(`\| all \| service \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|`).MatchString(md) {

@@ -1,8 +1,9 @@
 // perflab serve: a run page's live part. The charts of the whole run over
-// time (requests and errors per second, p95 of the requests) are drawn
-// with uPlot from /api/runs/ID/series; while the run goes, the server's
-// events (/runs/ID/events) say when new intervals are stored, and the
-// charts and the report's tables are brought up to date without a reload.
+// time (requests and errors per second, p95 of the requests) are drawn as
+// the report's are (charts.js, with uPlot) from /api/runs/ID/series; while
+// the run goes, the server's events (/runs/ID/events) say when new
+// intervals are stored, and the charts and the report (its tables and
+// charts) are brought up to date without a reload.
 // A partial interval (a stage's last, cut short by its end) is drawn
 // apart from the lines, as an open point: its rate is over its own
 // length, but its few requests are those still in flight as the load
@@ -13,29 +14,18 @@
   if (!live) return;
   const id = live.dataset.run;
   const base = "/runs/" + encodeURIComponent(id);
-  const charts = [];
 
-  function chart(el, title, series) {
-    const opts = {
-      title: title,
-      width: Math.max(320, el.clientWidth || 900),
-      height: 220,
-      scales: { x: { time: true } },
-      series: [{}].concat(series.map(function (s) {
-        if (!s[2]) return { label: s[0], stroke: s[1], width: 1.5 };
-        return { label: s[0], stroke: s[1], width: 1.5, paths: function () { return null; }, points: { show: true, space: 0, size: 7, fill: "#fff" } };
-      })),
-      axes: [{}, { size: 60 }],
-    };
-    const empty = [[]].concat(series.map(function () { return []; }));
-    const u = new uPlot(opts, empty, el);
-    charts.push(u);
-    return u;
+  // The live charts are the report's (charts.js): each series' column in
+  // data is y, its partial intervals' points the column partial.
+  function chart(el, slug, title, yLabel, yUnit, series) {
+    const spec = { slug: slug, title: title, x: "time", xLabel: "time", yLabel: yLabel, yUnit: yUnit, series: series };
+    const empty = [[]].concat(series.map(function () { return []; }), series.map(function () { return []; }));
+    return perflabCharts.make(el, spec, empty);
   }
 
-  const rate = chart(document.getElementById("live-rate"), "requests/s and errors/s", [["requests/s", "#1f77b4"], ["errors/s", "#d62728"],
-    ["requests/s, partial interval", "#1f77b4", true], ["errors/s, partial interval", "#d62728", true]]);
-  const p95 = chart(document.getElementById("live-p95"), "p95 of the requests (ms)", [["p95 ms", "#2ca02c"], ["p95 ms, partial interval", "#2ca02c", true]]);
+  const rate = chart(document.getElementById("live-rate"), "live-rate", "requests/s and errors/s, all requests", "per second", "/s",
+    [{ name: "requests/s", color: "#1f77b4", y: 1, partial: 3 }, { name: "errors/s", color: "#d62728", y: 2, partial: 4 }]);
+  const p95 = chart(document.getElementById("live-p95"), "live-p95", "p95 of the requests (ms)", "ms", "ms", [{ name: "p95 ms", color: "#2ca02c", y: 1, partial: 2 }]);
   // The charts, for a test to read what they were given.
   live.charts = { rate: rate, p95: p95 };
 
@@ -50,8 +40,8 @@
     if (!r.ok) throw new Error("series: " + r.status);
     const s = await r.json();
     const partial = s.partial || [];
-    rate.setData([s.t, whole(s.rps, partial), whole(s.errors, partial), apart(s.rps, partial), apart(s.errors, partial)]);
-    p95.setData([s.t, whole(s.p95, partial), apart(s.p95, partial)]);
+    perflabCharts.update(rate, [s.t, whole(s.rps, partial), whole(s.errors, partial), apart(s.rps, partial), apart(s.errors, partial)]);
+    perflabCharts.update(p95, [s.t, whole(s.p95, partial), apart(s.p95, partial)]);
     live.dataset.points = String(s.t.length);
     live.dataset.status = s.status;
     const st = document.getElementById("live-status");
@@ -73,7 +63,10 @@
     const doc = new DOMParser().parseFromString(await r.text(), "text/html");
     const fresh = doc.getElementById("report");
     const old = document.getElementById("report");
-    if (fresh && old) old.replaceWith(document.adoptNode(fresh));
+    if (fresh && old) {
+      old.replaceWith(document.adoptNode(fresh));
+      perflabCharts.draw(fresh);
+    }
   }
 
   function failed(e) {
@@ -83,9 +76,6 @@
   }
 
   refresh().catch(failed);
-  window.addEventListener("resize", function () {
-    charts.forEach(function (u) { u.setSize({ width: Math.max(320, u.root.parentElement.clientWidth || 900), height: 220 }); });
-  });
   if (live.dataset.status !== "running") return;
   const es = new EventSource(base + "/events");
   es.addEventListener("interval", function () {

@@ -1,0 +1,114 @@
+// Package browsertest opens pages in a real headless Chromium for the
+// tests of the HTML report and of perflab serve: a tab, the problems the
+// page had (script errors, console errors, the browser's error log,
+// dialogs), and what the tests read of the charts.
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+// Chromium is Debian's chromium, or the test is skipped (failed in CI).
+func Chromium(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does)")
+	}
+	return path
+}
+
+// New is a headless Chromium's tab of 1200 by 1400 pixels, closed at the
+// test's end or after limit.
+func New(tb testing.TB, chromium string, limit time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.UserDataDir(tb.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	bctx, bcancel := chromedp.NewContext(actx)
+	tb.Cleanup(func() { bcancel(); acancel(); cancel() })
+	return bctx
+}
+
+// Problems collects what went wrong in the tab's pages from now on: a
+// script error, a console error or assertion, an error in the browser's
+// log (a resource not loaded), a dialog (declined). The function returned
+// says them so far.
+func Problems(tb testing.TB, bctx context.Context) func() []string {
+	tb.Helper()
+	var mu sync.Mutex
+	var problems []string
+	problem := func(format string, a ...any) {
+		mu.Lock()
+		problems = append(problems, fmt.Sprintf(format, a...))
+		mu.Unlock()
+	}
+	err := chromedp.Listen(bctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problem("script error: %s %v", e.ExceptionDetails.Text, e.ExceptionDetails.Exception)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value))
+				}
+				problem("console %s: %s", e.Type, strings.Join(args, " "))
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				problem("browser log: %s %s", e.Entry.Text, e.Entry.URL)
+			}
+		case *cdppage.EventJavascriptDialogOpening:
+			problem("a dialog opened: %q", e.Message)
+			go chromedp.Call(bctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
+		}
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), problems...)
+	}
+}
+
+// Painted is a script that counts the canvases under the elements a CSS
+// selector (%s) finds that have a pixel painted.
+const Painted = `Array.from(document.querySelectorAll(%q)).filter(c => {
+	const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+	for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
+	return false }).length`
+
+// PaintedIn is Painted's script for the canvases in what selector finds.
+func PaintedIn(selector string) string {
+	return fmt.Sprintf(Painted, selector+" canvas")
+}
+
+// Artifacts is where the tests' screenshots go: $PERFLAB_ARTIFACTS, or the
+// module's artifacts/ (from a package one level under its root: report,
+// web).
+func Artifacts() string {
+	art := os.Getenv("PERFLAB_ARTIFACTS")
+	if art == "" {
+		art = filepath.Join("..", "artifacts")
+	}
+	os.MkdirAll(art, 0o755)
+	return art
+}

@@ -1,0 +1,396 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/perflab/perflab/internal/browsertest"
+	"github.com/perflab/perflab/lab"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
+	"github.com/perflab/perflab/plan"
+	"github.com/perflab/perflab/report"
+	"github.com/perflab/perflab/results"
+)
+
+// The HTML report of a run whose requests partly failed, in a real
+// headless Chromium: every chart draws, the failures are charted where
+// the server failed them (the errors per second over the run's intervals
+// add up to the server's count of 500s), a drag zooms, shift-drag pans,
+// a legend entry hides its series, and nothing goes wrong in the page.
+// Screenshots: artifacts/report-failures.png, report-drift.png (its drift
+// charts, at the top).
+func TestReportWithFailuresInChromium(t *testing.T) {
+	chromium := browsertest.Chromium(t)
+	var calls, failed atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * time.Millisecond)
+		if r.URL.Path == "/flaky" && calls.Add(1)%3 == 0 {
+			failed.Add(1)
+			http.Error(w, "down", http.StatusInternalServerError)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.yaml")
+	src := "name: flaky\ntarget: " + srv.URL + "\ninterval: 250ms\nscenarios:\n" +
+		"  - {name: buy, vus: 2, duration: 3s, flow: [{name: item, url: /item}, {name: flaky, url: /flaky}]}\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: filepath.Join(dir, "h.db"), Progress: "none", Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := results.ReadDir(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "report.html")
+	plots := writeReport(t, rd, page)
+	// The errors chart has the failing operation alone, and its rates
+	// over the intervals' lengths are the server's 500s.
+	var errs *report.Plot
+	at := 0 // the errors chart's place
+	for i := range plots {
+		if plots[i].Slug == "errors-over-time" {
+			errs, at = &plots[i], i
+		}
+	}
+	if errs == nil || len(errs.Series) != 1 || errs.Series[0].Name != "flaky" {
+		t.Fatalf("the errors chart: %+v", errs)
+	}
+	ph := rd.Summary.Stages[0]
+	sum := 0.0
+	for _, iv := range rd.Intervals[results.StageTag(ph.Index, "buy", "flaky", metrics.KindStep)] {
+		x := float64(iv.StartMs-ph.Start.UnixMilli()) / 1000
+		sum += valueAt(t, *errs, 0, x) * iv.Seconds()
+	}
+	if n := failed.Load(); n == 0 || math.Round(sum) != float64(n) {
+		t.Errorf("the errors chart adds up to %.2f failed requests; the server failed %d", sum, n)
+	}
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
+	timing := open(t, bctx, page, len(plots))
+	t.Logf("a %.1f s run of %d intervals: report %d KB, loaded in %.0f ms, charts drawn at %.0f ms", ph.Duration, len(errs.Data[0].V), size(page)/1024, timing.Load, timing.Drawn)
+	shot(t, bctx, "report-drift.png", 0)
+	shot(t, bctx, "report-failures.png", at-1)
+	zoomAndPan(t, bctx, 0)
+	printed(t, bctx)
+	for _, p := range problems() {
+		t.Error(p)
+	}
+}
+
+// printed prints the page as a PDF (artifacts/report.pdf): the charts are
+// made the paper's width before (beforeprint) and the page's again after;
+// in print media the hints and the tooltip are not shown.
+func printed(t *testing.T, bctx context.Context) {
+	t.Helper()
+	wide := eval[int](t, bctx, `perflabCharts.charts[0].width`)
+	pdf, err := chromedp.Call(bctx, cdppage.PrintToPDF, cdppage.PrintToPDFParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(pdf.Data, []byte("%PDF")) || eval[int](t, bctx, `perflabCharts.printed || 0`) != 1 || eval[int](t, bctx, `perflabCharts.charts[0].width`) != wide {
+		t.Errorf("printed: %d bytes; beforeprint %d times; width %d, was %d", len(pdf.Data), eval[int](t, bctx, `perflabCharts.printed || 0`), eval[int](t, bctx, `perflabCharts.charts[0].width`), wide)
+	}
+	os.WriteFile(filepath.Join(browsertest.Artifacts(), "report.pdf"), pdf.Data, 0o644)
+	if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"}); err != nil {
+		t.Fatal(err)
+	}
+	if hints := eval[int](t, bctx, `Array.from(document.querySelectorAll('.plot-hint')).filter(e => getComputedStyle(e).display !== 'none').length`); hints != 0 {
+		t.Errorf("printed, %d charts show their hints", hints)
+	}
+	chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{})
+}
+
+// The HTML report of a 72-hour run at 10 s intervals (25,920 intervals of
+// four operations, the monitors sampled every 10 s) opens in Chromium
+// within 10 s (measured, on an idle machine: docs/results.md says the
+// figure), every chart draws, downsampled to report.MaxBuckets buckets
+// whose band keeps the one slow interval, and a drag zooms in (the
+// stage's charts over time with it).
+// Screenshots: artifacts/report-72h.png, report-72h-zoomed.png.
+func TestReport72HoursInChromium(t *testing.T) {
+	chromium := browsertest.Chromium(t)
+	rd, spike := soakRun(t)
+	page := filepath.Join(t.TempDir(), "report.html")
+	plots := writeReport(t, rd, page)
+	want := []string{"p50-over-time", "p95-over-time", "p99-over-time", "throughput-over-time", "errors-over-time", "latency-percentiles",
+		"latency-distribution", "cpu-over-time", "memory-over-time", "gc-over-time", "host-busy-over-time"}
+	var slugs []string
+	for _, p := range plots {
+		slugs = append(slugs, p.Slug)
+		if p.X == report.XSeconds && (len(p.Data[0].V) > report.MaxBuckets+2 || p.Bucketed == "") {
+			t.Errorf("%s: %d x values, %q", p.Slug, len(p.Data[0].V), p.Bucketed)
+		}
+	}
+	if strings.Join(slugs, " ") != strings.Join(want, " ") {
+		t.Errorf("charts %q, want %q", slugs, want)
+	}
+	// The slow interval: in its bucket's max, not in its median.
+	p99 := plots[2]
+	s := p99.Series[1] // search
+	if p99.Series[1].Name != "search" || s.Max == nil {
+		t.Fatalf("p99: %+v", p99.Series)
+	}
+	i := nearest(p99.Data[0].V, spike)
+	if got := p99.Data[*s.Max].V[i]; got != 5000 {
+		t.Errorf("the bucket of the slow interval: max %g ms, want 5000", got)
+	}
+	if got := p99.Data[s.Y].V[i]; got > 100 {
+		t.Errorf("the bucket of the slow interval: median %g ms, want the others' level", got)
+	}
+	bctx := browsertest.New(t, chromium, 3*time.Minute)
+	problems := browsertest.Problems(t, bctx)
+	timing := open(t, bctx, page, len(plots))
+	t.Logf("a 72-hour run: report %.1f MB, loaded in %.0f ms, charts drawn at %.0f ms", float64(size(page))/(1<<20), timing.Load, timing.Drawn)
+	if timing.Drawn > 10000 {
+		t.Errorf("the report's charts were drawn %.0f ms after the navigation began; want under 10 s (2 s on an idle machine)", timing.Drawn)
+	}
+	shot(t, bctx, "report-72h.png", 0)
+	zoomAndPan(t, bctx, 2)
+	// The stage's other charts over time zoomed and panned with it.
+	x := eval[[4]float64](t, bctx, `(c => [c[0].scales.x.min, c[0].scales.x.max, c[2].scales.x.min, c[2].scales.x.max])(perflabCharts.charts)`)
+	if span := x[3] - x[2]; math.Abs(x[0]-x[2]) > 0.02*span || math.Abs(x[1]-x[3]) > 0.02*span {
+		t.Errorf("p50's x %g..%g, p99's %g..%g: they did not zoom together", x[0], x[1], x[2], x[3])
+	}
+	shot(t, bctx, "report-72h-zoomed.png", 2)
+	for _, p := range problems() {
+		t.Error(p)
+	}
+}
+
+// writeReport writes rd's HTML report to page, and returns its charts'
+// data.
+func writeReport(t *testing.T, rd *results.Run, page string) []report.Plot {
+	t.Helper()
+	var b bytes.Buffer
+	if err := report.WriteHTML(&b, rd); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const open = `<script type="application/json" class="perflab-plots">`
+	data := b.String()[strings.Index(b.String(), open)+len(open):]
+	var plots []report.Plot
+	if err := json.Unmarshal([]byte(data[:strings.Index(data, "</script>")]), &plots); err != nil {
+		t.Fatal(err)
+	}
+	return plots
+}
+
+func size(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
+// valueAt is a series' value at x, on its line or a partial point.
+func valueAt(t *testing.T, p report.Plot, series int, x float64) float64 {
+	t.Helper()
+	i := nearest(p.Data[0].V, x)
+	if math.Abs(p.Data[0].V[i]-x) > 1e-6 {
+		t.Fatalf("%s: no x %g", p.Slug, x)
+	}
+	s := p.Series[series]
+	if v := p.Data[s.Y].V[i]; !math.IsNaN(v) {
+		return v
+	}
+	if s.Partial != nil && !math.IsNaN(p.Data[*s.Partial].V[i]) {
+		return p.Data[*s.Partial].V[i]
+	}
+	t.Fatalf("%s: %s has no value at %g", p.Slug, s.Name, x)
+	return 0
+}
+
+func nearest(xs []float64, x float64) int {
+	best := 0
+	for i, v := range xs {
+		if math.Abs(v-x) < math.Abs(xs[best]-x) {
+			best = i
+		}
+	}
+	return best
+}
+
+type timing struct{ Load, Drawn float64 }
+
+// eval is the value of a script in the page.
+func eval[T any](t *testing.T, bctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(bctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// open opens the report and waits for its charts: each of the n drawn
+// (a canvas with pixels painted); it returns when the page had loaded
+// and when charts.js had drawn them, in ms from the navigation's start.
+func open(t *testing.T, bctx context.Context, page string, n int) timing {
+	t.Helper()
+	if err := chromedp.Do(bctx, chromedp.Navigate("file://"+page)); err != nil {
+		t.Fatal(err)
+	}
+	tm := eval[timing](t, bctx, `({load: performance.getEntriesByType('navigation')[0].loadEventEnd, drawn: perflabCharts.drawnAt})`)
+	placed, painted := eval[int](t, bctx, `document.querySelectorAll('div.plot').length`), eval[int](t, bctx, browsertest.PaintedIn("div.plot"))
+	if placed != n || painted != n {
+		t.Errorf("%d charts placed, %d drawn; the report has %d", placed, painted, n)
+	}
+	// One file: the page loaded nothing besides itself.
+	if loaded := eval[[]string](t, bctx, `performance.getEntriesByType('resource').map(e => e.name)`); len(loaded) > 0 {
+		t.Errorf("the report loaded %q", loaded)
+	}
+	return tm
+}
+
+// zoomAndPan drags across the middle of chart i: its x range narrows to
+// what was dragged over; then drags it with shift held: the range moves
+// by as much, its width kept; then hides its first series by its legend
+// entry.
+func zoomAndPan(t *testing.T, bctx context.Context, i int) {
+	t.Helper()
+	type extent struct{ Left, Top, Width, Height, Min, Max float64 }
+	read := fmt.Sprintf(`(() => { const u = perflabCharts.charts[%d]; u.root.scrollIntoView(); const r = u.over.getBoundingClientRect();
+		return {left: r.left, top: r.top, width: r.width, height: r.height, min: u.scales.x.min, max: u.scales.x.max} })()`, i)
+	box := eval[extent](t, bctx, read)
+	before := box
+	drag := func(from, to float64, mods int64) {
+		y := box.Top + box.Height/2
+		x0, x1 := box.Left+from*box.Width, box.Left+to*box.Width
+		mouse := func(typ input.DispatchMouseEventType, x float64, buttons int64) {
+			p := input.DispatchMouseEventParams{Type: typ, X: x, Y: y, Modifiers: mods, Buttons: buttons}
+			if typ != input.DispatchMouseEventTypeMouseMoved {
+				p.Button, p.ClickCount = input.MouseButtonLeft, 1
+			}
+			if _, err := chromedp.Call(bctx, input.DispatchMouseEvent, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mouse(input.DispatchMouseEventTypeMouseMoved, x0, 0)
+		mouse(input.DispatchMouseEventTypeMousePressed, x0, 1)
+		for k := 1; k <= 10; k++ {
+			mouse(input.DispatchMouseEventTypeMouseMoved, x0+(x1-x0)*float64(k)/10, 1)
+		}
+		mouse(input.DispatchMouseEventTypeMouseReleased, x1, 0)
+		box = eval[extent](t, bctx, read)
+	}
+	drag(0.25, 0.75, 0)
+	span := before.Max - before.Min
+	if box.Min < before.Min+0.2*span || box.Max > before.Max-0.2*span || box.Max-box.Min > 0.6*span || box.Max <= box.Min {
+		t.Errorf("chart %d: x from %g..%g, after a drag over its middle half %g..%g", i, before.Min, before.Max, box.Min, box.Max)
+	}
+	zoomed := box
+	drag(0.6, 0.4, 8) // shift; the plot follows the pointer: to later x
+	width := zoomed.Max - zoomed.Min
+	if math.Abs((box.Max-box.Min)-width) > 0.01*width || box.Min < zoomed.Min+0.1*width || box.Min > zoomed.Min+0.3*width {
+		t.Errorf("chart %d: x %g..%g, after a pan of a fifth of it to later x %g..%g", i, zoomed.Min, zoomed.Max, box.Min, box.Max)
+	}
+	if eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].root.parentElement.querySelector('.plot-entry').click(), perflabCharts.charts[%d].series[1].show`, i, i)) {
+		t.Errorf("chart %d: its first series is shown after a click on its legend entry", i)
+	}
+}
+
+// shot keeps a screenshot of the window, chart i at its top, in the
+// artifacts (PERFLAB_ARTIFACTS, or artifacts/).
+func shot(t *testing.T, bctx context.Context, name string, i int) {
+	t.Helper()
+	art := browsertest.Artifacts()
+	eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].root.parentElement.scrollIntoView(), true`, i))
+	b, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(art, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// soakRun is a 72-hour run at 10 s intervals (25,920) of four operations,
+// one of them failing now and then, with its exact totals and the
+// monitors' points every 10 s: the generator's host and process, and a
+// JVM with its heap and collections. One interval of search is slow: its
+// p99 is 5 s; its x (seconds into the stage) is returned.
+func soakRun(t *testing.T) (*results.Run, float64) {
+	t.Helper()
+	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	const intervals, step = 25920, 10 * time.Second
+	end := t0.Add(intervals * step)
+	ph := results.PhaseSummary{Index: 1, Name: "soak", Start: t0, End: end, Duration: end.Sub(t0).Seconds()}
+	s := &results.Summary{Format: results.Format, RunID: "soak", Status: metrics.StatusCompleted, Start: t0, End: end, Duration: ph.Duration, Interval: step.Seconds()}
+	s.Plan.Name = "soak"
+	rd := &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{}}
+	totals := &metrics.Phase{Index: 1, Name: ph.Name, Start: t0, End: end}
+	rd.Totals = &results.Totals{Stages: []*metrics.Phase{totals}}
+	r := rand.New(rand.NewPCG(7, 8))
+	const slow = 12345
+	for o, name := range []string{"login", "search", "checkout", "logout"} {
+		op := metrics.Op{Scenario: "shop", Name: name, Kind: metrics.KindStep}
+		ph.Operations = append(ph.Operations, results.Operation{Name: name, Kind: metrics.KindStep, Scenario: "shop"})
+		total := metrics.NewStats()
+		totals.Ops, totals.Totals = append(totals.Ops, op), append(totals.Totals, total)
+		base := float64(10 + 15*o) // ms
+		for i := range intervals {
+			level := base * (1 + 0.3*float64(i)/intervals) // a slow drift up
+			q := metrics.Quantiles{N: 500}
+			q.P50 = int64(1000 * level * (0.9 + 0.2*r.Float64()))
+			q.P95 = q.P50 * 2
+			q.P99 = q.P50 * 3
+			if name == "search" && i == slow {
+				q.P99 = 5_000_000
+			}
+			q.Max = q.P99 + 1000
+			errs := int64(0)
+			if name == "checkout" && r.IntN(10) == 0 {
+				errs = int64(1 + r.IntN(5))
+			}
+			start := t0.Add(time.Duration(i) * step).UnixMilli()
+			rd.Intervals[results.Tag("s1", op)] = append(rd.Intervals[results.Tag("s1", op)], results.NewIntervalQuantiles(start, start+step.Milliseconds(), q.N+errs, errs, "", &q))
+		}
+		for k := 0; k < 2000; k++ {
+			d := time.Duration(base*(0.5+r.ExpFloat64()/2)*1000) * time.Microsecond
+			total.Add(d, d, metrics.OK, 0)
+		}
+	}
+	s.Stages = []results.PhaseSummary{ph}
+	cpu, gc := 0.0, 0.0
+	for i := range intervals {
+		at := t0.Add(time.Duration(i) * step)
+		cpu += 10 * (0.3 + 0.1*r.Float64())
+		gc += 10 * 0.02 * r.Float64()
+		rd.Points = append(rd.Points,
+			monitor.Point{Time: at, Monitor: results.GeneratorMonitor, Metric: monitor.MetricBusy, Value: 0.2 + 0.1*r.Float64()},
+			monitor.Point{Time: at, Monitor: results.SelfMonitor, Metric: monitor.MetricCPUUser, Value: cpu},
+			monitor.Point{Time: at, Monitor: results.SelfMonitor, Metric: monitor.MetricRSS, Value: 60e6 + 1e6*r.Float64()},
+			monitor.Point{Time: at, Monitor: "api", Metric: monitor.MetricHeapUsed, Value: 200e6 + 100e6*float64(i%360)/360},
+			monitor.Point{Time: at, Monitor: "api", Metric: monitor.MetricGCYoungTime, Value: gc})
+	}
+	return rd, float64(slow) * step.Seconds()
+}
