@@ -332,6 +332,11 @@ type Series struct {
 func (s *Series) add(startMs, endMs, count, errs int64, p95 float64, nominal time.Duration) {
 	iv := results.IntervalData{StartMs: startMs, EndMs: endMs}
 	secs := iv.Seconds()
+	if iv.Partial(nominal) && 10*secs < nominal.Seconds() {
+		// A sliver of an interval (under a tenth of it): a rate and a p95
+		// of chance, left out as the report's charts leave it out.
+		return
+	}
 	s.T = append(s.T, float64(startMs)/1000)
 	s.RPS = append(s.RPS, float64(count)/secs)
 	s.Errors = append(s.Errors, float64(errs)/secs)
