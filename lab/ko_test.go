@@ -144,6 +144,21 @@ func TestFailedTimesInARun(t *testing.T) {
 	if n := intervalsKO(t, hist, "flaky"); n != fl.Failed.Count {
 		t.Errorf("the history's intervals hold %d failures, the run %d", n, fl.Failed.Count)
 	}
+
+	// Killed before its summary: the failures' figures are rebuilt from
+	// the intervals.
+	for _, f := range []string{"summary.json", results.TotalsFile} {
+		if err := os.Remove(filepath.Join(res.Dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	killed, err := results.ReadDir(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := findOp(t, killed.Summary, "flaky").Failed; k == nil || k.Count != fl.Failed.Count || k.P50 < 20 {
+		t.Errorf("rebuilt from the intervals: %+v, want %d failures from 20 ms", k, fl.Failed.Count)
+	}
 }
 
 // A distributed run's failures are its workers': each worker's KO
