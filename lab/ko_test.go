@@ -24,10 +24,10 @@ interval: 100ms
 scenarios:
   - {name: s, vus: 4, total_iterations: 200, flow: [{name: flaky, url: /f}]}
 thresholds:
-  - "flaky: p95 < 15ms"
-  - "flaky: p50(ko) < 15ms"
-  - "flaky: p50(ko) < 5s"
-  - "flaky: p95(all) < 15ms"
+  - "flaky: min < 20ms"
+  - "flaky: min(ko) < 20ms"
+  - "flaky: min(ko) >= 20ms"
+  - "flaky: min(all) >= 20ms"
 `
 
 // A run's failed operations are timed wherever its successful ones are:
@@ -70,12 +70,15 @@ func TestFailedTimesInARun(t *testing.T) {
 	if f := strings.Fields(koRow); len(f) < 5 || f[1] != strconv.FormatInt(fl.KOCount(), 10) || f[4] != results.Ms(fl.Failed.P50) {
 		t.Errorf("no KO row of %d failures, median %s, in the table:\n%s", fl.KOCount(), results.Ms(fl.Failed.P50), table)
 	}
-	// The thresholds: the OK times pass 15 ms, the KO ones do not, nor
-	// all of them together, half of which are failures.
-	want := map[string]bool{"flaky: p95 < 15ms": true, "flaky: p50(ko) < 15ms": false, "flaky: p50(ko) < 5s": true, "flaky: p95(all) < 15ms": false}
+	// The thresholds, of the times they name: the successes' from 2 ms,
+	// the failures' from 20 ms (none faster), all of them from 2 ms.
+	want := map[string]struct {
+		actual float64
+		pass   bool
+	}{"flaky: min < 20ms": {fl.Latency.Min, true}, "flaky: min(ko) < 20ms": {fl.Failed.Min, false}, "flaky: min(ko) >= 20ms": {fl.Failed.Min, true}, "flaky: min(all) >= 20ms": {fl.Latency.Min, false}}
 	for _, r := range res.Summary.Thresholds {
-		if r.Operation == "flaky" && r.Pass != want[r.Threshold] {
-			t.Errorf("%s: pass %v (actual %.2f, %s), want %v", r.Threshold, r.Pass, r.Actual, r.Note, want[r.Threshold])
+		if w := want[r.Threshold]; r.Operation == "flaky" && (r.Pass != w.pass || r.Actual != w.actual) {
+			t.Errorf("%s: %+v, want actual %.3f, pass %v", r.Threshold, r, w.actual, w.pass)
 		}
 	}
 	if res.Outcome != ThresholdsFailed {
@@ -194,14 +197,17 @@ func TestFailedTimesMergeAcrossWorkers(t *testing.T) {
 }
 
 // checkKO checks an operation's failures against the server's: each one
-// timed, none faster than its 20 ms, the median within a few ms of it.
+// timed, none faster than its 20 ms, and the successes' median below
+// theirs (a busy machine adds to both: two workers under -race, beside
+// other tests, took the failures' median from 21 to 49 ms; the engine's
+// tests bound it closer).
 func checkKO(t *testing.T, what string, op results.Operation) {
 	t.Helper()
 	f := op.Failed
 	if f == nil || f.Count != op.Errors.Total || f.Count == 0 {
 		t.Fatalf("%s: failed latency %+v of %d failures", what, f, op.Errors.Total)
 	}
-	if f.Min < 20 || f.P50 < 20 || f.P50 > 28 || op.Latency.P50 > 10 {
+	if f.Min < 20 || f.P50 < 20 || op.Latency.Min < 2 || op.Latency.P50 >= f.P50 {
 		t.Errorf("%s: KO min %.2f p50 %.2f ms, OK p50 %.2f ms: want KO from 20 ms, OK about 2", what, f.Min, f.P50, op.Latency.P50)
 	}
 }
