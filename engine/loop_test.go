@@ -36,6 +36,7 @@ var engineTests = []struct {
 	{"ClosedModelsCountExactly", TestClosedModelsCountExactly},
 	{"DurationModelMatchesServerCount", TestDurationModelMatchesServerCount},
 	{"ErrorsAreClassified", TestErrorsAreClassified},
+	{"FailedOperationsAreTimed", TestFailedOperationsAreTimed},
 	{"TemplatingExtractionAndData", TestTemplatingExtractionAndData},
 	{"TransactionsAndParallelScenarios", TestTransactionsAndParallelScenarios},
 	{"SweepStagesKeepStatisticsApart", TestSweepStagesKeepStatisticsApart},

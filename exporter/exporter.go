@@ -1,6 +1,7 @@
 // Package exporter gives a run's live figures to Prometheus: per stage,
 // scenario and operation, the requests and errors by kind as counters, the
-// latency and an open model's start delay as histograms, the VUs and the
+// latency of successful operations (OK) and of failed ones (KO) and an
+// open model's start delay as histograms, the VUs and the
 // dropped iterations, each labelled with the plan, the run id and the
 // run's own labels. It is a prometheus.Collector: the engine's progress
 // ticks (lab) leave a snapshot, and a scrape turns it into metrics.
@@ -49,6 +50,7 @@ type opSnap struct {
 	count   int64
 	errs    [metrics.NumErrKinds]int64
 	latency histo
+	failed  *histo // the failed operations' latency, once one failed
 	delay   *histo
 }
 
@@ -102,6 +104,10 @@ func (e *Exporter) Tick(ph *metrics.Phase, tk *metrics.Tick) {
 			s.errs[k] = tot.Errors[k] + cur.Errors[k]
 		}
 		s.latency = histogramOf(float64(tot.OK.Sum+cur.OK.Sum)/1e9, tot.Hist, cur.Hist)
+		if tot.FailHist != nil || cur.FailHist != nil {
+			f := histogramOf(float64(tot.Failed.Sum+cur.Failed.Sum)/1e9, tot.FailHist, cur.FailHist)
+			s.failed = &f
+		}
 		if tot.Delay != nil || cur.Delay != nil {
 			d := histogramOf(float64(tot.DelayAll.Sum+cur.DelayAll.Sum)/1e9, tot.Delay, cur.Delay)
 			s.delay = &d
@@ -179,6 +185,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		requests = desc("perflab_requests_total", "Operations made (requests, transactions, iterations), failed ones included.", opLabels)
 		errs     = desc("perflab_errors_total", "Failed operations, by error kind.", append(append([]string(nil), opLabels...), "error"))
 		latency  = desc("perflab_latency_seconds", "Latency of the successful operations (from the due time in open models).", opLabels)
+		failed   = desc("perflab_failed_latency_seconds", "Latency of the failed operations that were sent (from the due time in open models).", opLabels)
 		delay    = desc("perflab_start_delay_seconds", "Open models: from an iteration's due time to its start.", opLabels)
 		dropped  = desc("perflab_dropped_iterations_total", "Open models: iterations not started, every VU busy.", scenLabels)
 		vus      = desc("perflab_vus", "VUs of the scenario in the stage (the most, in an open model).", scenLabels)
@@ -196,6 +203,9 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 			ch <- constHistogram(latency, s.latency, lv)
+			if s.failed != nil {
+				ch <- constHistogram(failed, *s.failed, lv)
+			}
 			if s.delay != nil {
 				ch <- constHistogram(delay, *s.delay, lv)
 			}

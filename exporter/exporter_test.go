@@ -63,6 +63,33 @@ perflab_vus{label_release="R1",label_team_name="x",plan="shop",run_id="r1",scena
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "perflab_requests_total", "perflab_errors_total", "perflab_vus"); err != nil {
 		t.Error(err)
 	}
+	// The failed request's 1 ms, apart from the successful ones'.
+	const wantFailed = `
+# HELP perflab_failed_latency_seconds Latency of the failed operations that were sent (from the due time in open models).
+# TYPE perflab_failed_latency_seconds histogram
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.0005"} 0
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.001"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.0025"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.005"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.01"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.025"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.05"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.1"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.25"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="0.5"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="1"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="2.5"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="5"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="10"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="30"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="60"} 1
+perflab_failed_latency_seconds_bucket{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2",le="+Inf"} 1
+perflab_failed_latency_seconds_sum{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2"} 0.001
+perflab_failed_latency_seconds_count{kind="step",label_release="R1",label_team_name="x",operation="buy",plan="shop",run_id="r1",scenario="s",stage="users=2"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(wantFailed), "perflab_failed_latency_seconds"); err != nil {
+		t.Error(err)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -107,15 +107,19 @@ func checkStage(t *plan.Threshold, stage string, loads []metrics.Load, ops []res
 
 func checkOp(t *plan.Threshold, stage string, op results.Operation) results.ThresholdResult {
 	r := results.ThresholdResult{Threshold: t.Source, Stage: stage, Operation: op.Name}
-	l := op.Latency
+	var l metrics.LatencySummary
 	switch t.Metric {
 	case "errors":
 		r.Actual = ratio(op.Errors.Total, op.Count)
 	case "rps":
 		r.Actual = op.RPS
 	default:
-		if op.Count-op.Errors.Total == 0 {
-			r.Note = "no successful operation to measure"
+		var note string
+		l, note = timesOf(t.Times, op)
+		if note != "" {
+			// None failed: the failed operations' times are within any
+			// bound.
+			r.Note, r.Pass = note, t.Times == "ko" && op.KOCount() == 0
 			return r
 		}
 		r.Actual = map[string]float64{"p50": l.P50, "p75": l.P75, "p90": l.P90, "p95": l.P95, "p99": l.P99, "p999": l.P999,
@@ -123,6 +127,35 @@ func checkOp(t *plan.Threshold, stage string, op results.Operation) results.Thre
 	}
 	r.Pass = t.Holds(r.Actual)
 	return r
+}
+
+// timesOf are the latencies of an operation that a threshold judges (its
+// Times): of the successful operations (OK), of the failed ones (KO), or of
+// all of them; or why there are none to judge.
+func timesOf(times string, op results.Operation) (metrics.LatencySummary, string) {
+	ok, ko := op.Count-op.Errors.Total > 0, op.KOCount() > 0
+	known := op.Failed != nil && op.Failed.Count > 0 // not in a run recorded before perflab kept them
+	switch {
+	case times == "ko" && !ko:
+		return metrics.LatencySummary{}, "no failed operation to measure"
+	case times == "ko" && !known, times == "all" && ko && !known:
+		return metrics.LatencySummary{}, "the failed operations' percentiles were not recorded"
+	case times == "ko":
+		return op.Failed.LatencySummary, ""
+	case times == "all" && !ok && !ko:
+		return metrics.LatencySummary{}, "no operation to measure"
+	case times == "all" && !ko:
+		return op.Latency, ""
+	case times == "all" && !ok:
+		return op.Failed.LatencySummary, ""
+	case times == "all" && op.All == nil:
+		return metrics.LatencySummary{}, "the figures of all operations were not recorded"
+	case times == "all":
+		return *op.All, ""
+	case !ok:
+		return metrics.LatencySummary{}, "no successful operation to measure"
+	}
+	return op.Latency, ""
 }
 
 // checkDropped checks a threshold of dropped iterations: those of each

@@ -219,7 +219,9 @@ type wholeStage struct {
 type wholeKey struct{ scenario, name, kind string }
 
 type wholeOp struct {
-	h                    *hdr.Histogram
+	// h is the successful operations' latency, ko the failed ones' (nil
+	// until one failed).
+	h, ko                *hdr.Histogram
 	count, errs, dropped int64
 	start, end           time.Time
 }
@@ -287,6 +289,14 @@ func (c *coordinator) judgeWhole() {
 			if metrics.DecodeInto(op.h, []byte(h.Encoded)) != nil {
 				continue
 			}
+			if h.Failed != "" {
+				if op.ko == nil {
+					op.ko = metrics.NewHistogram()
+				}
+				if metrics.DecodeInto(op.ko, []byte(h.Failed)) != nil {
+					continue
+				}
+			}
 			op.count += h.Count
 			op.errs += h.Errors
 			op.dropped += h.Dropped
@@ -303,7 +313,7 @@ func (c *coordinator) judgeWhole() {
 	for _, k := range ws2.order {
 		op := ws2.ops[k]
 		o := results.Operation{Name: k.name, Kind: metrics.Kind(k.kind), Scenario: k.scenario,
-			Summary: metrics.SummarizeHistogram(op.h, op.count, op.errs, op.end.Sub(op.start))}
+			Summary: metrics.SummarizeHistogram(op.h, op.ko, op.count, op.errs, op.end.Sub(op.start))}
 		o.Dropped = op.dropped
 		ops = append(ops, o)
 	}

@@ -141,15 +141,23 @@ type Outcome struct {
 // Hist is nil.
 func FromCounts(os []Outcome, bytes int64) *Stats {
 	s := &Stats{Bytes: bytes}
-	var ok []Count
+	var ok, ko []Count
 	for _, o := range os {
-		if us, isOK := s.countN(o.Latency, o.Kind, 0, o.N); isOK {
+		if us, timed := s.countN(o.Latency, o.Kind, 0, o.N); timed && o.Kind == OK {
 			ok = append(ok, Count{us, o.N})
+		} else if timed {
+			ko = append(ko, Count{us, o.N})
 		}
 	}
-	slices.SortFunc(ok, func(a, b Count) int { return cmp.Compare(a.Us, b.Us) })
+	byValue := func(a, b Count) int { return cmp.Compare(a.Us, b.Us) }
+	slices.SortFunc(ok, byValue)
 	enc, q := DigestCounts(ok)
 	s.digest = &digest{enc, q}
+	if len(ko) > 0 {
+		slices.SortFunc(ko, byValue)
+		enc, q := DigestCounts(ko)
+		s.failDigest = &digest{enc, q}
+	}
 	return s
 }
 
@@ -166,4 +174,17 @@ func (s *Stats) Digest() ([]byte, Quantiles) {
 		return s.digest.enc, s.digest.q
 	}
 	return Digest(s.Hist)
+}
+
+// FailDigest is Digest(s.FailHist), or the digest FromCounts made; false
+// when no failed operation was timed.
+func (s *Stats) FailDigest() ([]byte, Quantiles, bool) {
+	switch {
+	case s.failDigest != nil:
+		return s.failDigest.enc, s.failDigest.q, true
+	case s.FailHist == nil || s.Failed.N == 0:
+		return nil, Quantiles{}, false
+	}
+	enc, q := Digest(s.FailHist)
+	return enc, q, true
 }

@@ -196,6 +196,15 @@ func BenchmarkStatsAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkStatsAddFailed is Add of failed operations, timed in their
+// own histogram (KO) as successful ones are in theirs.
+func BenchmarkStatsAddFailed(b *testing.B) {
+	s := NewStats()
+	for i := 0; i < b.N; i++ {
+		s.Add(time.Duration(i%100000)*time.Microsecond, time.Duration(i%100000)*time.Microsecond, HTTP5xx, 100)
+	}
+}
+
 func BenchmarkRecordOneWorker(b *testing.B) {
 	rec := NewRecorder([]Op{{Name: "a"}}, 4, false)
 	for i := 0; i < b.N; i++ {

@@ -32,11 +32,14 @@ type StatsRecord struct {
 	Server   *Moments `json:"server,omitempty"`
 	Overhead *Moments `json:"overhead,omitempty"`
 	// The histograms (µs), HdrHistogram V2 compressed, base64: latency of
-	// successful operations, service time, start delay, server time.
+	// successful operations, service time, start delay, server time, and
+	// latency of failed operations (absent from records written before
+	// perflab kept it, which have the failed ones' moments only).
 	Hist        string `json:"hist"`
 	ServiceHist string `json:"service_hist,omitempty"`
 	DelayHist   string `json:"delay_hist,omitempty"`
 	ServerHist  string `json:"server_hist,omitempty"`
+	FailedHist  string `json:"failed_hist,omitempty"`
 	// Details are what one failure of each kind said (Stats.Details).
 	Details map[string]string `json:"details,omitempty"`
 }
@@ -83,6 +86,9 @@ func (s *Stats) Record() StatsRecord {
 	r.ServiceHist = enc(s.Svc, p.svc, s.SvcOK.N)
 	r.DelayHist = enc(s.Delay, p.delay, s.DelayAll.N)
 	r.ServerHist = enc(s.Server, p.server, s.ServerOK.N)
+	if s.FailHist != nil || p.fail != nil {
+		r.FailedHist = enc(s.FailHist, p.fail, s.Failed.N)
+	}
 	return r
 }
 
@@ -144,12 +150,14 @@ func (r StatsRecord) Stats() (*Stats, error) {
 		return []byte(enc), nil
 	}
 	p := &packedHists{}
-	var err1, err2, err3, err4 error
+	var err1, err2, err3, err4, err5 error
 	p.hist, err1 = dec("latency", r.Hist, r.OK.N)
 	p.svc, err2 = dec("service time", r.ServiceHist, s.SvcOK.N)
 	p.delay, err3 = dec("start delay", r.DelayHist, s.DelayAll.N)
 	p.server, err4 = dec("server time", r.ServerHist, s.ServerOK.N)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	// Records written before perflab kept it have failures without one.
+	p.fail, err5 = dec("failed latency", r.FailedHist, 0)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		return nil, err
 	}
 	// Stats always has a latency histogram.

@@ -67,7 +67,7 @@ func TestStatsRecordRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(a.Record(), b2.Record()) {
 		t.Error("a record read back merges differently from the statistics it records")
 	}
-	if rec.Errors["timeout"] != 8 || rec.Errors["not_sent"] != 8 || rec.Clamped != 1 || rec.Server == nil || rec.DelayHist == "" {
+	if rec.Errors["timeout"] != 8 || rec.Errors["not_sent"] != 8 || rec.Clamped != 1 || rec.Server == nil || rec.DelayHist == "" || rec.FailedHist == "" {
 		t.Errorf("record %+v", rec)
 	}
 }

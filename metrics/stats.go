@@ -21,8 +21,15 @@ func NewHistogram() *hdr.Histogram { return hdr.New(lowestUs, highestUs, sigDigi
 // Stats accumulates one operation's results. The zero value is not ready:
 // use NewStats.
 type Stats struct {
-	// Hist holds the latency of successful operations in microseconds.
+	// Hist holds the latency of successful operations (OK) in
+	// microseconds.
 	Hist *hdr.Histogram
+	// FailHist holds the latency of failed operations (KO) that were sent,
+	// as Hist those of successful ones: nil until one failed, so that a
+	// run without failures pays nothing for it. Its count is Failed.N but
+	// in statistics read back from a run recorded before perflab kept it
+	// (nil there).
+	FailHist *hdr.Histogram
 	// Count is every operation, successful or not.
 	Count int64
 	// Errors counts failures by kind; Errors[OK] is unused.
@@ -31,7 +38,8 @@ type Stats struct {
 	OK, Failed Moments
 	// Bytes received in response bodies.
 	Bytes int64
-	// Clamped counts latencies above the histogram's range (recorded at its top).
+	// Clamped counts latencies above the histograms' range (recorded at
+	// their top), of successful and failed operations.
 	Clamped int64
 	// Svc holds the service time of successful operations in open models:
 	// from the actual send, where Hist is from the due time. Nil in closed
@@ -61,14 +69,14 @@ type Stats struct {
 	Details map[ErrKind]string
 	// packed holds the histograms encoded once Pack has let them go.
 	packed *packedHists
-	// digest is the histogram's encoding and quantiles, for statistics
-	// made without it (FromCounts).
-	digest *digest
+	// digest and failDigest are the histograms' encoding and quantiles,
+	// for statistics made without them (FromCounts).
+	digest, failDigest *digest
 }
 
 // packedHists is a Stats' histograms in the HdrHistogram V2 compressed
 // encoding (Encode), nil where the Stats has none.
-type packedHists struct{ hist, svc, delay, server []byte }
+type packedHists struct{ hist, svc, delay, server, fail []byte }
 
 // Moments keeps an exact count, sum, minimum and maximum of durations.
 type Moments struct {
@@ -140,7 +148,7 @@ func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	if ek != OK {
 		s.Errors[ek]++
 		if ek != NotSent { // nothing was sent: no latency to keep
-			s.Failed.add(ns)
+			s.addFailed(ns)
 		}
 		return
 	}
@@ -155,17 +163,37 @@ func (s *Stats) Add(lat, svc time.Duration, ek ErrKind, bytes int) {
 	}
 }
 
+// addFailed records the latency of a failed operation, in its moments
+// and its histogram (made at the first failure).
+func (s *Stats) addFailed(ns int64) {
+	s.Failed.add(ns)
+	if s.FailHist == nil {
+		s.FailHist = NewHistogram()
+	}
+	if record(s.FailHist, ns) {
+		s.Clamped++
+	}
+}
+
 // AddN records n operations of one latency and outcome in a closed model:
 // as n calls of Add, for results that come counted by value (another
 // tool's, at millisecond resolution).
 func (s *Stats) AddN(lat time.Duration, ek ErrKind, bytes int64, n int64) {
 	if us, ok := s.countN(lat, ek, bytes, n); ok {
-		_ = s.Hist.RecordValues(us, n) // cannot fail: us is within range
+		h := s.Hist
+		if ek != OK {
+			if s.FailHist == nil {
+				s.FailHist = NewHistogram()
+			}
+			h = s.FailHist
+		}
+		_ = h.RecordValues(us, n) // cannot fail: us is within range
 	}
 }
 
 // countN counts n operations of one latency and outcome in all but the
-// histogram; for successes it returns the value (µs) the histogram
+// histograms; for those timed (successes, and failures that were sent)
+// it returns the value (µs) the histogram of their outcome (OK or KO)
 // records them at, and true.
 func (s *Stats) countN(lat time.Duration, ek ErrKind, bytes int64, n int64) (int64, bool) {
 	if n <= 0 {
@@ -184,9 +212,6 @@ func (s *Stats) countN(lat time.Duration, ek ErrKind, bytes int64, n int64) (int
 		m = &s.Failed
 	}
 	m.AddN(ns, n)
-	if ek != OK {
-		return 0, false
-	}
 	us, clamped := histUs(ns)
 	if clamped {
 		s.Clamped += n
@@ -275,8 +300,8 @@ func (s *Stats) Pack() {
 		}
 		return Encode(h)
 	}
-	s.packed = &packedHists{hist: enc(s.Hist), svc: enc(s.Svc), delay: enc(s.Delay), server: enc(s.Server)}
-	s.Hist, s.Svc, s.Delay, s.Server = nil, nil, nil, nil
+	s.packed = &packedHists{hist: enc(s.Hist), svc: enc(s.Svc), delay: enc(s.Delay), server: enc(s.Server), fail: enc(s.FailHist)}
+	s.Hist, s.Svc, s.Delay, s.Server, s.FailHist = nil, nil, nil, nil, nil
 }
 
 // Unpacked returns s, or if it is packed a copy of it with its histograms
@@ -298,7 +323,7 @@ func (s *Stats) Unpacked() *Stats {
 	}
 	c := *s
 	c.packed = nil
-	c.Hist, c.Svc, c.Delay, c.Server = dec(p.hist), dec(p.svc), dec(p.delay), dec(p.server)
+	c.Hist, c.Svc, c.Delay, c.Server, c.FailHist = dec(p.hist), dec(p.svc), dec(p.delay), dec(p.server), dec(p.fail)
 	return &c
 }
 
@@ -327,6 +352,12 @@ func (s *Stats) Merge(o *Stats) {
 	if o.OK.N > 0 {
 		s.Hist.Merge(o.Hist)
 	}
+	if o.FailHist != nil && o.FailHist.TotalCount() > 0 {
+		if s.FailHist == nil {
+			s.FailHist = NewHistogram()
+		}
+		s.FailHist.Merge(o.FailHist)
+	}
 	if o.SvcOK.N > 0 {
 		if s.Svc == nil {
 			s.Svc = NewHistogram()
@@ -353,9 +384,12 @@ func (s *Stats) Merge(o *Stats) {
 
 // Reset empties s, keeping its histograms' memory.
 func (s *Stats) Reset() {
-	h, svc, delay, srv := s.Hist, s.Svc, s.Delay, s.Server
+	h, svc, delay, srv, fail := s.Hist, s.Svc, s.Delay, s.Server, s.FailHist
 	if s.OK.N > 0 {
 		h.Reset()
+	}
+	if s.Failed.N > 0 && fail != nil {
+		fail.Reset()
 	}
 	if s.SvcOK.N > 0 {
 		svc.Reset()
@@ -366,7 +400,7 @@ func (s *Stats) Reset() {
 	if s.ServerOK.N > 0 {
 		srv.Reset()
 	}
-	*s = Stats{Hist: h, Svc: svc, Delay: delay, Server: srv}
+	*s = Stats{Hist: h, Svc: svc, Delay: delay, Server: srv, FailHist: fail}
 }
 
 // ErrorCount is the number of failed operations.
@@ -388,17 +422,34 @@ type Summary struct {
 	StartDelay *LatencySummary `json:"start_delay_ms,omitempty"`
 	// ServerTime is what the server reported it spent (http.server_time),
 	// and Overhead the rest of the same responses' service time.
-	ServerTime      *LatencySummary  `json:"server_time_ms,omitempty"`
-	Overhead        *FailedSummary   `json:"overhead_ms,omitempty"`
-	ServerResponses int64            `json:"server_responses,omitempty"`
-	Dropped         int64            `json:"dropped,omitempty"`
-	Queued          int64            `json:"queued,omitempty"`
-	Failed          *FailedSummary   `json:"failed_latency_ms,omitempty"`
-	RPS             float64          `json:"rps"`
-	OpRate          OpRate           `json:"single_op_rate"`
-	Bytes           int64            `json:"bytes_received"`
-	Clamped         int64            `json:"clamped,omitempty"`
-	Extra           map[string]int64 `json:"-"`
+	ServerTime      *LatencySummary `json:"server_time_ms,omitempty"`
+	Overhead        *FailedSummary  `json:"overhead_ms,omitempty"`
+	ServerResponses int64           `json:"server_responses,omitempty"`
+	Dropped         int64           `json:"dropped,omitempty"`
+	Queued          int64           `json:"queued,omitempty"`
+	// Failed is the latency of the failed operations that were sent
+	// (KO), as Latency is the successful ones' (OK); All is of both
+	// together, present when there were both (otherwise it is one of them).
+	Failed  *KOSummary       `json:"failed_latency_ms,omitempty"`
+	All     *LatencySummary  `json:"all_latency_ms,omitempty"`
+	RPS     float64          `json:"rps"`
+	OpRate  OpRate           `json:"single_op_rate"`
+	Bytes   int64            `json:"bytes_received"`
+	Clamped int64            `json:"clamped,omitempty"`
+	Extra   map[string]int64 `json:"-"`
+}
+
+// KOCount is how many failed operations were timed (KO): those that were
+// sent. A run recorded before perflab kept their histogram says it by
+// its errors.
+func (s Summary) KOCount() int64 {
+	switch {
+	case s.Failed == nil:
+		return 0
+	case s.Failed.Count > 0:
+		return s.Failed.Count
+	}
+	return s.Errors.Total - s.Errors.ByKind[NotSent.String()]
 }
 
 // ErrorSummary counts errors by kind name.
@@ -425,8 +476,20 @@ type LatencySummary struct {
 	P999   float64 `json:"p999"`
 }
 
-// FailedSummary is the exact latency of failed operations in milliseconds.
-// It also gives the overhead of responses that reported their server time.
+// KOSummary is the latency of failed operations (KO) in milliseconds, as
+// LatencySummary is the successful ones': minimum, mean and maximum
+// exact, percentiles from the HDR histogram of failed operations. Count is
+// how many that histogram holds, those the percentiles are of: the failed
+// operations that were sent (one never sent has no time). It is 0 where the
+// histogram was not kept (a run recorded by a perflab before it), whose
+// percentiles are then 0 and unknown.
+type KOSummary struct {
+	Count int64 `json:"count"`
+	LatencySummary
+}
+
+// FailedSummary is an exact minimum, mean and maximum in milliseconds: the
+// overhead of responses that reported their server time.
 type FailedSummary struct {
 	Min  float64 `json:"min"`
 	Mean float64 `json:"mean"`
@@ -492,19 +555,45 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 		out.ServerResponses = s.ServerOK.N
 		out.Overhead = &FailedSummary{Min: ms(float64(s.Overhead.Min)), Mean: ms(s.Overhead.Mean()), Max: ms(float64(s.Overhead.Max))}
 	}
-	if s.Failed.N > 0 {
-		out.Failed = &FailedSummary{Min: ms(float64(s.Failed.Min)), Mean: ms(s.Failed.Mean()), Max: ms(float64(s.Failed.Max))}
-	}
+	out.Failed, out.All = koFigures(s.Hist, s.OK, s.FailHist, s.Failed)
 	return out
+}
+
+// koFigures are the figures of failed operations (KO) from their histogram
+// and exact moments, and those of all operations with the successful
+// ones' (OK): no KO figures when none failed, no figures of all unless
+// some succeeded and every failure is in the histogram (one read back from
+// a run recorded before it was kept has none).
+func koFigures(ok *hdr.Histogram, okM Moments, ko *hdr.Histogram, koM Moments) (*KOSummary, *LatencySummary) {
+	if koM.N == 0 {
+		return nil, nil
+	}
+	f := &KOSummary{}
+	if ko != nil && ko.TotalCount() > 0 {
+		f.Count = ko.TotalCount()
+		f.LatencySummary = latency(ko, koM)
+	} else {
+		f.Min, f.Mean, f.Max = ms(float64(koM.Min)), ms(koM.Mean()), ms(float64(koM.Max))
+	}
+	if okM.N == 0 || f.Count != koM.N {
+		return f, nil
+	}
+	h := NewHistogram()
+	h.Merge(ok)
+	h.Merge(ko)
+	okM.Merge(koM)
+	all := latency(h, okM)
+	return f, &all
 }
 
 // latency summarises a histogram in ms with its exact moments.
 // SummarizeHistogram computes the figures of count operations, errors of
-// them failed, from the histogram of the successful ones alone, for runs
-// whose exact figures were never written (a killed run, read back from its
-// stored intervals): minimum, mean and maximum come from the histogram,
-// within its precision, and errors are not split by kind.
-func SummarizeHistogram(h *hdr.Histogram, count, errors int64, elapsed time.Duration) Summary {
+// them failed, from the histograms of the successful ones and of the
+// failed ones (ko, nil when none was kept), for runs whose exact figures
+// were never written (a killed run, read back from its stored intervals):
+// minimum, mean and maximum come from the histograms, within their
+// precision, and errors are not split by kind.
+func SummarizeHistogram(h, ko *hdr.Histogram, count, errors int64, elapsed time.Duration) Summary {
 	out := Summary{Count: count, Errors: ErrorSummary{Total: errors, ByKind: map[string]int64{}}}
 	if count > 0 {
 		out.SuccessRatio = float64(count-errors) / float64(count)
@@ -517,17 +606,29 @@ func SummarizeHistogram(h *hdr.Histogram, count, errors int64, elapsed time.Dura
 		inv := func(ms float64) float64 { return 1000 / math.Max(ms, 1e-6) }
 		out.OpRate = OpRate{Min: inv(l.Max), Max: inv(l.Min), Avg: inv(l.Mean)}
 	}
+	if ko != nil {
+		out.Failed, out.All = koFigures(h, histMoments(h), ko, histMoments(ko))
+	}
 	return out
+}
+
+// histMoments are a histogram's (µs) count, sum, minimum and maximum in
+// ns, within its precision.
+func histMoments(h *hdr.Histogram) Moments {
+	n := h.TotalCount()
+	if n == 0 {
+		return Moments{}
+	}
+	return Moments{N: n, Sum: int64(h.Mean() * float64(n) * 1e3), Min: h.Min() * 1e3, Max: h.Max() * 1e3}
 }
 
 // HistogramLatency summarises a histogram (µs) in ms, its minimum, mean and
 // maximum within its precision; nil when it is empty.
 func HistogramLatency(h *hdr.Histogram) *LatencySummary {
-	n := h.TotalCount()
-	if n == 0 {
+	m := histMoments(h)
+	if m.N == 0 {
 		return nil
 	}
-	m := Moments{N: n, Sum: int64(h.Mean() * float64(n) * 1e3), Min: h.Min() * 1e3, Max: h.Max() * 1e3}
 	l := latency(h, m)
 	return &l
 }

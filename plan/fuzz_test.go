@@ -14,6 +14,7 @@ var thresholdSeeds = []string{
 	"GET /a b: max >= 1.5s", "errors <= 0.7%", "p999 < 1.25us", "rps >= 10/s", "a:b: p50 < 1ms",
 	"p75 regression vs release=A <= 0.7%", "mean > 0.000001ms", " p90<2m ",
 	"dropped < 1%", "dropped == 0", "total: dropped <= 0.7% abort", "browse: dropped < 10", "errors == 0",
+	"p95(ko) < 2s", "a (b): p99( all ) <= 1s abort", "p50(ok) < 3ms", "x(ko): mean(ko) > 1ms",
 }
 
 // A threshold read, written (String) and read again is the same threshold,

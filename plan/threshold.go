@@ -21,6 +21,11 @@ import (
 // ("dropped == 0"), per scenario (without a name: each open-model
 // scenario) or for a stage's open models together ("total: dropped < 1%").
 //
+// A latency (p50 ... max) is of the successful operations (OK) unless the
+// metric names other times: "p95(ko) < 2s" is of the failed operations
+// that were sent (KO), "p95(all) < 1s" of all of them together (OK and
+// KO); "p95(ok)" says the default.
+//
 // A regression threshold, "p75 regression vs release=Goldenrod < 10%",
 // compares the run with the stored runs of the same plan that carry a label
 // (Baseline), stage by stage and operation by operation.
@@ -29,7 +34,10 @@ type Threshold struct {
 	Source    string
 	Operation string // empty: every step and transaction
 	Metric    string // p50 p75 p90 p95 p99 p999 mean min max errors rps dropped
-	Op        string // < <= > >=, and == for errors and dropped
+	// Times are the operations a latency is of: "" (the successful ones,
+	// as "ok" says too), "ko" (the failed ones) or "all".
+	Times string
+	Op    string // < <= > >=, and == for errors and dropped
 	// Value is in ms for latencies, a fraction for errors, per second for
 	// rps, a count of iterations for dropped (a fraction of those due
 	// when Share), and a fraction of the baseline for regressions.
@@ -45,8 +53,9 @@ type Threshold struct {
 }
 
 var (
-	thresholdRe  = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s*(<=|>=|==|<|>)\s*([0-9.]+)\s*([a-z%/]*)\s*$`)
+	thresholdRe  = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)(?:\s*\(\s*([a-z]*)\s*\))?\s*(<=|>=|==|<|>)\s*([0-9.]+)\s*([a-z%/]*)\s*$`)
 	regressionRe = regexp.MustCompile(`^\s*(?:(.+?)\s*:\s*)?([a-z0-9]+)\s+regression\s+vs\s+([^\s=]+=\S+)\s*(<=|<)\s*([0-9.]+)\s*%\s*$`)
+	timedRe      = regexp.MustCompile(`^\s*(?:.+?\s*:\s*)?[a-z0-9]+\s*\(`)
 	abortRe      = regexp.MustCompile(`\s+abort\s*$`)
 )
 
@@ -57,6 +66,11 @@ var RegressionMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mea
 // ThresholdMetrics are the metrics a threshold can name.
 var ThresholdMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "min", "max", "errors", "rps", "dropped"}
 
+// ThresholdTimes are the operations a latency threshold can be of, as
+// "p95(ko)" names them: the successful ones (ok, the default), the failed
+// ones that were sent (ko), or all of them together.
+var ThresholdTimes = []string{"ok", "ko", "all"}
+
 // ParseThreshold reads one threshold expression.
 func ParseThreshold(s string) (*Threshold, error) {
 	expr, abort := s, false
@@ -64,29 +78,43 @@ func ParseThreshold(s string) (*Threshold, error) {
 		expr, abort = s[:loc[0]], true
 	}
 	if strings.Contains(expr, " regression ") {
+		if timedRe.MatchString(expr) {
+			return nil, fmt.Errorf("threshold %q: a regression compares the successful operations' times; name the metric alone, such as \"p75 regression vs release=Goldenrod < 10%%\"", s)
+		}
 		if abort {
 			return nil, fmt.Errorf("threshold %q: a regression is judged against stored runs at the end; it cannot abort the run", s)
 		}
 		return parseRegression(s, expr)
 	}
-	m := thresholdRe.FindStringSubmatch(expr)
+	m, at := thresholdRe.FindStringSubmatch(expr), thresholdRe.FindStringSubmatchIndex(expr)
 	if m == nil {
-		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC OP VALUE [abort], such as \"p95 < 500ms\", \"errors < 0.1%% abort\", \"check-out: rps > 20\", \"dropped < 1%%\" or \"p75 regression vs release=Goldenrod < 10%%\"", s)
+		return nil, fmt.Errorf("threshold %q: want [OPERATION:] METRIC[(ok|ko|all)] OP VALUE [abort], such as \"p95 < 500ms\", \"p95(ko) < 2s\", \"errors < 0.1%% abort\", \"check-out: rps > 20\", \"dropped < 1%%\" or \"p75 regression vs release=Goldenrod < 10%%\"", s)
 	}
-	t := &Threshold{Source: strings.TrimSpace(s), Operation: m[1], Metric: m[2], Op: m[3], Abort: abort}
+	t := &Threshold{Source: strings.TrimSpace(s), Operation: m[1], Metric: m[2], Times: m[3], Op: m[4], Abort: abort}
 	if !slices.Contains(ThresholdMetrics, t.Metric) {
 		return nil, fmt.Errorf("threshold %q: unknown metric %q: want one of %s%s", s, t.Metric, strings.Join(ThresholdMetrics, ", "), suggest(t.Metric, ThresholdMetrics))
 	}
-	v, err := strconv.ParseFloat(m[4], 64)
+	switch timed := at[6] >= 0; {
+	case !timed:
+	case t.Metric == "errors" || t.Metric == "rps" || t.Metric == "dropped":
+		return nil, fmt.Errorf("threshold %q: %s is counted, not timed: (ok), (ko) and (all) are for latencies (p50 ... p999, mean, min, max), such as \"p95(ko) < 2s\"", s, t.Metric)
+	case !slices.Contains(ThresholdTimes, t.Times):
+		return nil, fmt.Errorf("threshold %q: %s(%s): want %s(ok) for the successful operations (the default), %s(ko) for the failed ones or %s(all) for both together%s",
+			s, t.Metric, t.Times, t.Metric, t.Metric, t.Metric, suggest(t.Times, ThresholdTimes))
+	}
+	if t.Times == "ok" {
+		t.Times = ""
+	}
+	v, err := strconv.ParseFloat(m[5], 64)
 	if err != nil {
 		return nil, fmt.Errorf("threshold %q: %v", s, err)
 	}
-	unit := m[5]
+	unit := m[6]
 	switch t.Metric {
 	case "errors":
 		switch unit {
 		case "%":
-			v = percent(m[4], v)
+			v = percent(m[5], v)
 		case "":
 		default:
 			return nil, fmt.Errorf("threshold %q: errors are a ratio such as 0.1%% or 0.001", s)
@@ -98,7 +126,7 @@ func ParseThreshold(s string) (*Threshold, error) {
 	case "dropped":
 		switch {
 		case unit == "%":
-			v, t.Share = percent(m[4], v), true
+			v, t.Share = percent(m[5], v), true
 		case unit != "":
 			return nil, fmt.Errorf("threshold %q: dropped is a share of the iterations due, such as dropped < 1%%, or a count of them, such as dropped == 0", s)
 		case v != math.Trunc(v):
@@ -108,9 +136,9 @@ func ParseThreshold(s string) (*Threshold, error) {
 		if unit == "" {
 			return nil, fmt.Errorf("threshold %q: give the latency a unit, such as 500ms or 2s", s)
 		}
-		d, err := time.ParseDuration(m[4] + unit)
+		d, err := time.ParseDuration(m[5] + unit)
 		if err != nil {
-			return nil, fmt.Errorf("threshold %q: %q is not a duration", s, m[4]+unit)
+			return nil, fmt.Errorf("threshold %q: %q is not a duration", s, m[5]+unit)
 		}
 		v = float64(d) / 1e6
 	}
@@ -164,6 +192,9 @@ func (t *Threshold) String() string {
 		b.WriteString(t.Operation + ": ")
 	}
 	b.WriteString(t.Metric)
+	if t.Times != "" {
+		b.WriteString("(" + t.Times + ")")
+	}
 	v := strconv.FormatFloat(t.Value, 'f', -1, 64)
 	switch {
 	case t.Regression():

@@ -65,8 +65,12 @@ func WriteCSVTable(w io.Writer, rd *results.Run, table string) error {
 					if derr != nil {
 						return derr
 					}
+					ko, derr := rd.FailedQuantilesAt(ph.Index, op, iv.StartMs)
+					if derr != nil {
+						return derr
+					}
 					if err == nil {
-						err = cw.Write(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h, iv.Partial(s.IntervalLength())))
+						err = cw.Write(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h, ko, iv.Partial(s.IntervalLength())))
 					}
 				}
 			}

@@ -278,28 +278,20 @@ func sliver(iv *results.IntervalData, nominal time.Duration) bool {
 // koSeries is an operation's failed operations (KO) over a stage, timed
 // as the successful ones are: their latency percentiles per interval (the
 // lines' p50, p95 and p99; the rates are the OK series') and their
-// histogram over the whole stage. The charts draw them beside the OK ones,
-// dashed. Empty while a run records no latency of its failed operations:
-// this is where they are read from it (koIntervals, koTotal).
+// histogram over the whole stage, from the intervals that had failures
+// (results.Run.FailedOf). The charts draw them beside the OK ones, dashed.
 func koSeries(rd *results.Run, ph results.PhaseSummary, op results.Operation) (opLines, *hdr.Histogram, error) {
-	ivs := koIntervals(rd, ph.Index, op)
+	ivs := rd.FailedOf(ph.Index, op)
 	if len(ivs) == 0 {
 		return opLines{}, nil, nil
 	}
-	o, err := linesOf(ivs, ph.Start.UnixMilli(), rd.Summary.IntervalLength(), nil)
-	return o, koTotal(rd, ph.Index, op), err
+	total := metrics.NewHistogram()
+	o, err := linesOf(ivs, ph.Start.UnixMilli(), rd.Summary.IntervalLength(), total)
+	if total.TotalCount() == 0 {
+		total = nil
+	}
+	return o, total, err
 }
-
-// koIntervals are an operation's intervals of its failed operations' latency
-// in a stage; none yet: a run records the latency of its successful
-// operations only.
-func koIntervals(rd *results.Run, stage int, op results.Operation) []*results.IntervalData {
-	return nil
-}
-
-// koTotal is an operation's histogram of its failed operations' latency
-// over a stage; nil yet (koIntervals).
-func koTotal(rd *results.Run, stage int, op results.Operation) *hdr.Histogram { return nil }
 
 // startDelaySeries is each open-model scenario's start delay p99 per
 // interval: where the generator fell behind its schedule, and when.
@@ -524,6 +516,7 @@ svg.chart { display: block; margin: 8px 0 20px; max-width: 100%; height: auto; }
 code { background: #f4f4f4; padding: 1px 4px; }
 table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 @media print { body { max-width: none; margin: 0; padding: 0; font-size: 12px; } h2 { break-after: avoid; } table { font-size: 11px; } }
+tr.ko td { color: #b00; } tr.ko td:first-child { padding-left: 20px; }
 </style>{{if not .Web}}<style>{{plotCSS}}</style>{{end}}{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
@@ -544,9 +537,10 @@ table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 {{range .Stages}}<h2>Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>
 <table><tr><th>Operation</th><th>Kind</th><th>Count</th><th>Errors</th><th>Rate /s</th><th>Min</th><th>Mean</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>Max</th><th>ops/s avg</th></tr>
-{{range .P.Operations}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Count}}</td><td>{{.Errors.Total}}</td><td>{{f1 .RPS}}</td><td>{{ms .Latency.Min}}</td><td>{{ms .Latency.Mean}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P75}}</td><td>{{ms .Latency.P90}}</td><td>{{ms .Latency.P95}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .Latency.Max}}</td><td>{{f2 .OpRate.Avg}}</td></tr>
-{{end}}</table>
-<p class="meta">Latencies in ms, of successful operations.</p>
+{{range $op := .P.Operations}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Count}}</td><td>{{.Errors.Total}}</td><td>{{f1 .RPS}}</td><td>{{ms .Latency.Min}}</td><td>{{ms .Latency.Mean}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P75}}</td><td>{{ms .Latency.P90}}</td><td>{{ms .Latency.P95}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .Latency.Max}}</td><td>{{f2 .OpRate.Avg}}</td></tr>
+{{if .KOCount}}{{with .Failed}}<tr class="ko"><td>{{$op.Name}} KO</td><td></td><td>{{$op.KOCount}}</td><td></td><td></td><td>{{ms .Min}}</td><td>{{ms .Mean}}</td><td>{{ms .P50}}</td><td>{{ms .P75}}</td><td>{{ms .P90}}</td><td>{{ms .P95}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}</td><td></td></tr>
+{{end}}{{end}}{{end}}</table>
+<p class="meta">Latencies in ms, of successful operations (OK); a row marked KO gives the failed ones' (those sent).</p>
 {{with .Open}}<table><tr><th>Open model</th><th>Kind</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.DroppedDue}}</td><td>{{.Queued}}</td></tr>
 {{end}}</table>

@@ -63,7 +63,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	if across := acrossStages(s); across != "" {
 		fmt.Fprintf(w, "## Response times (ms)\n\n%s\n", across)
 	}
-	fmt.Fprintf(w, "## Operations per stage\n\nOperations per second are 1000 / execution time in ms.\n\n")
+	fmt.Fprintf(w, "## Operations per stage\n\nOperations per second are 1000 / execution time in ms. Times are of the successful operations (OK); a row marked KO under an operation gives its failed ones' (those sent).\n\n")
 	for _, ph := range s.Stages {
 		fmt.Fprintf(w, "### %s\n\n", mdEscape(ph.Name))
 		fmt.Fprintln(w, "| Operation | Count | Errors | Min ms | Max ms | Average ms | Min ops/s | Max ops/s | Average ops/s | p50 ms | p95 ms | p99 ms | Throughput /s |")
@@ -75,6 +75,11 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 			l, r := op.Latency, op.OpRate
 			fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f |\n", mdEscape(op.Name), op.Count, op.Errors.Total,
 				num(l.Min), num(l.Max), num(l.Mean), num(r.Min), num(r.Max), num(r.Avg), num(l.P50), num(l.P95), num(l.P99), op.RPS)
+			if n := op.KOCount(); n > 0 {
+				k := op.Failed
+				fmt.Fprintf(w, "| %s KO | %d |  | %s | %s | %s |  |  |  | %s | %s | %s |  |\n", mdEscape(op.Name), n,
+					num(k.Min), num(k.Max), num(k.Mean), koNum(k, k.P50), koNum(k, k.P95), koNum(k, k.P99))
+			}
 		}
 		fmt.Fprintln(w)
 		openMarkdown(w, ph)
@@ -151,6 +156,15 @@ func acrossStages(s *results.Summary) string {
 // reproduce do.
 func num(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
+// koNum is a percentile of failed operations, "-" where it is not known
+// (a run recorded before perflab kept their histogram).
+func koNum(k *metrics.KOSummary, v float64) string {
+	if k.Count == 0 {
+		return "-"
+	}
+	return num(v)
+}
+
 // mdEscape keeps user text (step names, labels, a hostile service's
 // answers) from breaking a Markdown table or becoming markup: HTML is
 // escaped as the HTML report does, and what Markdown would read as a cell
@@ -178,7 +192,8 @@ func WriteCSV(w io.Writer, s *results.Summary) error {
 	cw := csv.NewWriter(w)
 	header := []string{"stage", "scenario", "operation", "kind", "count", "errors", "success_ratio", "rps",
 		"min_ms", "mean_ms", "max_ms", "p50_ms", "p75_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "min_ops_s", "max_ops_s", "avg_ops_s",
-		"service_p50_ms", "service_p99_ms", "start_delay_p50_ms", "start_delay_p99_ms", "start_delay_max_ms", "dropped", "queued"}
+		"service_p50_ms", "service_p99_ms", "start_delay_p50_ms", "start_delay_p99_ms", "start_delay_max_ms", "dropped", "queued",
+		"ko_count", "ko_min_ms", "ko_mean_ms", "ko_max_ms", "ko_p50_ms", "ko_p75_ms", "ko_p90_ms", "ko_p95_ms", "ko_p99_ms", "ko_p999_ms"}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -199,6 +214,18 @@ func WriteCSV(w io.Writer, s *results.Summary) error {
 				strconv.FormatInt(op.Errors.Total, 10), f(op.SuccessRatio), f(op.RPS), f(l.Min), f(l.Mean), f(l.Max),
 				f(l.P50), f(l.P75), f(l.P90), f(l.P95), f(l.P99), f(l.P999), f(r.Min), f(r.Max), f(r.Avg)}
 			row = append(append(row, open...), strconv.FormatInt(op.Dropped, 10), strconv.FormatInt(op.Queued, 10))
+			// The failed operations' times (KO), the latencies above
+			// being the successful ones' (OK); percentiles empty where
+			// they are not known (a run recorded before they were kept).
+			ko := make([]string, 10)
+			ko[0] = strconv.FormatInt(op.KOCount(), 10)
+			if k := op.Failed; k != nil {
+				ko[1], ko[2], ko[3] = f(k.Min), f(k.Mean), f(k.Max)
+				if k.Count > 0 {
+					ko[4], ko[5], ko[6], ko[7], ko[8], ko[9] = f(k.P50), f(k.P75), f(k.P90), f(k.P95), f(k.P99), f(k.P999)
+				}
+			}
+			row = append(row, ko...)
 			if err := cw.Write(row); err != nil {
 				return err
 			}

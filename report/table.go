@@ -119,22 +119,32 @@ func phaseTable(w io.Writer, title string, ph results.PhaseSummary) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-*s\tkind\tcount\terrors\terr%%\trps\tmin\tmean\tp50\tp75\tp90\tp95\tp99\tp99.9\tmax\t\n", width, "operation")
+	latencies := func(l metrics.LatencySummary) string {
+		return strings.Join([]string{results.Ms(l.Min), results.Ms(l.Mean), results.Ms(l.P50), results.Ms(l.P75), results.Ms(l.P90), results.Ms(l.P95), results.Ms(l.P99), results.Ms(l.P999), results.Ms(l.Max)}, "\t")
+	}
+	kos := false
 	for _, op := range ph.Operations {
 		name := op.Name
 		if op.Transaction != "" {
 			name = "  " + name
 		}
-		l := op.Latency
 		errPct := 0.0
 		if op.Count > 0 {
 			errPct = 100 * float64(op.Errors.Total) / float64(op.Count)
 		}
-		fmt.Fprintf(tw, "%-*s\t%s\t%d\t%d\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			width, name, op.Kind, op.Count, op.Errors.Total, errPct, op.RPS,
-			results.Ms(l.Min), results.Ms(l.Mean), results.Ms(l.P50), results.Ms(l.P75), results.Ms(l.P90), results.Ms(l.P95), results.Ms(l.P99), results.Ms(l.P999), results.Ms(l.Max))
+		fmt.Fprintf(tw, "%-*s\t%s\t%d\t%d\t%.2f\t%.1f\t%s\t\n", width, name, op.Kind, op.Count, op.Errors.Total, errPct, op.RPS, latencies(op.Latency))
+		// The failed operations' times under the operation's, as
+		// Gatling gives KO beside OK.
+		if n := op.KOCount(); n > 0 {
+			kos = true
+			fmt.Fprintf(tw, "%-*s\t\t%d\t\t\t\t%s\t\n", width, strings.Repeat(" ", len(name)-len(strings.TrimLeft(name, " ")))+"  KO", n, latencies(op.Failed.LatencySummary))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if kos {
+		fmt.Fprintln(w, "KO rows: the latencies of the failed operations (those sent), under the row of the same operation's successful ones (OK)")
 	}
 	if err := serviceTable(w, ph, width); err != nil {
 		return err

@@ -137,30 +137,60 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 const IntervalsCSV = "intervals.csv"
 
 // IntervalsHeader is intervals.csv's header. rps is over the interval's
-// own length; partial is 1 for an interval shorter than the run's (cut
-// short by its stage's end), 0 for the others.
-var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "partial"}
+// own length; the percentiles p50_ms to max_ms are of the successful
+// operations (OK), ko_count and ko_p50_ms to ko_max_ms of the failed ones
+// that were sent (KO; empty when none was); partial is 1 for an interval
+// shorter than the run's (cut short by its stage's end), 0 for the others.
+var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "partial",
+	"ko_count", "ko_p50_ms", "ko_p95_ms", "ko_p99_ms", "ko_max_ms"}
 
-// IntervalRow is one line of intervals.csv.
-func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h metrics.Percentiler, partial bool) []string {
-	return QuantilesRow(stage, scenario, operation, kind, ivl, startMs, endMs, count, errors, metrics.QuantilesOf(h), partial)
+// IntervalRow is one line of intervals.csv, of the histograms of the
+// successful operations (h) and of the failed ones (ko).
+func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, h metrics.Percentiler, ko metrics.Quantiles, partial bool) []string {
+	return QuantilesRow(stage, scenario, operation, kind, ivl, startMs, endMs, count, errors, metrics.QuantilesOf(h), ko, partial)
 }
 
-// QuantilesRow is IntervalRow of a histogram's quantiles.
-func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q metrics.Quantiles, partial bool) []string {
+// QuantilesRow is IntervalRow of the histograms' quantiles.
+func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q, ko metrics.Quantiles, partial bool) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), csvcell.Escape(scenario), csvcell.Escape(operation), string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
-		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0"}
+		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0", "0", "", "", "", ""}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
 	}
-	if q.N > 0 {
-		row[10], row[11], row[12], row[13] = f(float64(q.P50)/1e3), f(float64(q.P95)/1e3), f(float64(q.P99)/1e3), f(float64(q.Max)/1e3)
+	quantiles := func(at int, q metrics.Quantiles) {
+		if q.N > 0 {
+			row[at], row[at+1], row[at+2], row[at+3] = f(float64(q.P50)/1e3), f(float64(q.P95)/1e3), f(float64(q.P99)/1e3), f(float64(q.Max)/1e3)
+		}
 	}
+	quantiles(10, q)
 	if partial {
 		row[14] = "1"
 	}
+	row[15] = strconv.FormatInt(ko.N, 10)
+	quantiles(16, ko)
 	return row
+}
+
+// FailedTag is the tag suffix, in latency.hlog, of the histogram of an
+// operation's failed operations (KO) that were sent, beside the successful
+// ones' (TAG): in the intervals that had some.
+const FailedTag = "/.failed"
+
+// FailedOf is an operation's interval histograms of failed operations in
+// a stage (those intervals that had some).
+func (rd *Run) FailedOf(stage int, op Operation) []*IntervalData {
+	return rd.Intervals[StageTag(stage, op.Scenario, op.Name, op.Kind)+FailedTag]
+}
+
+// FailedQuantilesAt are the quantiles of an operation's failed operations
+// in its interval of a stage that starts at startMs: none when it had
+// none.
+func (rd *Run) FailedQuantilesAt(stage int, op Operation, startMs int64) (metrics.Quantiles, error) {
+	if d := findInterval(rd.FailedOf(stage, op), startMs); d != nil {
+		return d.Quantiles()
+	}
+	return metrics.Quantiles{}, nil
 }
 
 // Partial reports whether the interval is shorter than nominal, the run's

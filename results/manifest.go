@@ -115,6 +115,9 @@ func readUnfinished(dir string) (*Run, error) {
 		if d := findInterval(rd.Intervals[tag+StartDelayTag], r.Start.UnixMilli()); d != nil {
 			r.StartDelay = d.enc
 		}
+		if d := findInterval(rd.Intervals[tag+FailedTag], r.Start.UnixMilli()); d != nil {
+			r.Failed = d.enc
+		}
 		r.PhaseName = names[r.Phase]
 		if r.PhaseName == "" {
 			r.PhaseName = "stage " + strconv.Itoa(r.Phase)

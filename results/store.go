@@ -87,8 +87,8 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 		scenario, name, kind string
 	}
 	type acc struct {
-		h               store.Histogram
-		lat, svc, delay *hdr.Histogram
+		h                       store.Histogram
+		lat, svc, delay, failed *hdr.Histogram
 	}
 	var order []key
 	accs := map[key]*acc{}
@@ -127,7 +127,7 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			a.h.Count += h.Count
 			a.h.Errors += h.Errors
 			a.h.Dropped += h.Dropped
-			for _, e := range []error{add(&a.lat, h.Encoded), add(&a.svc, h.ServiceTime), add(&a.delay, h.StartDelay)} {
+			for _, e := range []error{add(&a.lat, h.Encoded), add(&a.svc, h.ServiceTime), add(&a.delay, h.StartDelay), add(&a.failed, h.Failed)} {
 				if e != nil {
 					return nil, fmt.Errorf("run %s: %w", p.ID, e)
 				}
@@ -147,19 +147,20 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			a.lat = metrics.NewHistogram()
 		}
 		q := metrics.QuantilesOf(a.lat)
-		a.h.Encoded, a.h.ServiceTime, a.h.StartDelay, a.h.Quantiles = enc(a.lat), enc(a.svc), enc(a.delay), &q
+		a.h.Encoded, a.h.ServiceTime, a.h.StartDelay, a.h.Failed, a.h.Quantiles = enc(a.lat), enc(a.svc), enc(a.delay), enc(a.failed), &q
 		out = append(out, a.h)
 	}
 	return out, nil
 }
 
-// storedDuration is an open model's service time or start delay histogram
-// as stored, with its tag suffix.
+// storedDuration is an open model's service time or start delay histogram,
+// or the failed operations' latency, as stored, with its tag suffix.
 type storedDuration struct {
 	suffix, enc string
 }
 
-// storedDurations is a stored row's service time and start delay, those it has.
+// storedDurations is a stored row's service time, start delay and failed
+// operations' latency, those it has.
 func storedDurations(h store.Histogram) []storedDuration {
 	var out []storedDuration
 	if h.ServiceTime != "" {
@@ -167,6 +168,9 @@ func storedDurations(h store.Histogram) []storedDuration {
 	}
 	if h.StartDelay != "" {
 		out = append(out, storedDuration{StartDelayTag, h.StartDelay})
+	}
+	if h.Failed != "" {
+		out = append(out, storedDuration{FailedTag, h.Failed})
 	}
 	return out
 }
@@ -215,7 +219,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 	type acc struct {
 		op          Operation
 		h           *hdr.Histogram
-		durs        map[string]*hdr.Histogram // service time, start delay, by tag suffix
+		durs        map[string]*hdr.Histogram // service time, start delay, failed latency, by tag suffix
 		count, errs int64
 		dropped     int64
 	}
@@ -301,7 +305,7 @@ func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, 
 			if sp, ok := spans[scenKey{k.phase, k.scenario}]; ok && sp[1].After(sp[0]) {
 				span = sp[1].Sub(sp[0])
 			}
-			a.op.Summary = metrics.SummarizeHistogram(a.h, a.count, a.errs, span)
+			a.op.Summary = metrics.SummarizeHistogram(a.h, a.durs[FailedTag], a.count, a.errs, span)
 			a.op.Dropped = a.dropped
 			if h := a.durs[ServiceTimeTag]; h != nil {
 				a.op.ServiceTime = metrics.HistogramLatency(h)

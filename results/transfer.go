@@ -58,6 +58,10 @@ func Complete(st *store.Store, dir string) error {
 	return nil
 }
 
+// storedTags are the tag suffixes of the histograms the history keeps
+// beside an operation's latency, in the order of store.Encoded's fields.
+var storedTags = [...]string{ServiceTimeTag, StartDelayTag, FailedTag}
+
 // encodeDir reads a finished run directory as the history stores it: its
 // summary.json, its totals and its histograms per interval and stage.
 func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded, err error) {
@@ -91,12 +95,13 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 		for _, op := range UniqueOps(ph.Operations) {
 			ivs := rd.IntervalsOf(ph.Index, op)
 			total := metrics.NewHistogram()
-			// An open model's service time and start delay, by the
-			// interval's start, and their totals.
+			// An open model's service time and start delay, and the
+			// failed operations' latency, by the interval's start, and
+			// their totals.
 			tag := StageTag(ph.Index, op.Scenario, op.Name, op.Kind)
 			durs := map[string]map[int64]string{}
 			durTotals := map[string]*hdr.Histogram{}
-			for _, suffix := range []string{ServiceTimeTag, StartDelayTag} {
+			for _, suffix := range storedTags {
 				for _, iv := range rd.Intervals[tag+suffix] {
 					if durs[suffix] == nil {
 						durs[suffix], durTotals[suffix] = map[int64]string{}, metrics.NewHistogram()
@@ -118,11 +123,11 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 				q := metrics.QuantilesOf(h)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc,
-					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Quantiles: &q})
+					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Failed: durs[FailedTag][iv.StartMs], Quantiles: &q})
 			}
 			enc, q := metrics.Encode(total), metrics.QuantilesOf(total)
-			var totalEnc [2]string
-			for j, suffix := range []string{ServiceTimeTag, StartDelayTag} {
+			var totalEnc [len(storedTags)]string
+			for j, suffix := range storedTags {
 				if h := durTotals[suffix]; h != nil {
 					totalEnc[j] = string(metrics.Encode(h))
 				}
@@ -135,7 +140,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Dropped: dropped, Hist: string(enc),
-				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Quantiles: &q})
+				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Failed: totalEnc[2], Quantiles: &q})
 		}
 	}
 	return rd, summary, totals, hs, nil
@@ -206,7 +211,7 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 		baseMs = 0
 	}
 	baseMs = baseMs / 1000 * 1000
-	fmt.Fprintf(w, "#perflab interval histograms exported from the run history: latency of successful operations in microseconds (the Interval_Max column is in seconds)\n#%s\n", openTagsComment)
+	fmt.Fprintf(w, "#perflab interval histograms exported from the run history: latency of successful operations in microseconds (the Interval_Max column is in seconds)\n#%s\n#%s\n", openTagsComment, failedTagComment)
 	fmt.Fprintf(w, "#[Histogram log format version 1.3]\n#[StartTime: %d (seconds since epoch), %s]\n#[BaseTime: %d (seconds since epoch)]\n",
 		baseMs/1000, time.UnixMilli(baseMs).UTC().Format(time.RFC3339), baseMs/1000)
 	fmt.Fprintln(w, `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
@@ -232,7 +237,15 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 				return nil, err
 			}
 		}
-		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p,
+		var ko metrics.Quantiles
+		if h.Failed != "" {
+			fp, err := hdr.DecodePacked([]byte(h.Failed))
+			if err != nil {
+				return nil, err
+			}
+			ko = metrics.QuantilesOf(fp)
+		}
+		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p, ko,
 			(&IntervalData{StartMs: h.Start.UnixMilli(), EndMs: h.End.UnixMilli()}).Partial(s.IntervalLength())))
 	}
 	if err := w.Flush(); err != nil {

@@ -93,6 +93,7 @@ func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, 
 		rd.hlog.OutputComment("perflab interval histograms: latency of successful operations in microseconds (the Interval_Max column is in seconds)"),
 		rd.hlog.OutputComment("tags are STAGE/SCENARIO/OPERATION with characters other than letters, digits and ._-/ replaced by _"),
 		rd.hlog.OutputComment(openTagsComment),
+		rd.hlog.OutputComment(failedTagComment),
 		rd.hlog.OutputLogFormatVersion(),
 		rd.hlog.OutputStartTime(baseMs),
 		rd.hlog.OutputBaseTime(baseMs),
@@ -171,8 +172,14 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 					return err
 				}
 			}
+			fenc, fq, failed := st.FailDigest()
+			if failed {
+				if err := logLine(rd.bw, rd.baseMs, tag+FailedTag, iv.Start.UnixMilli(), iv.End.UnixMilli(), fq.Max, fenc); err != nil {
+					return err
+				}
+			}
 			op := ops[i]
-			if err := rd.csv.Write(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, iv.Partial)); err != nil {
+			if err := rd.csv.Write(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, fq, iv.Partial)); err != nil {
 				return err
 			}
 		}
@@ -211,6 +218,9 @@ const (
 
 // openTagsComment explains the open models' tags in a log's header.
 const openTagsComment = "open models: TAG" + ServiceTimeTag + " is the time from the send, TAG" + StartDelayTag + " from the due time to the send (of failed operations too)"
+
+// failedTagComment explains the failed operations' tag in a log's header.
+const failedTagComment = "TAG" + FailedTag + " is the latency of the failed operations that were sent (KO), TAG the successful ones' (OK)"
 
 // openDurations is an open-model operation's service time and start delay
 // histograms, those that have values, with their tag suffixes.
@@ -357,7 +367,11 @@ func WriteDir(r *Run, dir string) error {
 				if err != nil {
 					return err
 				}
-				if err := w.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, d.Partial(s.IntervalLength()))); err != nil {
+				ko, err := r.FailedQuantilesAt(ph.Index, op, d.StartMs)
+				if err != nil {
+					return err
+				}
+				if err := w.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, ko, d.Partial(s.IntervalLength()))); err != nil {
 					return err
 				}
 			}

@@ -222,6 +222,12 @@ var migrations = [][]string{
 		// keeps the stage's dropped iterations, not each interval's).
 		`ALTER TABLE histograms ADD COLUMN dropped BIGINT NOT NULL DEFAULT 0`,
 	},
+	{
+		// The latency of the failed operations that were sent (KO), as
+		// hist is the successful ones': '' where none failed, and in the
+		// rows stored before.
+		`ALTER TABLE histograms ADD COLUMN failed TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // migrationFills are what migrations compute in Go rather than SQL, by
@@ -482,10 +488,10 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, phase, scenario, operation, kind, ivl) DO UPDATE SET
 			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist,
-			service_time = excluded.service_time, start_delay = excluded.start_delay,
+			service_time = excluded.service_time, start_delay = excluded.start_delay, failed = excluded.failed,
 			p50_us = excluded.p50_us, p95_us = excluded.p95_us, p99_us = excluded.p99_us, max_us = excluded.max_us, dropped = excluded.dropped`))
 	if err != nil {
 		return err
@@ -517,9 +523,10 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		}
 		op := keys[i]
 		enc, q := st.Digest()
+		failed, _, _ := st.FailDigest()
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
-			q.P50, q.P95, q.P99, q.Max, st.Dropped); err != nil {
+			q.P50, q.P95, q.P99, q.Max, st.Dropped, string(failed)); err != nil {
 			return err
 		}
 	}
@@ -746,9 +753,10 @@ type Histogram struct {
 	Dropped int64
 	// Encoded is the histogram as stored (V2 compressed, base64); Hist
 	// decodes it. ServiceTime and StartDelay are an open model's other
-	// two, encoded the same way ("" when it has none).
-	Encoded                 string
-	ServiceTime, StartDelay string
+	// two, encoded the same way ("" when it has none), and Failed the
+	// latency of the failed operations ("" when none was timed).
+	Encoded                         string
+	ServiceTime, StartDelay, Failed string
 	// Quantiles are the histogram's, nil for a row stored before they
 	// were (decode it).
 	Quantiles *metrics.Quantiles
@@ -756,10 +764,10 @@ type Histogram struct {
 
 // histogramColumns are the columns of histograms, in the order writes
 // and reads give them.
-const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped`
+const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed`
 
 // readColumns are histogramColumns as histogramRows scans them.
-const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped`
+const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed`
 
 // Hist decodes the histogram.
 func (h Histogram) Hist() (*hdr.Histogram, error) {
@@ -799,7 +807,7 @@ func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
 		var start, end int64
 		var q metrics.Quantiles
 		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded, &h.ServiceTime, &h.StartDelay,
-			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped); err != nil {
+			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped, &h.Failed); err != nil {
 			return nil, err
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
@@ -845,9 +853,9 @@ type Encoded struct {
 	Count, Errors                  int64
 	Dropped                        int64  // an open model's, on its scenario's rows
 	Hist                           string // V2 compressed, base64
-	// An open model's service time and start delay, encoded as Hist; ""
-	// when it has none.
-	ServiceTime, StartDelay string
+	// An open model's service time and start delay, and the latency of
+	// the failed operations, encoded as Hist; "" when it has none.
+	ServiceTime, StartDelay, Failed string
 	// Quantiles are Hist's; nil to have Complete take them from Hist.
 	Quantiles *metrics.Quantiles
 }
@@ -875,7 +883,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -891,7 +899,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 			q = &v
 		}
 		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist, h.ServiceTime, h.StartDelay,
-			q.P50, q.P95, q.P99, q.Max, h.Dropped); err != nil {
+			q.P50, q.P95, q.P99, q.Max, h.Dropped, h.Failed); err != nil {
 			return err
 		}
 	}

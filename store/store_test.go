@@ -96,6 +96,17 @@ func roundTrip(t *testing.T, path string) {
 			t.Errorf("interval %d: stored histogram differs", i)
 		}
 	}
+	// The failed operations' latency beside the successful ones': the
+	// stage's and each interval's one timeout.
+	for i, h := range hs {
+		ko := ph.Totals[0].FailHist
+		if i > 0 {
+			ko = want[i-1].FailHist
+		}
+		if d, err := hdr.Decode([]byte(h.Failed)); err != nil || !d.Equals(ko) || d.TotalCount() != h.Errors {
+			t.Errorf("interval %d: the failed operations' histogram stored differs (%v)", h.Interval, err)
+		}
+	}
 	for _, h := range hs { // stored beside each histogram: its quantiles
 		if q := metrics.QuantilesOf(decoded(h)); h.Quantiles == nil || *h.Quantiles != q || q.N != h.Count-h.Errors {
 			t.Errorf("interval %d: quantiles %+v, the histogram's %+v", h.Interval, h.Quantiles, q)

@@ -62,11 +62,10 @@ func TestVerdictMigration(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { verdictMigration(t, postgres(t)) })
 }
 
-// beforeVerdicts is the number of migrations of the schema that had no
-// verdict columns.
-const beforeVerdicts = 8
-
-func verdictMigration(t *testing.T, path string) {
+// oldStore is the history at path as the perflab of its first n
+// migrations made it.
+func oldStore(t *testing.T, path string, n int) *Store {
+	t.Helper()
 	var old *Store
 	if IsPostgres(path) {
 		db, err := sql.Open("pgx", path)
@@ -81,9 +80,29 @@ func verdictMigration(t *testing.T, path string) {
 		}
 		old = &Store{db: db}
 	}
-	if err := old.migrateTo(beforeVerdicts); err != nil {
+	if err := old.migrateTo(n); err != nil {
 		t.Fatal(err)
 	}
+	return old
+}
+
+// migrated closes an old history and opens it again, migrated.
+func migrated(t *testing.T, old *Store, path string) *Store {
+	t.Helper()
+	old.Close()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// beforeVerdicts is the number of migrations of the schema that had no
+// verdict columns.
+const beforeVerdicts = 8
+
+func verdictMigration(t *testing.T, path string) {
+	old := oldStore(t, path, beforeVerdicts)
 	t0 := time.UnixMilli(1_700_000_000_000)
 	for _, id := range []string{"old", "going"} {
 		if err := old.Begin(id, "shop", []byte("name: shop\n"), t0, nil); err != nil {
@@ -95,12 +114,7 @@ func verdictMigration(t *testing.T, path string) {
 		"completed", "", t0.Add(time.Second).UnixMilli(), oldSummary, "", "old"); err != nil {
 		t.Fatal(err)
 	}
-	old.Close()
-
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := migrated(t, old, path)
 	defer st.Close()
 	verdicts := func() map[string]*Verdict {
 		t.Helper()
@@ -141,6 +155,7 @@ func verdictMigration(t *testing.T, path string) {
 	st.Close()
 
 	// Opened again: migrated once, the verdicts kept.
+	var err error
 	if st, err = Open(path); err != nil {
 		t.Fatal(err)
 	}
