@@ -206,6 +206,37 @@ func lookupKind(err error) metrics.ErrKind {
 	return metrics.DNS
 }
 
+// describe says what a transport error of the pooled client was in the
+// event loop's words, so that the same failure reads the same on either
+// engine (metrics.MessageOf); reset says whether its connection was seen
+// reset (resetSeen). The rest read as their errors do.
+func describe(err error, reset bool) string {
+	var de *dialError
+	var dnsErr *net.DNSError
+	var errno syscall.Errno
+	var ne net.Error
+	msg := err.Error()
+	switch {
+	case errors.As(err, &dnsErr):
+		return dnsErr.Error()
+	case errors.As(err, &de) && errors.As(err, &ne) && ne.Timeout():
+		return "connect: timeout"
+	case errors.As(err, &de) && errors.As(err, &errno):
+		return "connect: " + errno.Error()
+	case reset && (err == fasthttp.ErrConnectionClosed || err == io.EOF || errors.Is(err, syscall.ECONNRESET)):
+		return "read: connection reset by peer"
+	case err == fasthttp.ErrConnectionClosed, err == io.EOF:
+		return "the server closed the connection before responding"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection mid-response"
+	case errors.Is(err, fasthttp.ErrTimeout):
+		return "timeout"
+	case strings.HasPrefix(msg, "error when reading response headers: "):
+		return "malformed response"
+	}
+	return msg
+}
+
 // Classify maps a transport error to an error kind: where it happened
 // (connect, TLS, write, read) and what it was (refused, reset, timeout).
 func Classify(err error) metrics.ErrKind {

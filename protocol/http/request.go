@@ -240,7 +240,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			start, deadline = sent, sent.Add(r.timeout)
 		}
 		if err := c.c.DoDeadline(req, resp, deadline); err != nil {
-			return s.failed(start, 0, 0, Classify(err), err.Error())
+			return s.failed(start, 0, 0, Classify(err), describe(err, resetSeen(resp.LocalAddr())))
 		}
 		status := resp.StatusCode()
 		again, kind, detail := c.follow(r, s, s.buf, status, (*fastHeaders)(&resp.Header))
@@ -261,7 +261,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 				if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
 					cl.CloseWithError(err) //nolint:errcheck // the read's error is the one to report
 				}
-				return s.failed(start, status, n, bodyErrKind(err, !time.Now().Before(deadline)), "read: "+err.Error())
+				return s.failed(start, status, n, bodyErrKind(err, !time.Now().Before(deadline)), bodyDetail(err, resp.LocalAddr()))
 			}
 			resp.CloseBodyStream() //nolint:errcheck // read to its end: the connection goes back to the pool
 		}
@@ -331,6 +331,15 @@ func (h *fastHeaders) values(name string) [][]byte {
 		}
 	}
 	return out
+}
+
+// bodyDetail says what an error reading a body from the connection of
+// local address local was, in the event loop's words (describe).
+func bodyDetail(err error, local net.Addr) string {
+	if d := describe(err, resetSeen(local)); d != err.Error() {
+		return d
+	}
+	return "read: " + err.Error()
 }
 
 // bodyErrKind classifies an error reading a body: a timeout, a reset, or

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	nethttp "net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -58,7 +61,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		}
 		resp, err := c.std.Do(req)
 		if err != nil {
-			return s.failed(start, 0, 0, classifyStd(ctx, err), err.Error())
+			return s.failed(start, 0, 0, classifyStd(ctx, err), describeStd(ctx, err))
 		}
 		again, kind, detail := c.follow(r, s, s.buf, resp.StatusCode, stdHeaders(resp.Header))
 		// Read the body fully; keep it only when a check or extraction needs it.
@@ -69,7 +72,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		kept, n, err := readBody(resp.Body, keep, s)
 		resp.Body.Close()
 		if err != nil {
-			return s.failed(start, resp.StatusCode, n, classifyStd(ctx, err), err.Error())
+			return s.failed(start, resp.StatusCode, n, classifyStd(ctx, err), describeStd(ctx, err))
 		}
 		if again {
 			s.hop(Hop{Start: sent, Latency: time.Since(sent), Status: resp.StatusCode, Bytes: int(n), Auth: resp.StatusCode == 401})
@@ -165,6 +168,20 @@ func classifyStd(ctx context.Context, err error) metrics.ErrKind {
 		return metrics.Timeout
 	}
 	return Classify(err)
+}
+
+// describeStd says what an error of the standard library's client was,
+// without the request's method and URL around it (a *url.Error): the
+// same words as the other engines' (describe).
+func describeStd(ctx context.Context, err error) string {
+	if ctx.Err() != nil {
+		return "timeout"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return describe(err, errors.Is(err, syscall.ECONNRESET))
 }
 
 // needsBody reports whether the response body is read by a check or an
