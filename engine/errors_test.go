@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -10,11 +13,13 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
+	phttp "github.com/perflab/perflab/protocol/http"
 )
 
 // tlsCounted starts a TLS server with cert (httptest's own when nil) that
@@ -60,9 +65,7 @@ func TestErrorMessages(t *testing.T) {
 				return
 			}
 			resets.Add(1)
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.(*net.TCPConn).SetLinger(0)
-			conn.Close()
+			reset(w)
 		case "/order":
 			i := ids.Add(1)
 			fmt.Fprintf(w, `{"status":"order %d failed, request %08x-0000-4000-8000-%012x"}`, 10000+i, i*7919, i)
@@ -177,5 +180,103 @@ scenarios:
 	}
 }
 
+// reset resets the connection of the request w answers.
+func reset(w http.ResponseWriter) {
+	conn, _, _ := w.(http.Hijacker).Hijack()
+	conn.(*net.TCPConn).SetLinger(0)
+	conn.Close()
+}
+
 // discardLog is a server's error log that keeps nothing.
 var discardLog = log.New(io.Discard, "", 0)
+
+// Failed requests and their responses go to the failure log, on either
+// engine: as many as it takes and no more, each request as sent and each
+// response as received (a reset has none), their secrets redacted.
+func TestFailureLog(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the event loop runs on Linux only")
+	}
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/ok":
+		case n.Add(1)%2 == 0:
+			http.SetCookie(w, &http.Cookie{Name: "session", Value: "s3cr3t-session"})
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"error":"overloaded"}`+strings.Repeat(".", 2*phttp.FailureBytes))
+		default:
+			reset(w)
+		}
+	}))
+	defer srv.Close()
+	body := `target: TARGET
+scenarios:
+  - name: s
+    vus: 2
+    iterations: 10
+    flow:
+      - {name: ok, url: /ok}
+      - name: pay
+        method: POST
+        url: /pay
+        headers: {Authorization: "Bearer t0ken-${vu}", X-Api-Key: k3y, Cookie: "id=c00kie"}
+        body: '{"amount":${vu}}'
+`
+	for _, loop := range []bool{true, false} {
+		n.Store(0)
+		forceEngine = &loop
+		p := load(t, srv.URL, body, nil)
+		forceEngine = nil
+		var out bytes.Buffer
+		log := phttp.NewFailureLog(&out, 7)
+		r, err := Run(context.Background(), p, Options{RunID: "test", Seed: 1, Failures: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := op(t, r.Stages[0], "pay"); s.ErrorCount() != 20 {
+			t.Fatalf("event loop %v: %d failed, want 20", loop, s.ErrorCount())
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 7 {
+			t.Fatalf("event loop %v: %d failures written, want 7:\n%s", loop, len(lines), out.String())
+		}
+		kinds := map[string]int{}
+		for _, l := range lines {
+			var f phttp.Failure
+			if err := json.Unmarshal([]byte(l), &f); err != nil {
+				t.Fatal(err)
+			}
+			kinds[f.Kind]++
+			if f.Step != "pay" || f.Scenario != "s" || f.VU < 1 || f.VU > 2 || !strings.HasPrefix(f.Request, "POST /pay HTTP/1.1\r\n") ||
+				!strings.HasSuffix(f.Request, fmt.Sprintf(`{"amount":%d}`, f.VU)) {
+				t.Errorf("event loop %v: %+v", loop, f)
+			}
+			for _, secret := range []string{"t0ken", "k3y", "c00kie", "s3cr3t"} {
+				if strings.Contains(l, secret) {
+					t.Errorf("event loop %v: %q written: %s", loop, secret, l)
+				}
+			}
+			if !strings.Contains(f.Request, "Authorization: [redacted]\r\n") || !strings.Contains(f.Request, "Cookie: [redacted]\r\n") {
+				t.Errorf("event loop %v: request %q", loop, f.Request)
+			}
+			switch f.Kind {
+			case "http_5xx":
+				if f.Status != 503 || f.Message != "HTTP 503 Service Unavailable" || !strings.HasPrefix(f.Response, "HTTP/1.1 503 Service Unavailable\r\n") ||
+					!strings.Contains(f.Response, "Set-Cookie: [redacted]\r\n") || !strings.Contains(f.Response, "\r\n\r\n"+`{"error":"overloaded"}`) ||
+					!f.ResponseTruncated || len(f.Response) > phttp.FailureBytes {
+					t.Errorf("event loop %v: 503: %+v", loop, f)
+				}
+			case "connection_reset":
+				if f.Message != "read: connection reset by peer" || f.Response != "" {
+					t.Errorf("event loop %v: reset: %+v", loop, f)
+				}
+			default:
+				t.Errorf("event loop %v: %+v", loop, f)
+			}
+		}
+		if kinds["http_5xx"] == 0 || kinds["connection_reset"] == 0 {
+			t.Errorf("event loop %v: kinds %v, want both", loop, kinds)
+		}
+	}
+}

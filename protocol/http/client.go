@@ -55,6 +55,9 @@ type Options struct {
 	// ServerTime, if set, reads the time the server reports it spent on
 	// each response (Result.Server).
 	ServerTime *ServerTime
+	// Failures, if set, is where failed requests and their responses go
+	// (a run's failures.jsonl), while it has room.
+	Failures *FailureLog
 	// Cookies is what each VU's cookie jar keeps (plan.CookiesKeep, the
 	// default, plan.CookiesPerIteration, plan.CookiesOff): the jar is the
 	// VU's Scratch's.
@@ -122,7 +125,7 @@ func (c *Client) bodyLimit(r *Request) (limit, keep int64) {
 	if r.needsBody() {
 		keep = limit
 	}
-	return limit, keep
+	return limit, c.dumpKeep(keep, limit)
 }
 
 // readBody reads a response body to its end, keeping its first keep bytes
