@@ -237,6 +237,9 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 	if !res.Start.IsZero() {
 		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
 	}
+	if res.Dump != nil {
+		w.dumpFailure(n, res)
+	}
 	c.last = res
 	if res.Err != metrics.OK && c.first == metrics.OK {
 		c.first = res.Err
@@ -263,6 +266,16 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		}
 	}
 	w.thinkAfter(n)
+}
+
+// dumpFailure writes a failed step's request and response to the
+// failure log (Options.Failures).
+func (w *worker) dumpFailure(n *node, res phttp.Result) {
+	v := w.vars
+	w.r.opts.Failures.Write(phttp.Failure{
+		Time: res.Start, Stage: v.stage, Scenario: v.scenario, Step: n.name, VU: v.vu, Iteration: v.iteration,
+		Kind: res.Err.String(), Message: metrics.MessageOf(res.Err, res.Detail), Detail: res.Detail, Status: res.Status,
+	}, res.Dump)
 }
 
 // record records a step's result in the stage, its hops with it, and

@@ -31,6 +31,9 @@ type Options struct {
 	// Requests receives requests.csv, the requests of the steps marked
 	// correlate (nil: none is written).
 	Requests io.Writer
+	// Failures, if set, receives failed HTTP requests and their
+	// responses (failures.jsonl), while it has room.
+	Failures *phttp.FailureLog
 	// Steps bind step names to functions run in-process instead of the
 	// steps' requests (embedded mode); a plan's call steps need one each.
 	Steps map[string]StepFunc
@@ -105,7 +108,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*metrics.Run, error) 
 	if opts.OnEvent == nil {
 		opts.OnEvent = func(string) {}
 	}
-	r := &runner{p: p, opts: opts, client: newClient(p), requests: newRequestLog(opts.Requests)}
+	r := &runner{p: p, opts: opts, client: newClient(p, opts.Failures), requests: newRequestLog(opts.Requests)}
 	defer func() {
 		if err := r.requests.flush(); err != nil {
 			opts.OnEvent("requests.csv: " + err.Error())
@@ -132,7 +135,7 @@ func tlsConfig(p *plan.Plan) *tls.Config {
 	return &tls.Config{RootCAs: rootCAs(p), InsecureSkipVerify: p.HTTP.InsecureSkipVerify} //nolint:gosec // the plan's choice, for test systems
 }
 
-func newClient(p *plan.Plan) *phttp.Client {
+func newClient(p *plan.Plan, failures *phttp.FailureLog) *phttp.Client {
 	maxConns := p.HTTP.MaxConnsPerHost
 	if maxConns == 0 {
 		for _, st := range p.Stages() {
@@ -154,7 +157,7 @@ func newClient(p *plan.Plan) *phttp.Client {
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
 		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
-		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, Cookies: p.HTTP.Cookies,
+		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, Cookies: p.HTTP.Cookies, Failures: failures,
 	})
 }
 

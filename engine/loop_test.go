@@ -70,6 +70,7 @@ var engineTests = []struct {
 	{"RedirectsCountAsTheServer", TestRedirectsCountAsTheServer},
 	{"CookiesPerVU", TestCookiesPerVU},
 	{"AuthCountsAsTheServer", TestAuthCountsAsTheServer},
+	{"ErrorMessages", TestErrorMessages},
 }
 
 // runEngineTests runs engineTests with load's plans on the engine given
@@ -264,6 +265,7 @@ var notOverTLS = map[string]string{
 	"LatencyMatchesServerTime": "the proxy's hop (two more crossings of the loopback interface, two goroutines) " +
 		"is latency the server does not see, as much as the 0.3 ms the test allows",
 	"TLSAndReadErrors": "it has TLS servers of its own, and certificate authorities that are not the proxy's",
+	"ErrorMessages":    "it has TLS servers of its own, and certificate authorities that are not the proxy's",
 }
 
 // notOverTLSRace are skipped over TLS under -race, where a handshake's
@@ -353,25 +355,30 @@ var testCert struct {
 // localhost, and its PEM.
 func tlsTestCert(t testing.TB) (tls.Certificate, []byte) {
 	testCert.once.Do(func() {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "perflab test"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, DNSNames: []string{"localhost"},
-			KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-			BasicConstraintsValid: true, IsCA: true,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testCert.cert = tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-		testCert.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+		testCert.cert, testCert.ca = certFor(t, []string{"localhost"}, net.IPv4(127, 0, 0, 1), net.IPv6loopback)
 	})
 	return testCert.cert, testCert.ca
+}
+
+// certFor is a self-signed certificate (its own authority) for the names
+// and addresses given, and its PEM.
+func certFor(t testing.TB, names []string, ips ...net.IP) (tls.Certificate, []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "perflab test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: ips, DNSNames: names,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 // https straight to a TLS server, on both engines: the same counts as the

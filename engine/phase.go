@@ -93,7 +93,7 @@ type phaseRec struct {
 // (its service time: a phase has no due times).
 func (p *phaseRec) step(n *node, res phttp.Result) time.Duration {
 	phaseHops(p.ph, p.lay, p.lay.ops[n.op], res)
-	p.ph.Totals[n.op].Add(res.Latency, res.Latency, res.Err, res.Bytes)
+	p.ph.Totals[n.op].AddResult(res.Latency, res.Latency, res.Err, res.Bytes, res.Detail)
 	return res.Latency
 }
 

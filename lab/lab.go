@@ -27,6 +27,7 @@ import (
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
+	phttp "github.com/perflab/perflab/protocol/http"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
@@ -65,7 +66,13 @@ type Config struct {
 	// second per stage), whatever the progress display: the Prometheus
 	// exporter's figures. It must not keep the tick.
 	Observe func(ph *metrics.Phase, tk *metrics.Tick)
+	// Failures, if above 0, is how many failed HTTP requests and their
+	// responses the run writes to failures.jsonl (--dump-failures).
+	Failures int
 }
+
+// FailuresFile is the failed requests of a run directory (Config.Failures).
+const FailuresFile = "failures.jsonl"
 
 func (c *Config) defaults() {
 	if c.Out == "" {
@@ -177,6 +184,15 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		}
 		defer requests.Close()
 	}
+	var failures *phttp.FailureLog
+	if cfg.Failures > 0 {
+		f, err := os.Create(filepath.Join(dir, FailuresFile))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		failures = phttp.NewFailureLog(f, cfg.Failures)
+	}
 	mode := cfg.Progress
 	isTerm := false
 	if file, ok := stderr.(*os.File); ok {
@@ -214,6 +230,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if requests != nil { // not a nil *os.File in the interface
 		opts.Requests = requests
 	}
+	opts.Failures = failures
 	if coord != nil {
 		// ${run_id} is the distributed run's, in every worker.
 		opts.RunID, opts.Segment, opts.Coordinator = cfg.Worker.RunID, cfg.Worker.Segment, coord
@@ -292,6 +309,10 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		}
 	}
 	keep("resources.csv", func(w io.Writer) error { return results.WriteResources(w, sampled.All()) })
+	if err := failures.Err(); err != nil {
+		fmt.Fprintf(stderr, "perflab: %s: %v\n", FailuresFile, err)
+		lost = append(lost, fmt.Sprintf("%s (%v)", FailuresFile, err))
+	}
 	if len(p.Logs) > 0 && requests != nil {
 		sum.Logs = correlateLogs(p, requests.Name(), stderr)
 	}

@@ -436,3 +436,15 @@ func TestAddNIsAddRepeated(t *testing.T) {
 		t.Errorf("Add: %+v %+v\nAddN: %+v %+v", one.OK, one.Failed, many.OK, many.Failed)
 	}
 }
+
+// BenchmarkRecordResultFailedOneWorker is RecordResult of failures, as a
+// refused connection repeats them: what a failure costs on top of a
+// success.
+func BenchmarkRecordResultFailedOneWorker(b *testing.B) {
+	rec := NewRecorder([]Op{{Name: "a"}}, 4, false)
+	details := []string{"connect: connection refused", "read: connection reset by peer", "status 503"}
+	kinds := []ErrKind{ConnRefused, ConnReset, HTTP5xx}
+	for i := 0; i < b.N; i++ {
+		rec.RecordResult(0, 0, time.Duration(i%100000)*time.Microsecond, 0, kinds[i%3], 100, details[i%3])
+	}
+}

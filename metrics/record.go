@@ -42,11 +42,14 @@ type StatsRecord struct {
 	FailedHist  string `json:"failed_hist,omitempty"`
 	// Details are what one failure of each kind said (Stats.Details).
 	Details map[string]string `json:"details,omitempty"`
+	// Messages count failures by kind and message (Stats.Messages).
+	Messages []ErrorMessage `json:"messages,omitempty"`
 }
 
 // Record is s as a StatsRecord. A packed s gives its encodings as they are.
 func (s *Stats) Record() StatsRecord {
-	r := StatsRecord{Count: s.Count, Bytes: s.Bytes, Clamped: s.Clamped, Dropped: s.Dropped, Queued: s.Queued, OK: s.OK}
+	r := StatsRecord{Count: s.Count, Bytes: s.Bytes, Clamped: s.Clamped, Dropped: s.Dropped, Queued: s.Queued, OK: s.OK,
+		Messages: s.Messages.List()}
 	for k, n := range s.Errors {
 		if n != 0 && ErrKind(k) != OK {
 			if r.Errors == nil {
@@ -123,6 +126,11 @@ func (r StatsRecord) Stats() (*Stats, error) {
 		}
 		s.AddDetail(k, d)
 	}
+	m, err := messagesOf(r.Messages, &s.Errors)
+	if err != nil {
+		return nil, err
+	}
+	s.Messages = m
 	deref := func(m *Moments) Moments {
 		if m == nil {
 			return Moments{}

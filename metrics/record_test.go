@@ -116,17 +116,13 @@ func TestDetails(t *testing.T) {
 	if s.Details[HTTP5xx] != "status 503" || s.Details[NotSent] != "${token} is not set" {
 		t.Errorf("merged details %q", s.Details)
 	}
-	b, err := json.Marshal(s.Record())
-	if err != nil {
-		t.Fatal(err)
+	back, b, err := readBack(t, s)
+	if err != nil || !reflect.DeepEqual(back.Details, s.Details) {
+		t.Errorf("read back: %q, %v; want %q", back.Details, err, s.Details)
 	}
 	var r StatsRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
-	}
-	back, err := r.Stats()
-	if err != nil || !reflect.DeepEqual(back.Details, s.Details) {
-		t.Errorf("read back: %q, %v; want %q", back.Details, err, s.Details)
 	}
 	r.Details["no_such"] = "x"
 	if _, err := r.Stats(); err == nil || !strings.Contains(err.Error(), `error kind "no_such"`) {

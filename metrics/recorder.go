@@ -60,14 +60,19 @@ func (r *Recorder) Record(shardIdx, op int, lat, svc time.Duration, ek ErrKind, 
 }
 
 // RecordResult is Record of a step's result, with what a failure said
-// (Stats.AddDetail).
+// (Stats.AddResult): a success costs nothing more, a failure its message
+// (MessageOf), made outside the lock, and a map lookup.
 func (r *Recorder) RecordResult(shardIdx, op int, lat, svc time.Duration, ek ErrKind, bytes int, detail string) {
+	var msg string
+	if ek != OK {
+		msg = MessageOf(ek, detail)
+	}
 	sh := &r.shards[shardIdx%len(r.shards)]
 	sh.mu.Lock()
 	st := sh.stats[op]
 	st.Add(lat, svc, ek, bytes)
 	if ek != OK {
-		st.AddDetail(ek, detail)
+		st.addMessage(ek, msg, detail)
 	}
 	sh.mu.Unlock()
 }

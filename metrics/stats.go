@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"math"
-	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -67,6 +66,9 @@ type Stats struct {
 	// Details holds, for each kind of error, the words of one of its
 	// failures ("${token} is not set (...)"): nil until a failure says.
 	Details map[ErrKind]string
+	// Messages counts the failures recorded with their words (AddResult)
+	// by kind and message (errors.go).
+	Messages Messages
 	// packed holds the histograms encoded once Pack has let them go.
 	packed *packedHists
 	// digest and failDigest are the histograms' encoding and quantiles,
@@ -246,11 +248,7 @@ func (s *Stats) AddDetail(ek ErrKind, detail string) {
 	}
 	// As JSON keeps it (summary.json, totals.jsonl), so that it reads
 	// back as written.
-	detail = strings.ToValidUTF8(detail, "\uFFFD")
-	if len(detail) > MaxDetail {
-		detail = strings.ToValidUTF8(detail[:MaxDetail-3], "") + "..."
-	}
-	s.Details[ek] = detail
+	s.Details[ek] = clip(detail, MaxDetail)
 }
 
 // AddServer records the time the server reported for a successful
@@ -347,6 +345,7 @@ func (s *Stats) Merge(o *Stats) {
 	for k, d := range o.Details {
 		s.AddDetail(k, d)
 	}
+	s.Messages.Merge(o.Messages)
 	s.OK.Merge(o.OK)
 	s.Failed.Merge(o.Failed)
 	if o.OK.N > 0 {
@@ -458,6 +457,8 @@ type ErrorSummary struct {
 	ByKind map[string]int64 `json:"by_kind"`
 	// Details says in words what one failure of each kind was.
 	Details map[string]string `json:"details,omitempty"`
+	// Messages counts the failures of steps by kind and message.
+	Messages []ErrorMessage `json:"messages,omitempty"`
 }
 
 // LatencySummary is the latency of successful operations in milliseconds.
@@ -527,6 +528,7 @@ func (s *Stats) Summarize(elapsed time.Duration) Summary {
 		}
 		out.Errors.Details[k.String()] = d
 	}
+	out.Errors.Messages = s.Messages.List()
 	if s.Count > 0 {
 		out.SuccessRatio = float64(s.Count-out.Errors.Total) / float64(s.Count)
 	}

@@ -43,7 +43,7 @@ type PageParts struct {
 // application (perflab serve): the same content, with parts around it.
 func WriteHTMLPage(w io.Writer, rd *results.Run, parts PageParts) error {
 	s := rd.Summary
-	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader, Parts: parts,
+	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader, Parts: parts, Errors: RunErrorRows(s),
 		Web: parts.Before != "" || parts.After != "" || len(parts.Scripts) > 0 || len(parts.Styles) > 0}
 	if s.Resources != nil {
 		page.Resources = ResourceRows(s.Resources)
@@ -336,6 +336,8 @@ type htmlPage struct {
 	Drift          []template.HTML
 	// Plots are the charts' data (JSON), for charts.js.
 	Plots template.JS
+	// Errors are the failures by message (RunErrorRows).
+	Errors []ErrorRow
 	// Parts, when Web, make the report a page of perflab serve.
 	Parts PageParts
 	Web   bool
@@ -517,6 +519,7 @@ code { background: #f4f4f4; padding: 1px 4px; }
 table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 @media print { body { max-width: none; margin: 0; padding: 0; font-size: 12px; } h2 { break-after: avoid; } table { font-size: 11px; } }
 tr.ko td { color: #b00; } tr.ko td:first-child { padding-left: 20px; }
+table.errors td:nth-child(-n+4), table.errors th:nth-child(-n+4) { text-align: left; } table.errors td:nth-child(4) { word-break: break-word; }
 </style>{{if not .Web}}<style>{{plotCSS}}</style>{{end}}{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
@@ -547,6 +550,9 @@ tr.ko td { color: #b00; } tr.ko td:first-child { padding-left: 20px; }
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
 {{range .Charts}}{{.}}{{end}}
 {{end}}
+{{with .Errors}}<h2 id="errors">Errors</h2><table class="errors"><tr><th>Stage</th><th>Operation</th><th>Kind</th><th>Message</th><th>Count</th><th>Share</th></tr>
+{{range .}}<tr><td>{{.Stage}}</td><td>{{.Operation}}</td><td>{{.Kind}}</td><td>{{.Message}}</td><td>{{.Count}}</td><td>{{printf "%.2f%%" .Share}}</td></tr>
+{{end}}</table><p class="meta">What failed requests said; share of the operation's requests.</p>{{end}}
 {{if .Across}}<h2>Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
 {{with .S.Scaling}}<h2>Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th>Wall s</th><th>Requests/s</th><th>Speedup</th><th>Efficiency</th></tr>
 {{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>

@@ -85,6 +85,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 		openMarkdown(w, ph)
 		serverMarkdown(w, ph)
 	}
+	errorsMarkdown(w, s)
 	if sc := s.Scaling; sc != nil {
 		fmt.Fprintf(w, "## Scaling\n\n| VUs | Requests | Wall s | Requests/s | Speedup | Efficiency |\n|--:|--:|--:|--:|--:|--:|\n")
 		for _, p := range sc.Points {

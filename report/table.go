@@ -173,19 +173,7 @@ func phaseTable(w io.Writer, title string, ph results.PhaseSummary) error {
 	if len(kinds) > 0 {
 		fmt.Fprintf(w, "errors by kind: %s\n", strings.Join(kinds, "; "))
 	}
-	for _, op := range ph.Operations {
-		if op.Kind != metrics.KindStep {
-			continue
-		}
-		var lines []string
-		for k, d := range op.Errors.Details {
-			lines = append(lines, fmt.Sprintf("  %s %s: %s", op.Name, k, d))
-		}
-		for _, l := range sorted(lines) {
-			fmt.Fprintln(w, l)
-		}
-	}
-	return nil
+	return errorsTable(w, ErrorRows(ph), TableErrors)
 }
 
 func sorted(s []string) []string {

@@ -43,6 +43,12 @@ func splitRun(n int) (whole *recorded, parts []*recorded) {
 		parts = append(parts, newRun(fmt.Sprintf("part-%d", i+1)))
 	}
 	kinds := []metrics.ErrKind{metrics.Timeout, metrics.HTTP5xx, metrics.ConnRefused, metrics.NotSent}
+	// What the failures say: two messages of a kind, one whose words vary.
+	details := map[metrics.ErrKind][]string{
+		metrics.Timeout: {"timeout"}, metrics.HTTP5xx: {"status 503", "status 502"},
+		metrics.ConnRefused: {"connect: dial tcp 127.0.0.1:%d: connect: connection refused"},
+		metrics.NotSent:     {"${token} is not set", "URL \"/a b\": invalid"},
+	}
 	for si, vus := range []int{3, 6} {
 		start := runtest.T0.Add(time.Duration(si) * 5 * time.Second)
 		name := fmt.Sprintf("users=%d", vus)
@@ -103,8 +109,19 @@ func splitRun(n int) (whole *recorded, parts []*recorded) {
 					srv := time.Duration(r.Int64N(int64(svc) + 1))
 					bytes := r.IntN(4096)
 					p := r.IntN(len(parts))
+					detail := ""
+					if ek != metrics.OK {
+						detail = details[ek][r.IntN(len(details[ek]))]
+					}
+					if ek == metrics.ConnRefused { // a port each, one message
+						detail = fmt.Sprintf(detail, 30000+r.IntN(30000))
+					}
 					for _, st := range []*metrics.Stats{wiv.Ops[j], pivs[p].Ops[j]} {
-						st.Add(svc+delay, svc, ek, bytes)
+						if ops[j].Kind == metrics.KindStep {
+							st.AddResult(svc+delay, svc, ek, bytes, detail)
+						} else {
+							st.Add(svc+delay, svc, ek, bytes)
+						}
 						if ek == metrics.OK && j == 5 {
 							st.AddServer(srv, svc)
 						}
@@ -251,8 +268,16 @@ func sameRun(t *testing.T, got, want *results.Run) {
 			t.Fatalf("stage %d: %d operations, want %d", i+1, len(g.Operations), len(ph.Operations))
 		}
 		for j, op := range ph.Operations {
-			if !reflect.DeepEqual(g.Operations[j], op) {
-				t.Errorf("stage %d, %s %q:\n got %+v\nwant %+v", i+1, op.Kind, op.Name, g.Operations[j], op)
+			// Details are one failure's words, the first of its kind that
+			// each part met, not necessarily the whole's: the messages,
+			// counted, are compared.
+			g := g.Operations[j]
+			g.Errors.Details, op.Errors.Details = nil, nil
+			if op.Kind == metrics.KindStep && op.Errors.Total > 0 && len(op.Errors.Messages) < 2 {
+				t.Errorf("stage %d, %s: messages %v", i+1, op.Name, op.Errors.Messages)
+			}
+			if !reflect.DeepEqual(g, op) {
+				t.Errorf("stage %d, %s %q:\n got %+v\nwant %+v", i+1, op.Kind, op.Name, g, op)
 			}
 		}
 	}
@@ -281,7 +306,9 @@ func sameRun(t *testing.T, got, want *results.Run) {
 	for i, ph := range want.Totals.Stages {
 		g := got.Totals.Stages[i]
 		for j, st := range ph.Totals {
-			if !reflect.DeepEqual(g.Totals[j].Record(), st.Record()) {
+			gr, wr := g.Totals[j].Record(), st.Record()
+			gr.Details, wr.Details = nil, nil // as above
+			if !reflect.DeepEqual(gr, wr) {
 				t.Errorf("stage %d, %q: merged totals differ from the whole's", i+1, ph.Ops[j].Name)
 			}
 		}

@@ -76,8 +76,9 @@ func cmdShow(std *stdio, args []string) int {
 	path := storeFlag(fs)
 	asJSON := fs.Bool("json", false, "print the run's summary.json")
 	byWorker := fs.Bool("by-worker", false, "a distributed run: each worker's part after the run's tables, to spot an unhealthy generator")
+	errorsOnly := fs.Bool("errors", false, "print every message of the run's failures, with its count and its share of the operation's requests (the tables show a stage's five most frequent)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: perflab show RUN [--store FILE] [--json] [--by-worker]\n\nPrints a stored run's tables (or its summary.json).")
+		fmt.Fprintln(fs.Output(), "Usage: perflab show RUN [--store FILE] [--json] [--by-worker] [--errors]\n\nPrints a stored run's tables (or its summary.json, or its failures by message).")
 		fs.PrintDefaults()
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
@@ -106,6 +107,12 @@ func cmdShow(std *stdio, args []string) int {
 		return exitOK
 	}
 	fmt.Fprintf(std.out, "run %s of plan %s: %s, %s\n", s.RunID, s.Plan.Name, s.StatusLine(), s.Start.Format("2006-01-02 15:04:05"))
+	if *errorsOnly {
+		if err := report.WriteErrors(std.out, s); err != nil {
+			return exitUsage
+		}
+		return exitOK
+	}
 	if o := s.Origin.Sentence(); o != "" {
 		fmt.Fprintln(std.out, o)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/plan"
+	phttp "github.com/perflab/perflab/protocol/http"
 	"github.com/perflab/perflab/results"
 	"github.com/perflab/perflab/store"
 )
@@ -98,6 +99,30 @@ type runFlags struct {
 	metricsListen string
 	metricsLinger time.Duration
 	remoteWrite   string
+	// --dump-failures: failed requests to failures.jsonl
+	failures failuresFlag
+}
+
+// failuresFlag is --dump-failures: alone, the first DefaultFailures
+// failed requests; --dump-failures=N, the first N.
+type failuresFlag struct{ n int }
+
+func (f *failuresFlag) String() string   { return strconv.Itoa(f.n) }
+func (f *failuresFlag) IsBoolFlag() bool { return true }
+func (f *failuresFlag) Set(v string) error {
+	switch v {
+	case "true":
+		f.n = phttp.DefaultFailures
+	case "false":
+		f.n = 0
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q: want a number of failed requests, or nothing for %d", v, phttp.DefaultFailures)
+		}
+		f.n = n
+	}
+	return nil
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -108,6 +133,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
+	fs.Var(&f.failures, "dump-failures", fmt.Sprintf("write the first failed HTTP requests and their responses (%d, or --dump-failures=N) to the run directory's %s, %d KiB of each, secrets redacted", phttp.DefaultFailures, lab.FailuresFile, phttp.FailureBytes>>10))
 	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
 }
 
@@ -308,7 +334,7 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		progress = "none"
 	}
 	cfg := lab.Config{Out: f.out, Store: f.store, Labels: f.labels.Map(), Overrides: f.set,
-		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors.specs, Worker: f.worker}
+		Progress: progress, Stdout: stdout, Stderr: stderr, Monitors: f.monitors.specs, Worker: f.worker, Failures: f.failures.n}
 	if f.serve.addr != "" {
 		storePath := f.store
 		if storePath == "" {

@@ -66,10 +66,8 @@ func Fixture() *metrics.Run {
 		totals[1].Add(d+time.Millisecond, d+time.Millisecond, metrics.OK, 0)
 		totals[2].Add(d+2*time.Millisecond, d+2*time.Millisecond, metrics.OK, 0)
 	}
-	totals[0].Add(3*time.Second, 3*time.Second, metrics.Timeout, 0)
-	totals[0].AddDetail(metrics.Timeout, "timeout")
-	totals[0].Add(time.Millisecond/2, time.Millisecond/2, metrics.HTTP5xx, 0)
-	totals[0].AddDetail(metrics.HTTP5xx, "status 503")
+	totals[0].AddResult(3*time.Second, 3*time.Second, metrics.Timeout, 0, "timeout")
+	totals[0].AddResult(time.Millisecond/2, time.Millisecond/2, metrics.HTTP5xx, 0, "status 503")
 	ph := &metrics.Phase{
 		Index: 1, Name: "vus=2", Values: []metrics.KV{{Name: "vus", Value: "2"}},
 		Start: T0, End: T0.Add(10 * time.Second), Ops: ops, Totals: totals,

@@ -55,6 +55,9 @@ type Options struct {
 	// ServerTime, if set, reads the time the server reports it spent on
 	// each response (Result.Server).
 	ServerTime *ServerTime
+	// Failures, if set, is where failed requests and their responses go
+	// (a run's failures.jsonl), while it has room.
+	Failures *FailureLog
 	// Cookies is what each VU's cookie jar keeps (plan.CookiesKeep, the
 	// default, plan.CookiesPerIteration, plan.CookiesOff): the jar is the
 	// VU's Scratch's.
@@ -122,7 +125,7 @@ func (c *Client) bodyLimit(r *Request) (limit, keep int64) {
 	if r.needsBody() {
 		keep = limit
 	}
-	return limit, keep
+	return limit, c.dumpKeep(keep, limit)
 }
 
 // readBody reads a response body to its end, keeping its first keep bytes
@@ -204,6 +207,37 @@ func lookupKind(err error) metrics.ErrKind {
 		return metrics.GeneratorLimit
 	}
 	return metrics.DNS
+}
+
+// describe says what a transport error of the pooled client was in the
+// event loop's words, so that the same failure reads the same on either
+// engine (metrics.MessageOf); reset says whether its connection was seen
+// reset (resetSeen). The rest read as their errors do.
+func describe(err error, reset bool) string {
+	var de *dialError
+	var dnsErr *net.DNSError
+	var errno syscall.Errno
+	var ne net.Error
+	msg := err.Error()
+	switch {
+	case errors.As(err, &dnsErr):
+		return dnsErr.Error()
+	case errors.As(err, &de) && errors.As(err, &ne) && ne.Timeout():
+		return "connect: timeout"
+	case errors.As(err, &de) && errors.As(err, &errno):
+		return "connect: " + errno.Error()
+	case reset && (err == fasthttp.ErrConnectionClosed || err == io.EOF || errors.Is(err, syscall.ECONNRESET)):
+		return "read: connection reset by peer"
+	case err == fasthttp.ErrConnectionClosed, err == io.EOF:
+		return "the server closed the connection before responding"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection mid-response"
+	case errors.Is(err, fasthttp.ErrTimeout):
+		return "timeout"
+	case strings.HasPrefix(msg, "error when reading response headers: "):
+		return "malformed response"
+	}
+	return msg
 }
 
 // Classify maps a transport error to an error kind: where it happened

@@ -3,6 +3,8 @@ package http
 import (
 	"errors"
 	"net"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -33,7 +35,37 @@ func (e *writeError) Temporary() bool { return false }
 // the connection") and Classify recognises them as they are.
 type tagConn struct {
 	net.Conn
-	used bool // a write deadline has been set
+	used  bool // a write deadline has been set
+	local *connAddr
+	// reset is set once a read has seen the connection reset.
+	reset atomic.Bool
+}
+
+// connAddr is a connection's local address as fasthttp gives it to each
+// response (Response.LocalAddr): by it a failed request finds out whether
+// its connection was reset (resetSeen), which fasthttp's own error does
+// not say: a reset before a response's first byte is io.EOF to it, as a
+// close is.
+type connAddr struct {
+	net.Addr
+	c *tagConn
+}
+
+func (c *tagConn) LocalAddr() net.Addr { return c.local }
+
+func (c *tagConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil && errors.Is(err, syscall.ECONNRESET) {
+		c.reset.Store(true)
+	}
+	return n, err
+}
+
+// resetSeen reports whether the connection of a response (its local
+// address, fasthttp's Response.LocalAddr) was reset.
+func resetSeen(local net.Addr) bool {
+	a, ok := local.(*connAddr)
+	return ok && a.c.reset.Load()
 }
 
 func (c *tagConn) Write(b []byte) (int, error) {
@@ -69,6 +101,8 @@ func dialer(connectTimeout time.Duration) func(addr string, timeout time.Duratio
 		if err != nil {
 			return nil, &dialError{err}
 		}
-		return &tagConn{Conn: c}, nil
+		tc := &tagConn{Conn: c}
+		tc.local = &connAddr{Addr: c.LocalAddr(), c: tc}
+		return tc, nil
 	}
 }

@@ -952,7 +952,9 @@ func (x *Exchange) finish() {
 		x.sent = x.l.anchor.Add(time.Duration(now - x.l.anchorAt))
 		x.transmit(now)
 	case kind != metrics.OK:
-		x.complete(s.failed(x.start, p.status, p.size, kind, detail))
+		res := s.failed(x.start, p.status, p.size, kind, detail)
+		x.dump(&res)
+		x.complete(res)
 	default:
 		res := Result{Start: x.start, Status: p.status, Bytes: int(p.size), Latency: lat}
 		limit, _ := x.l.c.bodyLimit(r)
@@ -964,6 +966,7 @@ func (x *Exchange) finish() {
 			v.url = x.url
 		}
 		x.l.c.settle(r, s, &res, &v, x.hdr, x.vars, limit)
+		x.dump(&res)
 		if cap(p.buf) > 1<<20 { // one large response does not pin its buffer
 			p.buf = nil
 		}
@@ -977,8 +980,24 @@ func (x *Exchange) fail(kind metrics.ErrKind, detail string) {
 	if x.scr != nil && len(x.scr.hops) > 0 {
 		res.Hops = x.scr.hops
 	}
+	x.dump(&res)
 	x.closeConn()
 	x.complete(res)
+}
+
+// dump keeps a failed result's request and response for the failure
+// log (Client.dump): the request as written, the response as far as it
+// came.
+func (x *Exchange) dump(res *Result) {
+	if res.Err == metrics.OK || !x.l.c.opts.Failures.open() {
+		return
+	}
+	p := &x.resp
+	head, body := p.buf, []byte(nil)
+	if p.headEnd > 0 {
+		head, body = p.buf[:p.headEnd], p.buf[p.headEnd:p.bodyEnd]
+	}
+	x.l.c.dump(res, x.wbuf, head, body)
 }
 
 // complete hands the result to the exchange's callback: at once, so that

@@ -191,6 +191,9 @@ type Result struct {
 	Err     metrics.ErrKind
 	// Detail says what went wrong, for error samples; empty on success.
 	Detail string
+	// Dump is the request and its response, for Options.Failures: nil
+	// unless the request failed while the log had room.
+	Dump *Dump
 	// Server is the time the server reported it spent (Options.ServerTime),
 	// when HasServer.
 	Server    time.Duration
@@ -240,13 +243,16 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			start, deadline = sent, sent.Add(r.timeout)
 		}
 		if err := c.c.DoDeadline(req, resp, deadline); err != nil {
-			return s.failed(start, 0, 0, Classify(err), err.Error())
+			return c.fastFailed(s.failed(start, 0, 0, Classify(err), describe(err, resetSeen(resp.LocalAddr()))), req, nil, nil)
 		}
 		status := resp.StatusCode()
 		again, kind, detail := c.follow(r, s, s.buf, status, (*fastHeaders)(&resp.Header))
 		limit, keep := c.bodyLimit(r)
-		if again || kind != metrics.OK {
+		switch {
+		case again:
 			keep = 0
+		case kind != metrics.OK:
+			keep = c.dumpKeep(0, limit)
 		}
 		// Body would read the whole stream into memory: the stream first.
 		var body []byte
@@ -261,7 +267,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 				if cl, ok := stream.(fasthttp.ReadCloserWithError); ok {
 					cl.CloseWithError(err) //nolint:errcheck // the read's error is the one to report
 				}
-				return s.failed(start, status, n, bodyErrKind(err, !time.Now().Before(deadline)), "read: "+err.Error())
+				return c.fastFailed(s.failed(start, status, n, bodyErrKind(err, !time.Now().Before(deadline)), bodyDetail(err, resp.LocalAddr())), req, resp, body)
 			}
 			resp.CloseBodyStream() //nolint:errcheck // read to its end: the connection goes back to the pool
 		}
@@ -272,7 +278,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			continue
 		}
 		if kind != metrics.OK {
-			return s.failed(start, status, n, kind, detail)
+			return c.fastFailed(s.failed(start, status, n, kind, detail), req, resp, body)
 		}
 		res := Result{Start: start, Status: status, Bytes: int(n), Latency: time.Since(start)}
 		header := func(name string) ([]byte, bool) {
@@ -287,8 +293,25 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			v.url = req.URI().FullURI()
 		}
 		c.settle(r, s, &res, &v, header, vars, limit)
+		if res.Err != metrics.OK {
+			res = c.fastFailed(res, req, resp, body)
+		}
 		return res
 	}
+}
+
+// fastFailed is res with its request and response (resp, its body's
+// first bytes body; nil if none came) for the failure log (Client.dump).
+func (c *Client) fastFailed(res Result, req *fasthttp.Request, resp *fasthttp.Response, body []byte) Result {
+	if !c.opts.Failures.open() {
+		return res
+	}
+	var head []byte
+	if resp != nil {
+		head = resp.Header.Header()
+	}
+	c.dump(&res, []byte(req.String()), head, body)
+	return res
 }
 
 // failed is the result of an exchange that failed: nothing was sent
@@ -331,6 +354,15 @@ func (h *fastHeaders) values(name string) [][]byte {
 		}
 	}
 	return out
+}
+
+// bodyDetail says what an error reading a body from the connection of
+// local address local was, in the event loop's words (describe).
+func bodyDetail(err error, local net.Addr) string {
+	if d := describe(err, resetSeen(local)); d != err.Error() {
+		return d
+	}
+	return "read: " + err.Error()
 }
 
 // bodyErrKind classifies an error reading a body: a timeout, a reset, or

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
 	nethttp "net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -56,27 +59,35 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		if start.IsZero() {
 			start = sent
 		}
+		// The body sent, for the failure log: s.body is read into next.
+		var sentBody []byte
+		if req.Body != nil && c.opts.Failures.open() {
+			sentBody = bytes.Clone(s.body)
+		}
 		resp, err := c.std.Do(req)
 		if err != nil {
-			return s.failed(start, 0, 0, classifyStd(ctx, err), err.Error())
+			return c.stdFailed(s.failed(start, 0, 0, classifyStd(ctx, err), describeStd(ctx, err)), req, sentBody, nil, nil)
 		}
 		again, kind, detail := c.follow(r, s, s.buf, resp.StatusCode, stdHeaders(resp.Header))
 		// Read the body fully; keep it only when a check or extraction needs it.
 		limit, keep := c.bodyLimit(r)
-		if again || kind != metrics.OK {
+		switch {
+		case again:
 			keep = 0
+		case kind != metrics.OK:
+			keep = c.dumpKeep(0, limit)
 		}
 		kept, n, err := readBody(resp.Body, keep, s)
 		resp.Body.Close()
 		if err != nil {
-			return s.failed(start, resp.StatusCode, n, classifyStd(ctx, err), err.Error())
+			return c.stdFailed(s.failed(start, resp.StatusCode, n, classifyStd(ctx, err), describeStd(ctx, err)), req, sentBody, resp, kept)
 		}
 		if again {
 			s.hop(Hop{Start: sent, Latency: time.Since(sent), Status: resp.StatusCode, Bytes: int(n), Auth: resp.StatusCode == 401})
 			continue
 		}
 		if kind != metrics.OK {
-			return s.failed(start, resp.StatusCode, n, kind, detail)
+			return c.stdFailed(s.failed(start, resp.StatusCode, n, kind, detail), req, sentBody, resp, kept)
 		}
 		res := Result{Start: start, Status: resp.StatusCode, Bytes: int(n), Latency: time.Since(start)}
 		header := func(name string) ([]byte, bool) {
@@ -97,8 +108,31 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 			v.url = append([]byte(nil), s.buf...)
 		}
 		c.settle(r, s, &res, &v, header, vars, limit)
+		if res.Err != metrics.OK {
+			res = c.stdFailed(res, req, sentBody, resp, kept)
+		}
 		return res
 	}
+}
+
+// stdFailed is res with its request (its body sentBody) and response (resp, its body's first bytes body; nil if none came) for
+// the failure log (Client.dump), as HTTP/1.1 would write them.
+func (c *Client) stdFailed(res Result, req *nethttp.Request, sentBody []byte, resp *nethttp.Response, body []byte) Result {
+	if !c.opts.Failures.open() {
+		return res
+	}
+	var out, head bytes.Buffer
+	out.WriteString(req.Method + " " + req.URL.String() + " HTTP/2.0\r\n")
+	req.Header.Write(&out) //nolint:errcheck // a buffer takes every write
+	out.WriteString("\r\n")
+	out.Write(sentBody)
+	if resp != nil {
+		head.WriteString(resp.Proto + " " + resp.Status + "\r\n")
+		resp.Header.Write(&head) //nolint:errcheck // a buffer takes every write
+		head.WriteString("\r\n")
+	}
+	c.dump(&res, out.Bytes(), head.Bytes(), body)
+	return res
 }
 
 // stdRequest makes the exchange's next request; its URL stays in s.buf.
@@ -165,6 +199,20 @@ func classifyStd(ctx context.Context, err error) metrics.ErrKind {
 		return metrics.Timeout
 	}
 	return Classify(err)
+}
+
+// describeStd says what an error of the standard library's client was,
+// without the request's method and URL around it (a *url.Error): the
+// same words as the other engines' (describe).
+func describeStd(ctx context.Context, err error) string {
+	if ctx.Err() != nil {
+		return "timeout"
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return describe(err, errors.Is(err, syscall.ECONNRESET))
 }
 
 // needsBody reports whether the response body is read by a check or an

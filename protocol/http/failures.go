@@ -1,0 +1,230 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perflab/perflab/metrics"
+)
+
+// FailureBytes is the most of a failed request, and of its response, that
+// a FailureLog keeps: its head and its body's first bytes.
+const FailureBytes = 8 << 10
+
+// DefaultFailures is how many failed requests a FailureLog keeps unless
+// told otherwise.
+const DefaultFailures = 100
+
+// A FailureLog writes failed requests and their responses, as the
+// engines sent and received them, a JSON object a line (failures.jsonl):
+// the first Max failures of a run, each request and response cut to
+// FailureBytes, their secrets redacted (redactHead). While it has room,
+// the clients keep the first FailureBytes of every response's body, for
+// the response that fails; once full, they keep what they kept before.
+type FailureLog struct {
+	mu    sync.Mutex
+	w     io.Writer
+	err   error
+	max   int64
+	taken atomic.Int64
+}
+
+// NewFailureLog returns a log that writes at most max failures (max ≤ 0:
+// DefaultFailures) to w.
+func NewFailureLog(w io.Writer, max int) *FailureLog {
+	if max <= 0 {
+		max = DefaultFailures
+	}
+	return &FailureLog{w: w, max: int64(max)}
+}
+
+// open reports whether l wants more failures (false for a nil l).
+func (l *FailureLog) open() bool { return l != nil && l.taken.Load() < l.max }
+
+// Failure is one failed request of a FailureLog.
+type Failure struct {
+	Time      time.Time `json:"time"`
+	Stage     string    `json:"stage"`
+	Scenario  string    `json:"scenario"`
+	Step      string    `json:"step"`
+	VU        int       `json:"vu"`
+	Iteration int64     `json:"iteration"`
+	Kind      string    `json:"kind"`
+	// Message is what the failure is counted as (metrics.MessageOf), and
+	// Detail what it said.
+	Message string `json:"message"`
+	Detail  string `json:"detail"`
+	Status  int    `json:"status,omitempty"`
+	// Request and Response are as sent and received (the response as far
+	// as it came), each cut to FailureBytes, said by Truncated.
+	Request           string `json:"request"`
+	RequestTruncated  bool   `json:"request_truncated,omitempty"`
+	Response          string `json:"response,omitempty"`
+	ResponseTruncated bool   `json:"response_truncated,omitempty"`
+}
+
+// Dump is a failed request and its response, as a Result keeps them for
+// a FailureLog.
+type Dump struct {
+	Request, Response                   []byte
+	RequestTruncated, ResponseTruncated bool
+}
+
+// Write adds f, with the request and response of d, unless the log is
+// full; it reports whether it did. Writing stops at the first error (Err).
+func (l *FailureLog) Write(f Failure, d *Dump) bool {
+	if l.taken.Add(1) > l.max {
+		return false
+	}
+	f.Request, f.RequestTruncated = string(d.Request), d.RequestTruncated
+	f.Response, f.ResponseTruncated = string(d.Response), d.ResponseTruncated
+	b, err := json.Marshal(f)
+	if err != nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		_, l.err = l.w.Write(append(b, '\n'))
+	}
+	return l.err == nil
+}
+
+// Err is the first error writing the log met (none for a nil l).
+func (l *FailureLog) Err() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// dumpKeep is how much of a response's body to keep when a check or an
+// extraction keeps keep bytes: FailureBytes while the failure log wants
+// more (within limit).
+func (c *Client) dumpKeep(keep, limit int64) int64 {
+	if c.opts.Failures.open() {
+		return max(keep, min(limit, FailureBytes))
+	}
+	return keep
+}
+
+// dump keeps the request and the response of a failed result for the
+// failure log, if it wants more: the request as sent, the response's
+// head and the first bytes of its body (body, of the res.Bytes the body
+// had).
+func (c *Client) dump(res *Result, req, head, body []byte) {
+	switch {
+	case res.Err == metrics.OK, res.Err == metrics.NotSent, res.Err == metrics.InvalidRequest, !c.opts.Failures.open():
+		return // a success, or nothing was sent
+	}
+	d := &Dump{}
+	d.Request, d.RequestTruncated = cut(redactHead(req))
+	resp := redactHead(head)
+	if len(resp) > 0 || len(body) > 0 {
+		resp = append(resp, body...)
+		d.Response, d.ResponseTruncated = cut(resp)
+		d.ResponseTruncated = d.ResponseTruncated || len(body) < res.Bytes
+	}
+	res.Dump = d
+}
+
+// cut is b cut to FailureBytes, and whether it was.
+func cut(b []byte) ([]byte, bool) {
+	if len(b) > FailureBytes {
+		return b[:FailureBytes], true
+	}
+	return b, false
+}
+
+// secretHeaders are the headers whose values a failure log never writes.
+var secretHeaders = [][]byte{[]byte("Authorization"), []byte("Proxy-Authorization"), []byte("Cookie"), []byte("Set-Cookie")}
+
+// secretWords mark the other headers whose values are secrets: X-Api-Key,
+// X-Auth-Token, X-Client-Secret, X-Password.
+var secretWords = [][]byte{[]byte("key"), []byte("token"), []byte("secret"), []byte("password")}
+
+// redacted is what a secret's value is written as.
+const redacted = "[redacted]"
+
+// redactHead is a copy of an HTTP message, its header's secrets redacted:
+// the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie and
+// of headers whose names say key, token, secret or password, and
+// the password of a URL in its first line. Its body, after the blank
+// line, is copied as it is.
+func redactHead(msg []byte) []byte {
+	if len(msg) == 0 {
+		return nil
+	}
+	out := make([]byte, 0, len(msg))
+	rest := msg
+	for first := true; len(rest) > 0; first = false {
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			nl = len(rest) - 1
+		}
+		line := rest[:nl+1]
+		rest = rest[nl+1:]
+		text := bytes.TrimRight(line, "\r\n")
+		if len(text) == 0 { // the end of the head: the body follows as it is
+			out = append(out, line...)
+			return append(out, rest...)
+		}
+		if first {
+			out = append(out, redactUserinfo(line)...)
+			continue
+		}
+		colon := bytes.IndexByte(text, ':')
+		if colon <= 0 || !secretHeader(text[:colon]) {
+			out = append(out, line...)
+			continue
+		}
+		out = append(out, text[:colon+1]...)
+		out = append(out, " "+redacted...)
+		out = append(out, line[len(text):]...)
+	}
+	return out
+}
+
+// secretHeader reports whether a header's value is a secret.
+func secretHeader(name []byte) bool {
+	for _, h := range secretHeaders {
+		if bytes.EqualFold(name, h) {
+			return true
+		}
+	}
+	lower := bytes.ToLower(name)
+	for _, w := range secretWords {
+		if bytes.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactUserinfo hides the password of a URL in a request line:
+// GET http://user:pass@host/ is GET http://user:[redacted]@host/.
+func redactUserinfo(line []byte) []byte {
+	i := bytes.Index(line, []byte("://"))
+	if i < 0 {
+		return line
+	}
+	rest := line[i+3:]
+	at := bytes.IndexByte(rest, '@')
+	slash := bytes.IndexAny(rest, "/ ")
+	if at < 0 || slash >= 0 && slash < at {
+		return line
+	}
+	colon := bytes.IndexByte(rest[:at], ':')
+	if colon < 0 {
+		return line
+	}
+	out := append([]byte(nil), line[:i+3+colon+1]...)
+	out = append(out, redacted...)
+	return append(out, rest[at:]...)
+}
