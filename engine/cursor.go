@@ -83,6 +83,7 @@ type cursor struct {
 // iteration variables and its per-iteration HTTP state (cookies when
 // http.cookies is per_iteration) are new.
 func (w *worker) begin(iter int64) {
+	w.setBusy(true)
 	w.vars.setIteration(iter)
 	w.scr.NewIteration()
 	c := &w.cur

@@ -346,6 +346,7 @@ func (v *loopVU) advance() {
 			v.endWith(end(true, false))
 			v.pc = pcWalk
 		case pcDead:
+			v.setBusy(false)
 			v.waiting = true
 			v.el.vuEnded(v)
 			return
@@ -434,6 +435,7 @@ func (v *loopVU) begin(iter int64, due time.Time) {
 
 // endIteration is the end of worker.iteration.
 func (v *loopVU) endIteration(stop, complete bool) {
+	v.setBusy(false)
 	if !complete && v.ctx().Err() != nil {
 		v.pc = pcDead // cut short by the end of the load: not a whole iteration
 		return

@@ -50,6 +50,7 @@ var engineTests = []struct {
 	{"RampingArrivalRate", TestRampingArrivalRate},
 	{"LatePacerLosesNoIteration", TestLatePacerLosesNoIteration},
 	{"RampingVUs", TestRampingVUs},
+	{"PeakVUsFollowTheRamp", TestPeakVUsFollowTheRamp},
 	{"InterruptOpenModelCounts", TestInterruptOpenModelCounts},
 	{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
 	{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},

@@ -473,3 +473,91 @@ scenarios:
 		t.Errorf("status %s, ran %d, dropped %d", r.Status, it.Count, it.Dropped)
 	}
 }
+
+// ivSink keeps a stage's finished intervals.
+type ivSink struct {
+	mu  sync.Mutex
+	ivs []metrics.Interval
+}
+
+func (s *ivSink) Interval(iv *metrics.Interval) error {
+	s.mu.Lock()
+	s.ivs = append(s.ivs, metrics.Interval{Index: iv.Index, Start: iv.Start, End: iv.End, Partial: iv.Partial, PeakVUs: iv.PeakVUs})
+	s.mu.Unlock()
+	return nil
+}
+
+// The VUs in an iteration, per interval, follow a ramp_vus model (0 to 4
+// over 2 s, then 4 for 1 s): they rise to 4, never above, and agree with
+// the requests the server had in progress at once. A VU is in an
+// iteration whenever its request is at the server, so the server's count
+// is never above the VUs' (within the interval or the one before: an
+// interval closes a tick after its end); with 50 ms requests back to back
+// each VU is at the server nearly all the time, so it is at most one below.
+func TestPeakVUsFollowTheRamp(t *testing.T) {
+	type entry struct {
+		at time.Time
+		n  int64
+	}
+	var cur atomic.Int64
+	var mu sync.Mutex
+	var entries []entry
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := cur.Add(1)
+		defer cur.Add(-1)
+		mu.Lock()
+		entries = append(entries, entry{time.Now(), n})
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+interval: 500ms
+scenarios:
+  - name: s
+    ramp_vus: [{target: 4, duration: 2s}, {target: 4, duration: 1s}]
+    flow: [{name: a, url: /a}]
+`, nil)
+	var sink ivSink
+	if _, err := Run(context.Background(), p, Options{RunID: "t", Sink: func(*metrics.Phase) metrics.Sink { return &sink }}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sink.ivs) < 6 {
+		t.Fatalf("%d intervals of a 3 s stage, want 6 at least", len(sink.ivs))
+	}
+	var prev int64
+	for i, iv := range sink.ivs {
+		vus, ok := iv.PeakVUs["s"]
+		if !ok {
+			t.Fatalf("interval %d: no VUs of s in %v", i, iv.PeakVUs)
+		}
+		var server int64
+		for _, e := range entries {
+			if !e.at.Before(iv.Start) && e.at.Before(iv.End) {
+				server = max(server, e.n)
+			}
+		}
+		t.Logf("interval %d (%v, partial %v): %d VUs, server %d at once", i, iv.End.Sub(iv.Start), iv.Partial, vus, server)
+		switch {
+		case vus > 4:
+			t.Errorf("interval %d: %d VUs, above the ramp's 4", i, vus)
+		case !iv.Partial && vus < prev: // the last, after the load, falls
+			t.Errorf("interval %d: %d VUs after %d: a rising ramp fell", i, vus, prev)
+		case server > max(vus, prev):
+			t.Errorf("interval %d: the server had %d requests at once, the VUs were %d", i, server, vus)
+		case !iv.Partial && server < vus-1:
+			t.Errorf("interval %d: %d VUs, the server had %d requests at once", i, vus, server)
+		}
+		if !iv.Partial {
+			prev = vus
+		}
+	}
+	if first := sink.ivs[0].PeakVUs["s"]; first > 1 {
+		t.Errorf("first 500 ms of a ramp from 0 to 4 over 2 s: %d VUs, want 1 at most", first)
+	}
+	if prev != 4 {
+		t.Errorf("the ramp's last whole interval had %d VUs, want 4", prev)
+	}
+}

@@ -21,6 +21,7 @@ type worker struct {
 	vars     *vars
 	rec      *metrics.Recorder
 	shard    int
+	busy     bool // in an iteration, counted in rec's VUs (Recorder.Busy)
 	timer    *time.Timer
 	scr      phttp.Scratch
 	// ws are the VU's WebSocket connections, closed when it ends.
@@ -50,6 +51,7 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 	}
 	w.due = due
 	w.begin(iter)
+	defer w.setBusy(false)
 	for {
 		a := w.next(ctx.Err() != nil)
 		switch a.kind {
@@ -67,6 +69,21 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 			w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), w.cur.first, 0)
 			return a.stop
 		}
+	}
+}
+
+// setBusy counts the VU in its scenario's VUs in an iteration, or no
+// longer: worker.begin starts it, the iteration's end or the VU's ends it,
+// on both engines.
+func (w *worker) setBusy(b bool) {
+	if w.busy == b || w.rec == nil {
+		return
+	}
+	w.busy = b
+	if b {
+		w.rec.Busy(w.s.iterOp, 1)
+	} else {
+		w.rec.Busy(w.s.iterOp, -1)
 	}
 }
 

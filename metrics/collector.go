@@ -15,6 +15,10 @@ type Interval struct {
 	Start, End time.Time
 	Ops        []*Stats
 	Partial    bool
+	// PeakVUs is, per scenario, the most VUs in an iteration at once
+	// during the interval (a closed model's VUs running, an open model's
+	// VUs busy with an iteration); nil where not recorded.
+	PeakVUs map[string]int64
 }
 
 // Sink receives each finished interval, for example to write it to a log.
@@ -26,11 +30,13 @@ type Sink interface {
 // Tick is what a progress display sees once per tick. Cur holds the current
 // interval so far, Total everything before it. It must not be kept.
 type Tick struct {
-	Elapsed   time.Duration
-	Ops       []Op
-	Cur       []*Stats
-	Total     []*Stats
-	LastIvl   []*Stats // the last finished interval, nil before the first
+	Elapsed time.Duration
+	Ops     []Op
+	Cur     []*Stats
+	Total   []*Stats
+	LastIvl []*Stats // the last finished interval, nil before the first
+	// LastVUs is the last finished interval's PeakVUs.
+	LastVUs   map[string]int64
 	Intervals int
 	// Final is true for the last tick of a stage, after the load stopped.
 	Final bool
@@ -53,6 +59,7 @@ type Collector struct {
 	ivStart   time.Time
 	ivIndex   int
 	cur, last []*Stats
+	lastVUs   map[string]int64
 	total     []*Stats
 	sinkErr   error
 	stopped   bool
@@ -102,13 +109,13 @@ func (c *Collector) step(now time.Time) {
 		c.closeInterval(c.ivStart.Add(c.interval))
 	}
 	if c.onTick != nil {
-		c.onTick(&Tick{Elapsed: now.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex})
+		c.onTick(&Tick{Elapsed: now.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, LastVUs: c.lastVUs, Intervals: c.ivIndex})
 	}
 }
 
 // closeInterval ends the current interval at end. Locked.
 func (c *Collector) closeInterval(end time.Time) {
-	iv := &Interval{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: c.cur, Partial: end.Sub(c.ivStart) < c.interval}
+	iv := &Interval{Index: c.ivIndex, Start: c.ivStart, End: end, Ops: c.cur, Partial: end.Sub(c.ivStart) < c.interval, PeakVUs: c.rec.takePeakVUs()}
 	if c.sink != nil && c.sinkErr == nil {
 		c.sinkErr = c.sink.Interval(iv)
 	}
@@ -120,6 +127,7 @@ func (c *Collector) closeInterval(end time.Time) {
 	}
 	// The finished interval becomes "last"; the old "last" is reused.
 	c.last, c.cur = c.cur, c.last
+	c.lastVUs = iv.PeakVUs
 	for _, s := range c.cur {
 		s.Reset()
 	}
@@ -143,7 +151,7 @@ func (c *Collector) Stop(end time.Time) ([]*Stats, error) {
 		}
 		c.stopped = true
 		if c.onTick != nil { // a last tick, with the final figures
-			c.onTick(&Tick{Elapsed: end.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, Intervals: c.ivIndex, Final: true})
+			c.onTick(&Tick{Elapsed: end.Sub(c.start), Ops: c.rec.ops, Cur: c.cur, Total: c.total, LastIvl: c.last, LastVUs: c.lastVUs, Intervals: c.ivIndex, Final: true})
 		}
 	}
 	return c.total, c.sinkErr

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,6 +13,17 @@ import (
 type Recorder struct {
 	ops    []Op
 	shards []shard
+	vus    []vuGauge // per op: a scenario's VUs in an iteration
+}
+
+// vuGauge counts a scenario's VUs in an iteration now (cur) and the most
+// at once since the last interval closed (peak).
+type vuGauge struct{ cur, peak atomic.Int64 }
+
+// raise makes peak at least v.
+func (g *vuGauge) raise(v int64) {
+	for p := g.peak.Load(); v > p && !g.peak.CompareAndSwap(p, v); p = g.peak.Load() {
+	}
 }
 
 type shard struct {
@@ -24,7 +36,7 @@ type shard struct {
 // says whether service time is kept beside latency (open models).
 func NewRecorder(ops []Op, n int, open bool) *Recorder {
 	n = max(n, 1)
-	r := &Recorder{ops: ops, shards: make([]shard, n)}
+	r := &Recorder{ops: ops, shards: make([]shard, n), vus: make([]vuGauge, len(ops))}
 	for i := range r.shards {
 		r.shards[i].stats = newStatsSlice(len(ops))
 		if open {
@@ -84,6 +96,31 @@ func (r *Recorder) RecordServer(shardIdx, op int, srv, svc time.Duration) {
 	sh.mu.Lock()
 	sh.stats[op].AddServer(srv, svc)
 	sh.mu.Unlock()
+}
+
+// Busy counts a VU of scenario operation op starting (d = 1) or ending
+// (d = -1) an iteration.
+func (r *Recorder) Busy(op int, d int64) {
+	g := &r.vus[op]
+	if c := g.cur.Add(d); d > 0 {
+		g.raise(c)
+	}
+}
+
+// takePeakVUs is, per scenario, the most VUs in an iteration at once
+// since the last call: the peak starts again from the VUs in one now.
+func (r *Recorder) takePeakVUs() map[string]int64 {
+	out := map[string]int64{}
+	for i, op := range r.ops {
+		if op.Kind != KindScenario {
+			continue
+		}
+		g := &r.vus[i]
+		peak := g.peak.Swap(0)
+		g.raise(g.cur.Load())
+		out[op.Scenario] = max(out[op.Scenario], peak)
+	}
+	return out
 }
 
 // Drop counts an iteration of operation op that could not start.

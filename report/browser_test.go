@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -96,6 +97,18 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	}
 	if n := failed.Load(); n == 0 || math.Round(sum) != float64(n) {
 		t.Errorf("the errors chart adds up to %.2f failed requests; the server failed %d", sum, n)
+	}
+	// The active VUs chart: the scenario's 2 VUs in every whole interval.
+	vus := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "vus-over-time" })
+	if vus < 0 || len(plots[vus].Series) != 1 || plots[vus].Series[0].Name != "buy" {
+		t.Fatalf("no active VUs chart of buy: %d charts", len(plots))
+	}
+	for _, iv := range rd.IntervalsOf(ph.Index, results.Operation{Name: "buy", Kind: metrics.KindScenario, Scenario: "buy"}) {
+		if !iv.Partial(rd.Summary.IntervalLength()) {
+			if v := valueAt(t, plots[vus], 0, float64(iv.StartMs-ph.Start.UnixMilli())/1000); v != 2 {
+				t.Errorf("active VUs %v at +%d ms, want the plan's 2", v, iv.StartMs-ph.Start.UnixMilli())
+			}
+		}
 	}
 	bctx := browsertest.New(t, chromium, 2*time.Minute)
 	problems := browsertest.Problems(t, bctx)

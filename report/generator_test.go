@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"strings"
 	"testing"
 
 	"github.com/perflab/perflab/internal/runtest"
 	"github.com/perflab/perflab/judge"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
 
@@ -71,5 +73,36 @@ func TestStartDelayChart(t *testing.T) {
 	}
 	if !found {
 		t.Error("no chart of the start delay's p99 over time (1.98 ms in the one interval)")
+	}
+}
+
+// The active VUs chart has a series per scenario of its intervals'
+// PeakVUs: whole intervals on the line, a partial one apart, a sliver
+// (under a tenth of an interval) left out as in the other charts.
+func TestVUsChart(t *testing.T) {
+	s := results.Summarize(runtest.Fixture(), runtest.Host)
+	ph := s.Stages[0]
+	ivl := s.IntervalLength().Milliseconds()
+	t0 := ph.Start.UnixMilli()
+	iv := func(from, to, vus int64) *results.IntervalData {
+		d := results.NewIntervalData(t0+from, t0+to, 1, 0, "")
+		d.PeakVUs = vus
+		return d
+	}
+	rd := &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{
+		results.StageTag(ph.Index, "flow", "flow", metrics.KindScenario): {iv(0, ivl, 2), iv(ivl, 2*ivl, 5), iv(2*ivl, 2*ivl+ivl/2, 3), iv(2*ivl+ivl/2, 2*ivl+ivl/2+ivl/20, 1)},
+	}}
+	got := vusSeries(rd, ph)
+	x := float64(ivl) / 1000
+	want := []Series{{Name: "flow", Points: []XY{{0, 2}, {x, 5}}, Partial: []XY{{2 * x, 3}}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("VUs series %v, want %v", got, want)
+	}
+	charts, err := stageCharts(rd, ph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := charts[len(charts)-1]; c.Slug != "vus-over-time" || len(c.Series) != 1 {
+		t.Errorf("the last chart is %s with %d series, want vus-over-time with 1", c.Slug, len(c.Series))
 	}
 }

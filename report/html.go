@@ -211,7 +211,39 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 		charts = append(charts, overTime(Chart{Slug: "start-delay-over-time", Title: "Start delay p99 over time (open models: from each iteration's due time to its start)",
 			YLabel: "ms", YUnit: "ms", Series: delay, Median: true}))
 	}
+	if vus := vusSeries(rd, ph); len(vus) > 0 {
+		charts = append(charts, overTime(Chart{Slug: "vus-over-time", Title: "Active VUs over time (the most VUs in an iteration at once in each interval)",
+			YLabel: "VUs", Series: vus}))
+	}
 	return charts, nil
+}
+
+// vusSeries is each scenario's active VUs per interval (the intervals'
+// PeakVUs, from intervals.csv): none for a run that did not keep them.
+func vusSeries(rd *results.Run, ph results.PhaseSummary) []Series {
+	nominal := rd.Summary.IntervalLength()
+	var out []Series
+	for _, op := range ph.Operations {
+		if op.Kind != metrics.KindScenario {
+			continue
+		}
+		var pts, partial []XY
+		for _, iv := range rd.IntervalsOf(ph.Index, op) {
+			if iv.PeakVUs < 0 || sliver(iv, nominal) {
+				continue
+			}
+			p := XY{float64(iv.StartMs-ph.Start.UnixMilli()) / 1000, float64(iv.PeakVUs)}
+			if iv.Partial(nominal) {
+				partial = append(partial, p)
+			} else {
+				pts = append(pts, p)
+			}
+		}
+		if len(pts)+len(partial) > 0 {
+			out = append(out, Series{Name: op.Scenario, Points: pts, Partial: partial})
+		}
+	}
+	return out
 }
 
 // overStage makes c a chart over a stage's time: seconds into it (the

@@ -28,7 +28,12 @@ type IntervalData struct {
 	// Errors the failed ones; the histogram holds the successful ones only.
 	// Count is -1 when unknown (a run directory without intervals.csv).
 	Count, Errors int64
-	enc           string // HdrHistogram V2 compressed, base64
+	// PeakVUs is, on a scenario's own row, the most VUs in an iteration
+	// at once during the interval (metrics.Interval.PeakVUs; the sum of
+	// the parts' in a merged run); -1 when unknown (another operation, a
+	// run before perflab kept it).
+	PeakVUs int64
+	enc     string // HdrHistogram V2 compressed, base64
 	// q are the histogram's quantiles where they were stored beside it
 	// (the history, intervals.csv); nil: decode it.
 	q *metrics.Quantiles
@@ -36,13 +41,13 @@ type IntervalData struct {
 
 // NewIntervalData wraps an encoded histogram with its counts.
 func NewIntervalData(startMs, endMs, count, errors int64, encoded string) *IntervalData {
-	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, enc: encoded}
+	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, PeakVUs: -1, enc: encoded}
 }
 
 // NewIntervalQuantiles is NewIntervalData with the histogram's
 // quantiles, as they were stored beside it (nil: not known).
 func NewIntervalQuantiles(startMs, endMs, count, errors int64, encoded string, q *metrics.Quantiles) *IntervalData {
-	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, enc: encoded, q: q}
+	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, PeakVUs: -1, enc: encoded, q: q}
 }
 
 // Quantiles are the interval's main percentiles and count of successful
@@ -126,7 +131,7 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 			b = start
 		}
 		startMs := int64((ts + b) * 1000)
-		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, enc: f[3]})
+		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, PeakVUs: -1, enc: f[3]})
 	}
 	return out, sc.Err()
 }
@@ -140,9 +145,23 @@ const IntervalsCSV = "intervals.csv"
 // own length; the percentiles p50_ms to max_ms are of the successful
 // operations (OK), ko_count and ko_p50_ms to ko_max_ms of the failed ones
 // that were sent (KO; empty when none was); partial is 1 for an interval
-// shorter than the run's (cut short by its stage's end), 0 for the others.
+// shorter than the run's (cut short by its stage's end), 0 for the others;
+// peak_vus, on a scenario's own row (kind scenario), is the most VUs in
+// an iteration at once during the interval, empty on the other rows.
 var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "partial",
-	"ko_count", "ko_p50_ms", "ko_p95_ms", "ko_p99_ms", "ko_max_ms"}
+	"ko_count", "ko_p50_ms", "ko_p95_ms", "ko_p99_ms", "ko_max_ms", "peak_vus"}
+
+// peakVUsCol is intervals.csv's column of peak_vus.
+const peakVUsCol = 20
+
+// WithPeakVUs sets a row of intervals.csv's peak_vus: vus when known (not
+// negative).
+func WithPeakVUs(row []string, vus int64) []string {
+	if vus >= 0 {
+		row[peakVUsCol] = strconv.FormatInt(vus, 10)
+	}
+	return row
+}
 
 // IntervalRow is one line of intervals.csv, of the histograms of the
 // successful operations (h) and of the failed ones (ko).
@@ -154,7 +173,7 @@ func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl i
 func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q, ko metrics.Quantiles, partial bool) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), csvcell.Escape(scenario), csvcell.Escape(operation), string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
-		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0", "0", "", "", "", ""}
+		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0", "0", "", "", "", "", ""}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
 	}
@@ -261,23 +280,30 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 	}
 	for _, r := range rows {
 		if d := byKey[key{StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
-			d.Count, d.Errors, d.q = r.Count, r.Errors, r.Quantiles
+			d.Count, d.Errors, d.q, d.PeakVUs = r.Count, r.Errors, r.Quantiles, r.PeakVUs
 		}
 	}
 	return nil
 }
 
+// intervalRow is a row of intervals.csv: a histogram's row of the history,
+// without the histogram, and its peak_vus (-1: none).
+type intervalRow struct {
+	store.Histogram
+	PeakVUs int64
+}
+
 // readIntervalRows reads intervals.csv (none when there is no such file):
 // a row per stage, operation and interval, without histograms. The last
 // row of a run that was killed may be cut short: it is left out.
-func readIntervalRows(path string) ([]store.Histogram, error) {
+func readIntervalRows(path string) ([]intervalRow, error) {
 	rows, err := readCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	// Files before the kind column: stage,scenario,operation,interval,...
 	kinded := len(rows) > 0 && len(rows[0]) > 3 && rows[0][3] == "kind"
-	var out []store.Histogram
+	var out []intervalRow
 	need := 8 // stage,scenario,operation,interval,start_ms,end_ms,count,errors
 	if kinded {
 		need = 9
@@ -302,8 +328,14 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 			}
 			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
 		}
-		out = append(out, store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
-			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols)})
+		vus := int64(-1)
+		if len(r) > peakVUsCol && r[peakVUsCol] != "" && kinded {
+			if v, err := strconv.ParseInt(r[peakVUsCol], 10, 64); err == nil {
+				vus = v
+			}
+		}
+		out = append(out, intervalRow{store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
+			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols)}, vus})
 	}
 	return out, nil
 }

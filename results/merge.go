@@ -345,7 +345,7 @@ func mergeTag(parts []*Run, tag string, acc *hdr.Histogram) ([]*IntervalData, er
 	var out []*IntervalData
 	for _, k := range slices.Sorted(maps.Keys(slots)) {
 		in := slots[k]
-		m := &IntervalData{StartMs: in[0].StartMs, EndMs: in[0].EndMs}
+		m := &IntervalData{StartMs: in[0].StartMs, EndMs: in[0].EndMs, PeakVUs: -1}
 		acc.Reset()
 		for _, d := range in {
 			m.StartMs, m.EndMs = min(m.StartMs, d.StartMs), max(m.EndMs, d.EndMs)
@@ -355,6 +355,9 @@ func mergeTag(parts []*Run, tag string, acc *hdr.Histogram) ([]*IntervalData, er
 				m.Count = -1
 			}
 			m.Errors += max(d.Errors, 0)
+			if d.PeakVUs >= 0 {
+				m.PeakVUs = max(m.PeakVUs, 0) + d.PeakVUs
+			}
 			if err := metrics.DecodeInto(acc, []byte(d.enc)); err != nil {
 				return nil, fmt.Errorf("merge: %s: interval at %d ms: %w", tag, d.StartMs, err)
 			}

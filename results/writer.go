@@ -157,7 +157,11 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 		defer rd.mu.Unlock()
 		ops, stats := metrics.MergeByKey(ph.Ops, iv.Ops)
 		for i, st := range stats {
-			if st.Count == 0 {
+			vus := int64(-1)
+			if v, ok := iv.PeakVUs[ops[i].Scenario]; ok && ops[i].Kind == metrics.KindScenario {
+				vus = v
+			}
+			if st.Count == 0 && vus <= 0 {
 				continue
 			}
 			// An interval with failures only gets an empty histogram, so
@@ -179,7 +183,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 				}
 			}
 			op := ops[i]
-			if err := rd.csv.Write(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, fq, iv.Partial)); err != nil {
+			if err := rd.csv.Write(WithPeakVUs(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, fq, iv.Partial), vus)); err != nil {
 				return err
 			}
 		}
@@ -371,7 +375,7 @@ func WriteDir(r *Run, dir string) error {
 				if err != nil {
 					return err
 				}
-				if err := w.csv.Write(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, ko, d.Partial(s.IntervalLength()))); err != nil {
+				if err := w.csv.Write(WithPeakVUs(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, ko, d.Partial(s.IntervalLength())), d.PeakVUs)); err != nil {
 					return err
 				}
 			}
