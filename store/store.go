@@ -228,6 +228,12 @@ var migrations = [][]string{
 		// rows stored before.
 		`ALTER TABLE histograms ADD COLUMN failed TEXT NOT NULL DEFAULT ''`,
 	},
+	{
+		// On a scenario's own rows of an interval, the most VUs in an
+		// iteration at once (metrics.Interval.PeakVUs); -1 on the other
+		// rows, and in the rows stored before.
+		`ALTER TABLE histograms ADD COLUMN peak_vus BIGINT NOT NULL DEFAULT -1`,
+	},
 }
 
 // migrationFills are what migrations compute in Go rather than SQL, by
@@ -478,20 +484,24 @@ func (s *Store) Heartbeat(id string) error {
 // ran in it. Each interval is its own transaction, so a crash loses at most
 // the interval being written.
 func (s *Store) Interval(runID string, ph *metrics.Phase, iv *metrics.Interval) error {
-	return s.histograms(runID, ph, iv.Index, iv.Start, iv.End, iv.Ops)
+	return s.histograms(runID, ph, iv.Index, iv.Start, iv.End, iv.Ops, iv.PeakVUs)
 }
 
-func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, end time.Time, ops []*metrics.Stats) error {
+// histograms stores a row per operation of ops, and peak (by scenario,
+// nil for a stage's totals) on the scenarios' own rows: a scenario's row
+// is written in an interval where VUs were busy though no iteration
+// ended, as intervals.csv's is.
+func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, end time.Time, ops []*metrics.Stats, peak map[string]int64) error {
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, phase, scenario, operation, kind, ivl) DO UPDATE SET
 			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist,
-			service_time = excluded.service_time, start_delay = excluded.start_delay, failed = excluded.failed,
+			service_time = excluded.service_time, start_delay = excluded.start_delay, failed = excluded.failed, peak_vus = excluded.peak_vus,
 			p50_us = excluded.p50_us, p95_us = excluded.p95_us, p99_us = excluded.p99_us, max_us = excluded.max_us, dropped = excluded.dropped`))
 	if err != nil {
 		return err
@@ -511,7 +521,11 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		}
 	}
 	for i, st := range merged {
-		if st.Count == 0 && st.Dropped == 0 {
+		vus := int64(-1)
+		if v, ok := peak[keys[i].Scenario]; ok && keys[i].Kind == metrics.KindScenario {
+			vus = v
+		}
+		if st.Count == 0 && st.Dropped == 0 && vus <= 0 {
 			continue
 		}
 		var svc, delay []byte
@@ -526,7 +540,7 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		failed, _, _ := st.FailDigest()
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
-			q.P50, q.P95, q.P99, q.Max, st.Dropped, string(failed)); err != nil {
+			q.P50, q.P95, q.P99, q.Max, st.Dropped, string(failed), vus); err != nil {
 			return err
 		}
 	}
@@ -582,7 +596,7 @@ func (s *Store) TrafficOf(runID string) ([]Traffic, error) {
 // (totals.jsonl) and each stage's histograms over the whole stage.
 func (s *Store) Finish(runID, status, runErr string, end time.Time, summary, totals []byte, stages []*metrics.Phase) error {
 	for _, ph := range stages {
-		if err := s.histograms(runID, ph, -1, ph.Start, ph.End, ph.Totals); err != nil {
+		if err := s.histograms(runID, ph, -1, ph.Start, ph.End, ph.Totals, nil); err != nil {
 			return err
 		}
 	}
@@ -760,14 +774,18 @@ type Histogram struct {
 	// Quantiles are the histogram's, nil for a row stored before they
 	// were (decode it).
 	Quantiles *metrics.Quantiles
+	// PeakVUs is, on a scenario's own row of an interval, the most VUs in
+	// an iteration at once; -1 when not known (the other rows, and the
+	// rows stored before the history kept it).
+	PeakVUs int64
 }
 
 // histogramColumns are the columns of histograms, in the order writes
 // and reads give them.
-const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed`
+const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed, peak_vus`
 
 // readColumns are histogramColumns as histogramRows scans them.
-const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed`
+const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed, peak_vus`
 
 // Hist decodes the histogram.
 func (h Histogram) Hist() (*hdr.Histogram, error) {
@@ -807,7 +825,7 @@ func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
 		var start, end int64
 		var q metrics.Quantiles
 		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded, &h.ServiceTime, &h.StartDelay,
-			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped, &h.Failed); err != nil {
+			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped, &h.Failed, &h.PeakVUs); err != nil {
 			return nil, err
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
@@ -858,6 +876,10 @@ type Encoded struct {
 	ServiceTime, StartDelay, Failed string
 	// Quantiles are Hist's; nil to have Complete take them from Hist.
 	Quantiles *metrics.Quantiles
+	// PeakVUs is, on a scenario's own row of an interval, the most VUs
+	// in an iteration at once; -1 when not known. The zero value is
+	// stored as 0: give -1 on the other rows.
+	PeakVUs int64
 }
 
 // Import stores a finished run read from elsewhere (a run directory) in one
@@ -883,7 +905,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -899,7 +921,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 			q = &v
 		}
 		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist, h.ServiceTime, h.StartDelay,
-			q.P50, q.P95, q.P99, q.Max, h.Dropped, h.Failed); err != nil {
+			q.P50, q.P95, q.P99, q.Max, h.Dropped, h.Failed, h.PeakVUs); err != nil {
 			return err
 		}
 	}
