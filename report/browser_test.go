@@ -23,10 +23,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/perflab/perflab/internal/browsertest"
-	"github.com/perflab/perflab/lab"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
-	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/results"
 )
@@ -50,20 +48,8 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "plan.yaml")
-	src := "name: flaky\ntarget: " + srv.URL + "\ninterval: 250ms\nscenarios:\n" +
-		"  - {name: buy, vus: 2, duration: 3s, flow: [{name: item, url: /item}, {name: flaky, url: /flaky}]}\n"
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load(path, plan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: filepath.Join(dir, "h.db"), Progress: "none", Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runPlan(t, dir, "name: flaky\ntarget: "+srv.URL+"\ninterval: 250ms\nscenarios:\n"+
+		"  - {name: buy, vus: 2, duration: 3s, flow: [{name: item, url: /item}, {name: flaky, url: /flaky}]}\n")
 	rd, err := results.ReadDir(res.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -286,24 +286,18 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 	return nil
 }
 
-// intervalRow is a row of intervals.csv: a histogram's row of the history,
-// without the histogram, and its peak_vus (-1: none).
-type intervalRow struct {
-	store.Histogram
-	PeakVUs int64
-}
-
 // readIntervalRows reads intervals.csv (none when there is no such file):
-// a row per stage, operation and interval, without histograms. The last
+// a row per stage, operation and interval, as the history's rows without
+// their histograms (PeakVUs -1 where peak_vus is empty). The last
 // row of a run that was killed may be cut short: it is left out.
-func readIntervalRows(path string) ([]intervalRow, error) {
+func readIntervalRows(path string) ([]store.Histogram, error) {
 	rows, err := readCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	// Files before the kind column: stage,scenario,operation,interval,...
 	kinded := len(rows) > 0 && len(rows[0]) > 3 && rows[0][3] == "kind"
-	var out []intervalRow
+	var out []store.Histogram
 	need := 8 // stage,scenario,operation,interval,start_ms,end_ms,count,errors
 	if kinded {
 		need = 9
@@ -334,8 +328,8 @@ func readIntervalRows(path string) ([]intervalRow, error) {
 				vus = v
 			}
 		}
-		out = append(out, intervalRow{store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
-			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols)}, vus})
+		out = append(out, store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
+			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols), PeakVUs: vus})
 	}
 	return out, nil
 }

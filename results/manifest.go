@@ -122,7 +122,7 @@ func readUnfinished(dir string) (*Run, error) {
 		if r.PhaseName == "" {
 			r.PhaseName = "stage " + strconv.Itoa(r.Phase)
 		}
-		hs = append(hs, r.Histogram)
+		hs = append(hs, r)
 	}
 	start := m.Start
 	if start.IsZero() && len(hs) > 0 {

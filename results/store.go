@@ -66,7 +66,9 @@ func FromStore(st *store.Store, id string) (*Run, error) {
 			continue
 		}
 		tag := StageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
-		rd.Intervals[tag] = append(rd.Intervals[tag], NewIntervalQuantiles(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded, h.Quantiles))
+		d := NewIntervalQuantiles(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded, h.Quantiles)
+		d.PeakVUs = h.PeakVUs
+		rd.Intervals[tag] = append(rd.Intervals[tag], d)
 		for _, d := range storedDurations(h) {
 			rd.Intervals[tag+d.suffix] = append(rd.Intervals[tag+d.suffix], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), -1, -1, d.enc))
 		}
@@ -114,7 +116,7 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			a := accs[k]
 			if a == nil {
 				a = &acc{h: h}
-				a.h.Count, a.h.Errors, a.h.Dropped = 0, 0, 0
+				a.h.Count, a.h.Errors, a.h.Dropped, a.h.PeakVUs = 0, 0, 0, -1
 				accs[k] = a
 				order = append(order, k)
 			}
@@ -127,6 +129,9 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			a.h.Count += h.Count
 			a.h.Errors += h.Errors
 			a.h.Dropped += h.Dropped
+			if h.PeakVUs >= 0 { // the workers' VUs together, as a merged run's
+				a.h.PeakVUs = max(a.h.PeakVUs, 0) + h.PeakVUs
+			}
 			for _, e := range []error{add(&a.lat, h.Encoded), add(&a.svc, h.ServiceTime), add(&a.delay, h.StartDelay), add(&a.failed, h.Failed)} {
 				if e != nil {
 					return nil, fmt.Errorf("run %s: %w", p.ID, e)

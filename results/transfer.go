@@ -123,7 +123,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 				q := metrics.QuantilesOf(h)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc,
-					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Failed: durs[FailedTag][iv.StartMs], Quantiles: &q})
+					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Failed: durs[FailedTag][iv.StartMs], Quantiles: &q, PeakVUs: iv.PeakVUs})
 			}
 			enc, q := metrics.Encode(total), metrics.QuantilesOf(total)
 			var totalEnc [len(storedTags)]string
@@ -140,7 +140,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Dropped: dropped, Hist: string(enc),
-				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Failed: totalEnc[2], Quantiles: &q})
+				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Failed: totalEnc[2], Quantiles: &q, PeakVUs: -1})
 		}
 	}
 	return rd, summary, totals, hs, nil
@@ -245,8 +245,8 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 			}
 			ko = metrics.QuantilesOf(fp)
 		}
-		rows = append(rows, IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p, ko,
-			(&IntervalData{StartMs: h.Start.UnixMilli(), EndMs: h.End.UnixMilli()}).Partial(s.IntervalLength())))
+		rows = append(rows, WithPeakVUs(IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p, ko,
+			(&IntervalData{StartMs: h.Start.UnixMilli(), EndMs: h.End.UnixMilli()}).Partial(s.IntervalLength())), h.PeakVUs))
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err
