@@ -84,6 +84,22 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	if n := failed.Load(); n == 0 || math.Round(sum) != float64(n) {
 		t.Errorf("the errors chart adds up to %.2f failed requests; the server failed %d", sum, n)
 	}
+	// The failed requests are timed as the successful ones: their
+	// percentiles over time, their percentile curve and their
+	// distribution are series of their own (KO), beside the OK ones.
+	for _, slug := range []string{"p50-over-time", "p95-over-time", "p99-over-time", "latency-percentiles", "latency-distribution"} {
+		var names []string
+		for _, pl := range plots {
+			if pl.Slug == slug || strings.HasPrefix(pl.Slug, slug+"-") {
+				for _, ser := range pl.Series {
+					names = append(names, ser.Name)
+				}
+			}
+		}
+		if !slices.Contains(names, "flaky KO") || !slices.Contains(names, "flaky") || slices.Contains(names, "item KO") {
+			t.Errorf("%s: series %q, want flaky and flaky KO, and no KO of item (which never failed)", slug, names)
+		}
+	}
 	// The active VUs chart: the scenario's 2 VUs in every whole interval.
 	vus := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "vus-over-time" })
 	if vus < 0 || len(plots[vus].Series) != 1 || plots[vus].Series[0].Name != "buy" {
