@@ -1,7 +1,9 @@
 package analyze
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -93,11 +95,15 @@ func rankWithTies(v []float64) ([]float64, float64) {
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(a, b int) bool { return v[idx[a]] < v[idx[b]] })
+	// cmp.Compare orders NaNs before every number, consistently: the
+	// order a sort needs to end well.
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(v[a], v[b]) })
 	ranks := make([]float64, len(v))
 	var tie float64
 	for i := 0; i < len(idx); {
-		j := i
+		// A NaN equals nothing, not even itself: each is a tie of one,
+		// and the loop moves on (a NaN once held it here for ever).
+		j := i + 1
 		for j < len(idx) && v[idx[j]] == v[idx[i]] {
 			j++
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 func noisy(r *rand.Rand, n int, level func(i int) float64) []float64 {
@@ -213,5 +214,29 @@ func TestDecorrelatedNoiselessStep(t *testing.T) {
 	cps := ChangePoints(blocks, 0.01, 3)
 	if len(cps) == 0 || cps[0].Index < 23 || cps[0].Index > 24 || cps[0].P*float64(cps[0].Splits) > 1e-6 {
 		t.Errorf("change points %+v", cps)
+	}
+}
+
+// A NaN among the values is ranked, not waited on: ranking once looped for
+// ever on it (a NaN equals no value, itself included), and with it every
+// test of a series that held one.
+func TestRankWithNaN(t *testing.T) {
+	v := []float64{3, math.NaN(), 1, 3, math.NaN()}
+	done := make(chan []float64)
+	go func() {
+		r, _ := rankWithTies(v)
+		MannKendall([]float64{1, 2, math.NaN(), 4, 5, 6, math.NaN(), 8, 9, 10})
+		ChangePoints([]float64{1, math.NaN(), 1, 1, 1, 1, 1, 5, 5, 5, math.NaN(), 5, 5, 5, 5}, 0.01, 3)
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		// The NaNs rank first, then 1, and the two 3s share ranks 4
+		// and 5.
+		if len(r) != len(v) || r[1]+r[4] != 3 || r[2] != 3 || r[0] != 4.5 || r[3] != 4.5 {
+			t.Errorf("ranks %v", r)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ranking a NaN did not end")
 	}
 }

@@ -226,7 +226,7 @@ func verdict(degraded, unclear, suspect []*series, steady, short int) string {
 	if len(unclear) > 0 {
 		var names []string
 		for _, s := range unclear {
-			names = append(names, fmt.Sprintf("%s (%+.0f%%)", s.out.Name, 100*s.diff(s.out.Start, s.out.End)))
+			names = append(names, fmt.Sprintf("%s (%s)", s.out.Name, s.changeWords(s.out.Start, s.out.End)))
 		}
 		doubt = fmt.Sprintf("; %d changed as much but not significantly: %s", len(unclear), strings.Join(names, ", "))
 	}
@@ -509,7 +509,12 @@ func newSeries(stage, kind, name, unit string, lower bool) *series {
 	return &series{out: results.DriftSeries{Stage: stage, Kind: kind, Name: name, Unit: unit}, lower: lower, pt: 1, pc: 1, p: 1, adj: 1}
 }
 
+// add appends a value at t; a value that is not a number (a monitor's NaN,
+// an infinite rate) is no measurement: the interval is a gap of the series.
 func (s *series) add(t, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
 	s.t = append(s.t, t)
 	s.v = append(s.v, v)
 }
@@ -942,7 +947,7 @@ func generatorHealth(gen []*series) *results.GeneratorHealth {
 		h.Series = append(h.Series, s.out)
 		switch s.out.Verdict {
 		case results.DriftInconclusive:
-			maybe = append(maybe, fmt.Sprintf("%s (%s)", s.out.Name, changeWords(results.DriftEvent{Change: s.diff(s.out.Start, s.out.End), Points: s.points})))
+			maybe = append(maybe, fmt.Sprintf("%s (%s)", s.out.Name, s.changeWords(s.out.Start, s.out.End)))
 		case results.DriftDegraded, results.DriftImproved:
 			changed = append(changed, s.out.Sentence)
 			if s.out.Verdict == results.DriftDegraded {
@@ -992,7 +997,7 @@ func timeline(all, gen []*series) ([]results.DriftEvent, string) {
 			e.Trend, e.AtS, e.Before, e.After = false, c.AtS, c.Before, c.After
 		}
 		e.Elapsed = s.elapsed + e.AtS
-		e.Change, e.Points = s.diff(e.Before, e.After), s.points
+		e.Change, e.Points = definedChange(s.diff(e.Before, e.After)), s.points
 		events = append(events, e)
 	}
 	slices.SortStableFunc(events, func(a, b results.DriftEvent) int {
@@ -1025,15 +1030,30 @@ func timeline(all, gen []*series) ([]results.DriftEvent, string) {
 	return events, hint
 }
 
-// changeWords writes an event's change: "+40%", "+4.5 points".
+// definedChange is a change as the model holds it: nil where it is not a
+// number (a relative change from 0).
+func definedChange(c float64) *float64 {
+	if math.IsNaN(c) || math.IsInf(c, 0) {
+		return nil
+	}
+	return &c
+}
+
+// changeWords writes an event's change: "+40%", "+4.5 points", "from 0 to
+// 31/s".
 func changeWords(e results.DriftEvent) string {
-	if e.Points {
-		return fmt.Sprintf("%+.1f points", 100*e.Change)
+	switch {
+	case e.Change == nil:
+		return "from " + results.DriftSeries{Unit: e.Unit}.Value(e.Before) + " to " + results.DriftSeries{Unit: e.Unit}.Value(e.After)
+	case e.Points:
+		return fmt.Sprintf("%+.1f points", 100**e.Change)
 	}
-	if math.IsInf(e.Change, 0) {
-		return "from 0"
-	}
-	return fmt.Sprintf("%+.0f%%", 100*e.Change)
+	return fmt.Sprintf("%+.0f%%", 100**e.Change)
+}
+
+// changeWords writes the series' change from a to b (changeWords).
+func (s *series) changeWords(a, b float64) string {
+	return changeWords(results.DriftEvent{Change: definedChange(s.diff(a, b)), Points: s.points, Unit: s.out.Unit, Before: a, After: b})
 }
 
 func boolInt(b bool) int {

@@ -608,7 +608,7 @@ func (c *coordinator) merge(p *plan.Plan, cfg Config) (*Result, error) {
 		}
 	}
 	judge.Generator(s, 0)
-	s.Drift = judge.Longevity(m, judge.LongevityOptions{})
+	judgeDrift(s, stderr, func() (*results.Run, error) { return m, nil })
 	s.Thresholds = judge.Thresholds(p.Thresholds, s)
 	s.Thresholds = append(s.Thresholds, regressions(p.Thresholds, p.Name, c.st, id, func() (*results.Run, error) { return m, nil })...)
 	dir := filepath.Join(cfg.Out, id)

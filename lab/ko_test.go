@@ -40,14 +40,7 @@ func TestFailedTimesInARun(t *testing.T) {
 	defer srv.Close()
 	ok, ko := &srv.OK, &srv.KO
 	dir := t.TempDir()
-	path := filepath.Join(dir, "plan.yaml")
-	if err := os.WriteFile(path, []byte(strings.ReplaceAll(flakyPlan, "TARGET", srv.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Load(path, plan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := loadFlakyPlan(t, dir, srv.URL)
 	var stdout bytes.Buffer
 	res, err := Run(context.Background(), p, Config{Out: filepath.Join(dir, "runs"), Progress: "none", Stdout: &stdout})
 	if err != nil {
@@ -250,4 +243,18 @@ func readCSVFile(t *testing.T, path string) [][]string {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return rows
+}
+
+// loadFlakyPlan writes flakyPlan against target in dir and loads it.
+func loadFlakyPlan(t *testing.T, dir, target string) *plan.Plan {
+	t.Helper()
+	path := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(flakyPlan, "TARGET", target)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Load(path, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

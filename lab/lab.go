@@ -313,11 +313,19 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		fmt.Fprintf(stderr, "perflab: %s: %v\n", FailuresFile, err)
 		lost = append(lost, fmt.Sprintf("%s (%v)", FailuresFile, err))
 	}
+	// The analyses of the finished run: each fails alone, named in the
+	// summary; the run is recorded whole without it.
 	if len(p.Logs) > 0 && requests != nil {
-		sum.Logs = correlateLogs(p, requests.Name(), stderr)
+		analysis(sum, stderr, results.AnalysisLogs, func() error {
+			sum.Logs = correlateLogs(p, requests.Name(), stderr)
+			return nil
+		})
 	}
 	if coord == nil { // a worker's part is judged as part of the whole
-		sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
+		analysis(sum, stderr, results.AnalysisThresholds, func() error {
+			sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
+			return nil
+		})
 	}
 	res.Summary = sum
 	finished := true
@@ -337,41 +345,41 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		back = b
 		return b, err
 	}
-	rewrite := false
 	if finished && coord == nil {
-		if b, err := readBack(); err == nil {
-			sum.Drift = judge.Longevity(b, judge.LongevityOptions{})
-			rewrite = sum.Drift != nil
-		} else {
-			fmt.Fprintf(stderr, "perflab: the drift over time is not judged: %v\n", err)
-		}
+		judgeDrift(sum, stderr, readBack)
 	}
 	if coord == nil { // a worker's part: judged as part of the whole
-		if rs := regressions(p.Thresholds, p.Name, st, runID, readBack); len(rs) > 0 {
-			sum.Thresholds = append(sum.Thresholds, rs...)
-			rewrite = true
+		analysis(sum, stderr, results.AnalysisRegressions, func() error {
+			sum.Thresholds = append(sum.Thresholds, regressions(p.Thresholds, p.Name, st, runID, readBack)...)
+			return nil
+		})
+	}
+	analysis(sum, stderr, results.AnalysisReport, func() error {
+		if err := report.WriteTable(stdout, sum); err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
 		}
-	}
-	if rewrite {
-		keep("summary.json", sum.WriteJSON)
-	}
-	if err := report.WriteTable(stdout, sum); err != nil {
-		fmt.Fprintf(stderr, "perflab: %v\n", err)
-	}
-	keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
-	report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
-	if len(sum.Thresholds) > 0 {
-		keep("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) })
+		keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
+		report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
+		if len(sum.Thresholds) > 0 {
+			keep("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) })
+		}
+		return nil
+	})
+	summary, sumErr := encodeSummary(sum, stderr)
+	if sumErr != nil {
+		lost = append(lost, fmt.Sprintf("summary.json (%v)", sumErr))
+	} else if finished {
+		keep("summary.json", func(w io.Writer) error { _, err := w.Write(summary); return err })
 	}
 	if st != nil && !storeFailed.Load() {
 		err := addSamples(st, runID, &sampled)
+		if err == nil && sumErr != nil {
+			err = sumErr
+		}
 		if err == nil {
-			var b, totals bytes.Buffer
-			if err = sum.WriteJSON(&b); err == nil {
-				err = results.WriteTotals(&totals, results.TotalsOf(run))
-			}
-			if err == nil {
-				err = st.Finish(runID, run.Status, run.Error, run.End, b.Bytes(), totals.Bytes(), run.Stages)
+			var totals bytes.Buffer
+			if err = results.WriteTotals(&totals, results.TotalsOf(run)); err == nil {
+				err = st.Finish(runID, run.Status, run.Error, run.End, summary, totals.Bytes(), run.Stages)
 			}
 		}
 		if err != nil {

@@ -51,7 +51,7 @@ func Merge(dirs []string, cfg Config) (*Result, error) {
 	// Whether the generators kept to the plan, on the whole: each part's
 	// own CPU is in its warnings (the monitors stay each part's).
 	judge.Generator(s, 0)
-	s.Drift = judge.Longevity(m, judge.LongevityOptions{})
+	judgeDrift(s, stderr, func() (*results.Run, error) { return m, nil })
 
 	var lost []string
 	st, err := openStore(cfg)

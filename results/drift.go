@@ -76,10 +76,12 @@ type DriftEvent struct {
 	After     float64 `json:"after"`
 	Unit      string  `json:"unit"`
 	// Change is After against Before: relative (0.4 is +40%), or, when
-	// Points, in points of a ratio (0.01 is one point).
-	Change  float64 `json:"change"`
-	Points  bool    `json:"points,omitempty"`
-	Verdict string  `json:"verdict"`
+	// Points, in points of a ratio (0.01 is one point). It is null where
+	// no relative change is defined, a change from 0 ("from 0 to
+	// 3,100/s"): Before and After tell it.
+	Change  *float64 `json:"change"`
+	Points  bool     `json:"points,omitempty"`
+	Verdict string   `json:"verdict"`
 }
 
 // Verdicts of a drift series: worse, or better, by the minimum effect or

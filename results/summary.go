@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -65,12 +66,43 @@ type Summary struct {
 	// Warnings say what makes the results suspect or incomplete: a
 	// saturated load generator, a monitor that could not sample.
 	Warnings []string `json:"warnings,omitempty"`
+	// AnalysisErrors are the analyses of the finished run that failed:
+	// each fails alone, and the run is whole and stored without it.
+	AnalysisErrors []AnalysisError `json:"analysis_errors,omitempty"`
 	// Workers are a distributed run's load generators, each with its
 	// part (a run of its own in the history) and how it ended.
 	Workers []WorkerInfo `json:"workers,omitempty"`
 	// Origin says where a run made by another tool and imported came
 	// from, and what of it was not carried over.
 	Origin *Origin `json:"origin,omitempty"`
+}
+
+// AnalysisError is an analysis of a finished run that failed: its drift,
+// its regressions, its logs' correlation, a report.
+type AnalysisError struct {
+	Analysis string `json:"analysis"`
+	Error    string `json:"error"`
+}
+
+// Analyses of a finished run, as AnalysisError names them.
+const (
+	AnalysisDrift       = "drift"
+	AnalysisRegressions = "regressions"
+	AnalysisThresholds  = "thresholds"
+	AnalysisLogs        = "logs"
+	AnalysisReport      = "report"
+)
+
+// SetAnalysisError records that an analysis failed, or, with err nil, that
+// it ran (an earlier failure of it is forgotten).
+func (s *Summary) SetAnalysisError(analysis string, err error) {
+	s.AnalysisErrors = slices.DeleteFunc(s.AnalysisErrors, func(e AnalysisError) bool { return e.Analysis == analysis })
+	if err != nil {
+		s.AnalysisErrors = append(s.AnalysisErrors, AnalysisError{Analysis: analysis, Error: err.Error()})
+	}
+	if len(s.AnalysisErrors) == 0 {
+		s.AnalysisErrors = nil
+	}
 }
 
 // Sentence says where an imported run came from: "Imported from jmeter

@@ -611,6 +611,21 @@ func (s *Store) finishRun(exec func(string, ...any) (sql.Result, error), id, sta
 	return err
 }
 
+// SetSummary replaces a finished run's summary.json, and the verdict its
+// columns keep, with a summary judged again (perflab drift RUN --save):
+// its status, totals and intervals stay as they were.
+func (s *Store) SetSummary(runID string, summary []byte) error {
+	args := append([]any{string(summary)}, verdictArgs(summary)...)
+	r, err := s.db.Exec(s.q(`UPDATE runs SET summary = ?, `+verdictSet+` WHERE id = ? AND summary <> ''`), append(args, runID)...)
+	if err != nil {
+		return err
+	}
+	if n, err := r.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%w: %s (or it has no summary yet)", ErrNotFound, runID)
+	}
+	return nil
+}
+
 // Filter selects runs: all labels must match; Plan, if set, must too.
 type Filter struct {
 	Labels map[string]string

@@ -32,6 +32,10 @@ type Verdict struct {
 	Requests int64   `json:"requests"`
 	Errors   int64   `json:"errors"`
 	RPS      float64 `json:"rps"`
+	// AnalysisFailed names the analyses of the finished run that failed
+	// (summary.json's analysis_errors), comma-separated: the run is whole
+	// without them. Read from the summary, not kept in the runs' columns.
+	AnalysisFailed string `json:"analysis_failed,omitempty"`
 }
 
 // Note is a note of a verdict: what keeps a run from a clean pass.
@@ -60,6 +64,9 @@ func (v *Verdict) Notes() []Note {
 	}
 	if v.Dropped > 0 {
 		out = append(out, Note{fmt.Sprintf("dropped %d of %d iterations due (%.2f%%)", v.Dropped, v.Due, 100*float64(v.Dropped)/float64(v.Due)), false})
+	}
+	if v.AnalysisFailed != "" {
+		out = append(out, Note{"analysis failed: " + v.AnalysisFailed, false})
 	}
 	return out
 }
@@ -106,6 +113,9 @@ func VerdictOf(summary []byte) (*Verdict, error) {
 			Errors   int64   `json:"errors"`
 			RPS      float64 `json:"rps"`
 		} `json:"total"`
+		AnalysisErrors []struct {
+			Analysis string `json:"analysis"`
+		} `json:"analysis_errors"`
 	}
 	if err := json.Unmarshal(summary, &doc); err != nil {
 		return nil, fmt.Errorf("summary: %w", err)
@@ -117,6 +127,9 @@ func VerdictOf(summary []byte) (*Verdict, error) {
 		}
 	}
 	v.Degraded = doc.Drift != nil && doc.Drift.Degraded
+	for _, e := range doc.AnalysisErrors {
+		v.AnalysisFailed = joinName(v.AnalysisFailed, e.Analysis)
+	}
 	for _, ph := range doc.Stages {
 		for _, op := range ph.Operations {
 			if op.Kind == metrics.KindScenario {
@@ -203,4 +216,12 @@ func fillVerdicts(ctx context.Context, conn *sql.Conn, q func(string) string) er
 		}
 	}
 	return nil
+}
+
+// joinName adds a name to a comma-separated list.
+func joinName(list, name string) string {
+	if list == "" {
+		return name
+	}
+	return list + ", " + name
 }
