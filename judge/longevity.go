@@ -97,6 +97,10 @@ type series struct {
 	from    int
 	// elapsed is the stage's start, seconds into the run.
 	elapsed float64
+	// fails are an error ratio's failures, value by value; message its
+	// operation's most frequent failure.
+	fails, counts []int64
+	message       string
 }
 
 // Longevity judges whether a run degraded over time (results.Drift): for
@@ -123,11 +127,13 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 	if len(rd.Summary.Stages) > 0 {
 		runStart = rd.Summary.Stages[0].Start
 	}
+	var incidents []results.Incident
 	for _, ph := range rd.Summary.Stages {
-		sys, g, floor := stageSeries(rd, ph, o)
+		sys, g, floor, opErrs := stageSeries(rd, ph, o)
 		if floor > 0 {
 			floors[ph.Name] = floor
 		}
+		incidents = append(incidents, findIncidents(ph, runStart, sys, opErrs, g, rd.Summary.Interval, o)...)
 		for _, s := range append(slices.Clone(sys), g...) {
 			s.elapsed = ph.Start.Sub(runStart).Seconds()
 		}
@@ -181,7 +187,8 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 		}
 	}
 	d.Degraded = len(degraded) > 0
-	d.Verdict = verdict(degraded, unclear, suspect, steady, short)
+	d.Incidents = lasting(incidents, all)
+	d.Verdict = verdict(degraded, unclear, suspect, steady, short, d.Incidents)
 	if len(gen) > 0 {
 		d.Generator = generatorHealth(gen)
 	}
@@ -221,7 +228,7 @@ func stretch(d time.Duration, whole string) string {
 // verdict says in one sentence what degraded, or that nothing did, what
 // got worse while the generator got busier, and what changed as much
 // without the tests being able to tell.
-func verdict(degraded, unclear, suspect []*series, steady, short int) string {
+func verdict(degraded, unclear, suspect []*series, steady, short int, incidents []results.Incident) string {
 	var doubt string
 	if len(unclear) > 0 {
 		var names []string
@@ -237,8 +244,14 @@ func verdict(degraded, unclear, suspect []*series, steady, short int) string {
 		}
 		doubt = fmt.Sprintf("; %d got worse while the generator's host got busier (suspect, not counted): %s", len(suspect), strings.Join(names, ", ")) + doubt
 	}
+	if inc := incidentsVerdict(incidents); inc != "" {
+		doubt = "; " + inc + doubt
+	}
 	if len(degraded) == 0 {
 		v := fmt.Sprintf("no degradation: %d series steady", steady)
+		if len(incidents) > 0 {
+			v = "no lasting " + strings.TrimPrefix(v, "no ")
+		}
 		if short > 0 {
 			v += fmt.Sprintf(", %d too short to judge", short)
 		}
@@ -266,7 +279,7 @@ type slot struct {
 // monitors' points: the system's, the generator's, and the smallest
 // change of latency that counts (ms; 0 when the generator's timing noise
 // was not measured).
-func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (sys, gen []*series, floor float64) {
+func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (sys, gen []*series, floor float64, opErrs []*series) {
 	nominal := int64(math.Round(rd.Summary.Interval * 1000))
 	start := ph.Start.UnixMilli()
 	slots := map[int64]*slot{}
@@ -315,6 +328,12 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (
 				s.out.Operation = op.Name
 			}
 		}
+		var opErr *series
+		if op.Kind == metrics.KindStep {
+			opErr = newSeries(ph.Name, seriesErrors, "error ratio of "+op.Name, "%", false)
+			opErr.points, opErr.out.Operation, opErr.message = true, op.Name, topMessage(op)
+			opErrs = append(opErrs, opErr)
+		}
 		for _, iv := range rd.IntervalsOf(ph.Index, op) {
 			h, err := iv.Histogram()
 			if err != nil {
@@ -326,6 +345,10 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (
 			case metrics.KindStep:
 				s.count += n
 				s.errors += max(iv.Errors, 0)
+				if n > 0 && full(iv) {
+					opErr.add(offset(iv.StartMs), 100*float64(max(iv.Errors, 0))/float64(n))
+					opErr.fails, opErr.counts = append(opErr.fails, max(iv.Errors, 0)), append(opErr.counts, n)
+				}
 			case metrics.KindTransaction:
 				s.tx += n
 			case metrics.KindScenario:
@@ -375,9 +398,12 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (
 		}
 		t := offset(s.startMs)
 		secs := float64(s.endMs-s.startMs) / 1000
-		tput.add(t, float64(s.count)/secs)
+		// Operations that succeeded: failures that fail fast (refused,
+		// reset) are no throughput.
+		tput.add(t, float64(s.count-s.errors)/secs)
 		if s.count > 0 {
 			errs.add(t, 100*float64(s.errors)/float64(s.count))
+			errs.fails, errs.counts = append(errs.fails, s.errors), append(errs.counts, s.count)
 		}
 		tx := s.scenario
 		if anyTx {
@@ -392,7 +418,7 @@ func stageSeries(rd *results.Run, ph results.PhaseSummary, o LongevityOptions) (
 			s.floor = floor
 		}
 	}
-	return append(out, res...), append(gen, g...), floor
+	return append(out, res...), append(gen, g...), floor, opErrs
 }
 
 // resourceSeries are the series of what the monitors saw in each
@@ -525,12 +551,23 @@ func (s *series) test(o LongevityOptions) {
 	s.pt = s.trend.P
 	blocks, width := analyze.Decorrelated(s.v, s.trend.Slope)
 	cps := analyze.ChangePoints(blocks, o.Alpha, minSegment)
-	// The largest change of level is the series' change.
+	// The largest change of level that lasted is the series' change: a
+	// level is what holds from the change to the end of the stage (the
+	// median of all the values after it, against all those before), for
+	// a tenth of the stage at least. A blip that came back changed no
+	// level (it is an incident), however far the search's segments say it
+	// went.
+	n := len(s.v)
 	best := -1.0
 	for i := range cps {
-		cp := &cps[i]
-		if e := s.diff(cp.Before, cp.After); math.Abs(e) > best {
-			best, s.change = math.Abs(e), cp
+		cp := cps[i]
+		k := min(cp.Index*width, n-1)
+		if k < 1 || n-k < max(minSegment*width, (n+9)/10) {
+			continue
+		}
+		cp.Before, cp.After = analyze.Median(s.v[:k]), analyze.Median(s.v[k:])
+		if e := s.diff(cp.Before, cp.After); math.Abs(e) > best || s.change == nil {
+			best, s.change = math.Abs(e), &cp
 		}
 	}
 	if s.change != nil {

@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Drift is a run's longevity verdict: did the system degrade over time?
 // Each series a longevity verdict needs (each stage's throughput and error
@@ -51,6 +54,57 @@ type Drift struct {
 	// p95 of check-out +40% at 2 h 06; the generator steady").
 	Timeline []DriftEvent `json:"timeline,omitempty"`
 	Hint     string       `json:"hint,omitempty"`
+	// Incidents are the changes that did not last (an outage, a burst of
+	// errors, a latency excursion, a service not ready at the start), all
+	// of them, first to last, overlapping ones merged. The level tests
+	// judge each stage outside its incidents: a blip is an incident, not a
+	// change of level.
+	Incidents []Incident `json:"incidents,omitempty"`
+}
+
+// Incident is a stretch of a stage in which some of its series were far
+// worse than their level around it, and then came back (or had not by the
+// stage's end: Ongoing).
+type Incident struct {
+	Stage string `json:"stage"`
+	// StartS and EndS are seconds into the stage, Elapsed the start in
+	// seconds into the run; Start and End the clock times.
+	StartS  float64   `json:"start_s"`
+	EndS    float64   `json:"end_s"`
+	Elapsed float64   `json:"elapsed_s"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	// Ongoing: the stage ended before the series came back.
+	Ongoing bool `json:"ongoing,omitempty"`
+	// Effects are the series that were worse, each with its level.
+	Effects []IncidentEffect `json:"effects"`
+	// Suspect says what the generator's host did meanwhile when it could
+	// explain the incident (other processes took its CPU, its run queue
+	// or loopback round trip rose, perflab got less CPU): the generator's
+	// doing as likely as the system's. Empty when the generator was
+	// steady.
+	Suspect string `json:"suspect,omitempty"`
+	// Sentence says it: "error ratio of GET b 33.3% from 8 m 00 s to
+	// 12 m 01 s (4 m 01 s), then back to 0.00%".
+	Sentence string `json:"sentence"`
+}
+
+// IncidentEffect is one series' part in an incident: its level around
+// the incident (Baseline, the series' median outside its incidents), its
+// median during it (Level) and its worst value (Peak), in Unit.
+type IncidentEffect struct {
+	Series    string  `json:"series"`
+	Kind      string  `json:"kind"`
+	Operation string  `json:"operation,omitempty"`
+	Unit      string  `json:"unit"`
+	Baseline  float64 `json:"baseline"`
+	Level     float64 `json:"level"`
+	Peak      float64 `json:"peak"`
+	// Failures counts the failed operations during the incident (an
+	// error ratio's), and Message names the operation's most frequent
+	// failure over its stage.
+	Failures int64  `json:"failures,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
 // GeneratorHealth is the generator's own series over time and a

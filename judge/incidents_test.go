@@ -1,0 +1,116 @@
+package judge
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perflab/perflab/internal/runtest"
+	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/results"
+)
+
+// between is 1 for i in [a, b), else 0.
+func between(i, a, b int) bool { return i >= a && i < b }
+
+// A burst of 503s on a third of the requests from 40% to 60% of a run is
+// an incident, listed at the top with its start and end: not a change of
+// level, and not "steady" without a word.
+func TestIncidentErrorBurst(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	const n = 600 // 60 s at 100 ms
+	rd := longRun(r, n, 100*time.Millisecond, func(int) float64 { return 2 }, lognormal, constant(30), func(i int) int {
+		if between(i, 240, 360) {
+			return 10
+		}
+		return 0
+	})
+	d := Longevity(rd, LongevityOptions{})
+	if d.Degraded || len(d.Incidents) != 1 {
+		t.Fatalf("verdict %s; incidents %+v", d.Verdict, d.Incidents)
+	}
+	inc := d.Incidents[0]
+	if math.Abs(inc.StartS-24) > 0.15 || math.Abs(inc.EndS-36) > 0.15 || inc.Ongoing {
+		t.Errorf("from %v s to %v s, ongoing %v", inc.StartS, inc.EndS, inc.Ongoing)
+	}
+	if len(inc.Effects) == 0 || inc.Effects[0].Series != "error ratio of GET a" || inc.Effects[0].Failures != 1200 || math.Abs(inc.Effects[0].Level-100.0/3) > 0.01 || inc.Effects[0].Baseline != 0 {
+		t.Errorf("effects %+v", inc.Effects)
+	}
+	for _, want := range []string{"no lasting degradation", "1 incident: from 24.0 s to 36.0 s (10:00:24 to 10:00:36, 12.0 s): error ratio of GET a 33.33%", "1200 failures", "then back to 0.00%"} {
+		if !strings.Contains(d.Verdict, want) {
+			t.Errorf("verdict lacks %q: %s", want, d.Verdict)
+		}
+	}
+	if e := runtest.DriftSeries(t, d, "error ratio"); e.Verdict != results.DriftSteady {
+		t.Errorf("error ratio: %s", e.Sentence)
+	}
+}
+
+// A 2 s blip of latency (x10) near the end of a 10-minute flat run is an
+// incident, not a change of level: the p95 stays steady, its change (if
+// one is found) is no level.
+func TestIncidentBlipIsNoLevel(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	const n = 6000 // 600 s at 100 ms
+	rd := longRun(r, n, 100*time.Millisecond, func(i int) float64 {
+		if between(i, 5808, 5825) {
+			return 28
+		}
+		return 2.8
+	}, func(r *rand.Rand) float64 { return math.Exp(0.15 * r.NormFloat64()) }, constant(40), constant(0))
+	d := Longevity(rd, LongevityOptions{})
+	if d.Degraded {
+		t.Fatalf("degraded: %s", d.Verdict)
+	}
+	if len(d.Incidents) != 1 {
+		t.Fatalf("incidents %+v", d.Incidents)
+	}
+	inc := d.Incidents[0]
+	if math.Abs(inc.StartS-580.8) > 0.15 || math.Abs(inc.EndS-582.5) > 0.15 {
+		t.Errorf("from %v s to %v s", inc.StartS, inc.EndS)
+	}
+	for _, name := range []string{"p95 of GET a", "mean of GET a"} {
+		if s := runtest.DriftSeries(t, d, name); s.Verdict != results.DriftSteady {
+			t.Errorf("%s: %s", name, s.Sentence)
+		}
+	}
+	if !strings.Contains(d.Verdict, "from 9 m 41 s to 9 m 43 s") {
+		t.Errorf("verdict: %s", d.Verdict)
+	}
+}
+
+// A service not ready for the first 1.5 s of a run (every request refused
+// at once, then all answered) is an incident at the start, not a
+// degradation, and its refused requests are no throughput.
+func TestIncidentNotReady(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	const n = 200 // 20 s at 100 ms
+	rd := longRun(r, n, 100*time.Millisecond, func(int) float64 { return 2 }, lognormal, func(i int) int {
+		if i < 15 {
+			return 400 // refused at once: many more attempts than answers
+		}
+		return 40
+	}, func(i int) int {
+		if i < 15 {
+			return 400
+		}
+		return 0
+	})
+	rd.Summary.Stages[0].Operations[0].Errors.Messages = []metrics.ErrorMessage{{Kind: "connect", Message: "connect: connection refused", Count: 6000}}
+	d := Longevity(rd, LongevityOptions{})
+	if d.Degraded {
+		t.Fatalf("degraded: %s", d.Verdict)
+	}
+	if len(d.Incidents) != 1 || d.Incidents[0].StartS != 0 || math.Abs(d.Incidents[0].EndS-1.5) > 0.15 {
+		t.Fatalf("incidents %+v", d.Incidents)
+	}
+	if s := d.Incidents[0].Sentence; !strings.HasPrefix(s, "for the first 1.5 s of stage soak: ") ||
+		!strings.Contains(s, "error ratio of GET a 100.00%, 6000 failures (most often: connect: connection refused), then back to 0.00%") {
+		t.Errorf("incident: %s", d.Incidents[0].Sentence)
+	}
+	if tp := runtest.DriftSeries(t, d, "throughput"); tp.Verdict == results.DriftDegraded || tp.Start != 400 {
+		t.Errorf("throughput: %s (from %v)", tp.Sentence, tp.Start)
+	}
+}
