@@ -71,8 +71,12 @@ func checkFiles(lim *Limit, l Load) Finding {
 	}
 	f.Status = Fail
 	f.Brief = fmt.Sprintf("open files %s < %s needed", limitText(lim.Soft), grouped(need))
-	f.Fix = fmt.Sprintf("ulimit -n %d in the shell that starts perflab; above the hard limit (%s) as root: ulimit -Hn %d, nofile in /etc/security/limits.conf, LimitNOFILE=%d for a systemd service",
-		want, limitText(lim.Hard), want, want)
+	if lim.Hard >= uint64(need) { // a soft limit below the hard one: perflab's own is raised to it
+		f.Fix = fmt.Sprintf("ulimit -n %d in the shell that starts perflab", min(want, lim.Hard))
+	} else {
+		f.Fix = fmt.Sprintf("ulimit -n %d as root in the shell that starts perflab (the hard limit, which perflab raises its soft limit to), nofile %d in /etc/security/limits.conf, LimitNOFILE=%d for a systemd service, docker run --ulimit nofile=%d for a container",
+			want, want, want, want)
+	}
 	return f
 }
 
@@ -332,7 +336,7 @@ func checkCPU(a, b snapshot, self int) Finding {
 	}
 	f := Finding{Name: name, Status: OK, Measured: map[string]any{"cores": round(others), "steal_cores": round(steal),
 		"cpus": b.cpu.CPUs, "seconds": round(b.at.Sub(a.at).Seconds()), "top": top}}
-	f.Facts = fmt.Sprintf("%s of a core busy besides perflab over %s, of %d CPU(s)", pct(others), b.at.Sub(a.at).Round(time.Millisecond), b.cpu.CPUs)
+	f.Facts = fmt.Sprintf("%s busy besides perflab over %s, of %d CPU(s)", coresText(others), b.at.Sub(a.at).Round(time.Millisecond), b.cpu.CPUs)
 	var names []string
 	for _, p := range top {
 		names = append(names, fmt.Sprintf("%s (pid %d) %s", p.Comm, p.PID, pct(p.Cores)))
@@ -344,7 +348,7 @@ func checkCPU(a, b snapshot, self int) Finding {
 		f.Facts += fmt.Sprintf("; %s of a core stolen by the hypervisor", pct(steal))
 	}
 	if others > otherCPUWarn {
-		f.Status, f.Brief = Warn, fmt.Sprintf("%s of a core busy besides perflab", pct(others))
+		f.Status, f.Brief = Warn, coresText(others)+" busy besides perflab"
 		f.Fix = "stop or move what else runs here"
 		if len(top) > 0 {
 			f.Fix += " (" + top[0].Comm + fmt.Sprintf(", pid %d", top[0].PID) + ")"
@@ -355,6 +359,14 @@ func checkCPU(a, b snapshot, self int) Finding {
 }
 
 func pct(cores float64) string { return fmt.Sprintf("%.0f%%", cores*100) }
+
+// coresText is CPU time in cores: "80% of a core", "1.99 cores".
+func coresText(cores float64) string {
+	if cores < 0.995 {
+		return pct(cores) + " of a core"
+	}
+	return fmt.Sprintf("%.2f cores", cores)
+}
 
 func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -66,7 +67,7 @@ func byName(t *testing.T, fs []Finding, name string) Finding {
 
 func TestCheckLaptop(t *testing.T) {
 	root := tree(t, laptop())
-	fs := Check(Generic(), Options{Root: root, Cores: 4, Files: &Limit{Soft: 1024, Hard: 4096}})
+	fs := Check(Generic(), Options{Root: root, Cores: 4, Files: &Limit{Soft: 1024, Hard: 1024}})
 	var names []string
 	for _, f := range fs {
 		names = append(names, f.Name)
@@ -77,7 +78,7 @@ func TestCheckLaptop(t *testing.T) {
 	files := byName(t, fs, "open files")
 	// 1,000 VUs x 2 connections + 100 of perflab's own.
 	if files.Status != Fail || files.Measured["need"] != 2100 || files.Brief != "open files 1,024 < 2,100 needed" ||
-		!strings.HasPrefix(files.Fix, "ulimit -n 65536 ") {
+		files.Fix != "ulimit -n 65536 as root in the shell that starts perflab (the hard limit, which perflab raises its soft limit to), nofile 65536 in /etc/security/limits.conf, LimitNOFILE=65536 for a systemd service, docker run --ulimit nofile=65536 for a container" {
 		t.Errorf("open files: %+v", files)
 	}
 	ports := byName(t, fs, "local ports")
@@ -102,6 +103,13 @@ func TestCheckLaptop(t *testing.T) {
 		swap.Brief != "swap in use (1,023 MiB) and memory short" || !strings.Contains(swap.Fix, "vm.swappiness=1") {
 		t.Errorf("swap: %+v", swap)
 	}
+	// A soft limit under the hard one, as a shell may have it: up to the hard one.
+	if f := checkFiles(&Limit{Soft: 1024, Hard: 524288}, Generic()); f.Status != Fail || f.Fix != "ulimit -n 65536 in the shell that starts perflab" {
+		t.Errorf("soft 1,024, hard 524,288: %+v", f)
+	}
+	if f := checkFiles(&Limit{Soft: 1024, Hard: 4096}, Generic()); f.Fix != "ulimit -n 4096 in the shell that starts perflab" {
+		t.Errorf("soft 1,024, hard 4,096: %+v", f)
+	}
 	if _, sampled := swap.Measured["pages_swapped_in"]; sampled {
 		t.Errorf("swap: activity without a sample: %+v", swap)
 	}
@@ -115,8 +123,8 @@ func TestCheckLaptop(t *testing.T) {
 	}
 	for _, line := range []string{
 		"doctor: this host, against generic limits (1,000 VUs, keep-alive; give a plan to check against its load)\n",
-		"  fail  open files    limit 1,024 (hard 4,096); 2,100 needed: 1,000 VUs x 2 connections + 100 for perflab's own files\n",
-		"                      fix: ulimit -n 65536 in the shell",
+		"  fail  open files    limit 1,024 (hard 1,024); 2,100 needed: 1,000 VUs x 2 connections + 100 for perflab's own files\n",
+		"                      fix: ulimit -n 65536 as root in the shell",
 		"  ok    cores         4 CPU(s) for perflab\n",
 		"doctor: " + want + "\n",
 	} {
@@ -337,7 +345,7 @@ scenarios:
 	l := FromPlan(p, plan.Segment{})
 	// stage users=200: 200 + 50 (the ramp's peak) + 30 + 40 VUs; the
 	// arrivals at most 100 + 900 a second; 250 VUs of closed models.
-	want := Load{Plan: "mixed", File: p.File, VUs: 320, Stage: "users=200", ConnRate: 1000, ClosedVUs: 250, Target: "127.0.0.1"}
+	want := Load{Plan: "mixed", File: p.File, VUs: 320, Stage: "users=200", ConnRate: 1000, RateStage: "users=10", ClosedVUs: 250, Target: "127.0.0.1"}
 	if l != want {
 		t.Errorf("FromPlan = %+v\nwant %+v", l, want)
 	}
@@ -446,5 +454,16 @@ func TestAtStart(t *testing.T) {
 	}
 	if b.String() != want+"\n" {
 		t.Errorf("AtStart printed %q, want %q", b.String(), want+"\n")
+	}
+}
+
+// What the quick checks add to a run's start (go test ./doctor -bench AtStart).
+func BenchmarkAtStart(b *testing.B) {
+	p, err := plan.Parse([]byte("name: tiny\ntarget: http://127.0.0.1:1\nscenarios:\n  - name: s\n    vus: 1\n    iterations: 1\n    flow:\n      - name: get\n        url: /\n"), "plan.yaml", plan.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		AtStart(io.Discard, p, plan.Segment{})
 	}
 }

@@ -22,8 +22,10 @@ type Load struct {
 	Stage string
 	// ConnRate is the most new connections a second that the open
 	// models' arrivals need without keep-alive: at least one an
-	// iteration (0 with keep-alive, where a VU keeps its connections).
-	ConnRate float64
+	// iteration (0 with keep-alive, where a VU keeps its connections);
+	// RateStage is the stage of that peak.
+	ConnRate  float64
+	RateStage string
 	// ClosedVUs is the most VUs of closed models without keep-alive at
 	// once: each opens a connection a request, as fast as the service
 	// answers.
@@ -75,7 +77,11 @@ func (l Load) Describe() string {
 		s += " (stage " + l.Stage + ")"
 	}
 	if l.ConnRate > 0 {
-		s += fmt.Sprintf(", %s new connections/s (arrivals without keep-alive)", grouped(int64(l.ConnRate+0.5)))
+		s += fmt.Sprintf(", %s new connections/s (arrivals without keep-alive", grouped(int64(l.ConnRate+0.5)))
+		if l.RateStage != "" && l.RateStage != "all" {
+			s += ", stage " + l.RateStage
+		}
+		s += ")"
 	}
 	if l.ClosedVUs > 0 {
 		s += fmt.Sprintf(", %s VUs opening a connection a request (keep-alive off)", grouped(l.ClosedVUs))
@@ -122,7 +128,10 @@ func FromPlan(p *plan.Plan, seg plan.Segment) Load {
 		if vus > l.VUs {
 			l.VUs, l.Stage = vus, st.Name()
 		}
-		l.ClosedVUs, l.ConnRate = max(l.ClosedVUs, closed), max(l.ConnRate, rate)
+		if rate > l.ConnRate {
+			l.ConnRate, l.RateStage = rate, st.Name()
+		}
+		l.ClosedVUs = max(l.ClosedVUs, closed)
 	}
 	if p.Target != nil && p.Target.T != nil && len(stages) > 0 {
 		vars := p.VarsFor(stages[0])
