@@ -201,8 +201,11 @@ func grouped[T int | int64 | uint64](n T) string {
 // seg, for a worker of a distributed run) in one line: "perflab: doctor:
 // host ok", or what is wrong and where to read more. It samples nothing:
 // it reads a few files of /proc and /sys, well under a millisecond.
-func AtStart(w io.Writer, p *plan.Plan, seg plan.Segment) {
-	fs := Check(FromPlan(p, seg), Options{})
+func AtStart(w io.Writer, p *plan.Plan, seg plan.Segment) { atStart(w, p, seg, Options{}) }
+
+func atStart(w io.Writer, p *plan.Plan, seg plan.Segment, o Options) {
+	o.Sample = 0
+	fs := Check(FromPlan(p, seg), o)
 	line := Summary(fs)
 	if Worst(fs) != OK {
 		file := p.File

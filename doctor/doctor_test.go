@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -439,21 +440,38 @@ func TestCheckThisHost(t *testing.T) {
 	}
 }
 
-// The line a run starts with says what the quick checks find.
+// The line a run starts with says what the quick checks find, and where
+// to read more.
 func TestAtStart(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("reads /proc and /sys")
-	}
-	p := loadPlan(t, "name: tiny\ntarget: http://127.0.0.1:1\nscenarios:\n  - name: s\n    vus: 1\n    iterations: 1\n    flow:\n      - name: get\n        url: /\n")
+	src := "name: tiny\ntarget: http://127.0.0.1:1\nscenarios:\n  - name: s\n    vus: 1\n    iterations: 1\n    flow:\n      - name: get\n        url: /\n"
+	p := loadPlan(t, src)
 	var b bytes.Buffer
-	AtStart(&b, p, plan.Segment{})
-	fs := Check(FromPlan(p, plan.Segment{}), Options{})
-	want := "perflab: doctor: " + Summary(fs)
-	if Worst(fs) != OK {
-		want += "; perflab doctor " + p.File + " for details"
+	atStart(&b, p, plan.Segment{}, Options{Root: tree(t, laptop()), Cores: 2, Files: &Limit{Soft: 1024, Hard: 1024}})
+	want := "perflab: doctor: 4 warnings (governor powersave; clock source hpet; 2 cores shared with the target; swap in use (1,023 MiB) and memory short); perflab doctor " + p.File + " for details\n"
+	if b.String() != want {
+		t.Errorf("atStart printed %q\nwant %q", b.String(), want)
 	}
-	if b.String() != want+"\n" {
-		t.Errorf("AtStart printed %q, want %q", b.String(), want+"\n")
+	m := laptop()
+	m["sys/devices/system/clocksource/clocksource0/current_clocksource"] = "tsc\n"
+	m["proc/meminfo"] = "MemTotal: 8024064 kB\nMemAvailable: 6000000 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n"
+	for k := range m {
+		if strings.Contains(k, "cpufreq") {
+			delete(m, k)
+		}
+	}
+	b.Reset()
+	atStart(&b, p, plan.Segment{}, Options{Root: tree(t, m), Cores: 4, Files: &Limit{Soft: 1024, Hard: 1024}})
+	if b.String() != "perflab: doctor: host ok\n" {
+		t.Errorf("atStart printed %q, want host ok", b.String())
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	// This host: one line, as the real checks say.
+	b.Reset()
+	AtStart(&b, p, plan.Segment{})
+	if !regexp.MustCompile(`^perflab: doctor: (host ok|\d+ (failure|warning)s? .*; perflab doctor ` + regexp.QuoteMeta(p.File) + ` for details)\n$`).MatchString(b.String()) {
+		t.Errorf("AtStart printed %q", b.String())
 	}
 }
 
