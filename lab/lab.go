@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/perflab/perflab/doctor"
 	"github.com/perflab/perflab/engine"
 	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/logcorr"
@@ -271,6 +272,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 		}
 	}
 	fmt.Fprintf(stderr, "perflab: running %s (%d stage(s); %s); results go to %s\n", p.Name, len(p.Stages()), p.IntervalText(), dir)
+	doctor.AtStart(stderr, p, opts.Segment)
 	if cfg.Started != nil {
 		cfg.Started(runID)
 	}

@@ -158,6 +158,20 @@ func (l Workload) Peak() int {
 	return n
 }
 
+// PeakRate is the highest arrival rate of an open model (iterations a
+// second): its rate, or the highest of its ramp's start and targets; 0 for
+// a closed model.
+func (l Workload) PeakRate() float64 {
+	r := l.Rate
+	if len(l.RampRate) > 0 {
+		r = max(r, l.StartRate)
+	}
+	for _, s := range l.RampRate {
+		r = max(r, s.Target)
+	}
+	return r
+}
+
 // Open reports whether the load is an arrival-rate model.
 func (l Workload) Open() bool { return l.Rate > 0 || len(l.RampRate) > 0 }
 

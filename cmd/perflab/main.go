@@ -18,7 +18,7 @@ const (
 	exitUsage       = 1 // bad command line or internal error
 	exitInvalidPlan = 2 // the plan did not validate; nothing was sent
 	exitRunFailed   = 3 // the run could not complete (setup failed, output not writable, ...)
-	exitThresholds  = 4 // a threshold failed
+	exitThresholds  = 4 // a threshold failed (perflab drift --fail-degraded: degraded; perflab doctor: a check failed)
 	exitInterrupted = 130
 )
 
@@ -40,6 +40,7 @@ func init() {
 	commands = []command{
 		{"run", "run a plan: perflab run PLAN.yaml [--set name=value]... [--out DIR]", cmdRun},
 		{"validate", "check a plan without sending anything: perflab validate PLAN.yaml", cmdValidate},
+		{"doctor", "check this host as a load generator, and say what to fix: perflab doctor [PLAN.yaml] [--json]", cmdDoctor},
 		{"runs", "list the run history: perflab runs [--label release=X] [--plan NAME]", cmdRuns},
 		{"show", "print a stored run: perflab show RUN_ID", cmdShow},
 		{"import", "record run directories, or JMeter results and HdrHistogram logs, in the history: perflab import [--from jmeter|hdr] FILE...", cmdImport},
@@ -64,7 +65,7 @@ func usage(std *stdio) {
 		fmt.Fprintf(std.err, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(std.err, "  %-9s %s\n", "help", "help COMMAND shows a command's flags")
-	fmt.Fprintf(std.err, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed, 130 interrupted.\nRUN arguments are run directories, run ids in the history, or label selectors such as release=Goldenrod.\n")
+	fmt.Fprintf(std.err, "\nExit codes: 0 ok, 1 usage or internal error, 2 invalid plan, 3 run failed, 4 threshold failed (doctor: a check failed), 130 interrupted.\nRUN arguments are run directories, run ids in the history, or label selectors such as release=Goldenrod.\n")
 }
 
 // fail reports an error of a command's input and returns the usage exit code.

@@ -256,12 +256,32 @@ func interleaved(fs *flag.FlagSet, args []string) []string {
 	return append(flags, pos...)
 }
 
+// planFlags change a plan as it loads: --set and the load flags, as
+// perflab run takes them.
+type planFlags struct {
+	set  setFlags
+	load loadFlags
+}
+
+func (f *planFlags) register(fs *flag.FlagSet, setUsage string) {
+	fs.Var(&f.set, "set", setUsage)
+	f.load.register(fs)
+}
+
+// given reports whether any of the flags was given.
+func (f *planFlags) given() bool {
+	return len(f.set) > 0 || f.load.Values != nil || f.load.Scenarios != nil
+}
+
+// plan loads the plan at path with the flags.
+func (f *planFlags) plan(path string) (*plan.Plan, error) {
+	return plan.Load(path, plan.Options{Set: f.set, Load: f.load.LoadOverride})
+}
+
 func cmdValidate(std *stdio, args []string) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	var set setFlags
-	var load loadFlags
-	fs.Var(&set, "set", "override a plan variable (repeatable)")
-	load.register(fs)
+	var pf planFlags
+	pf.register(fs, "override a plan variable (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: perflab validate PLAN.yaml [--set name=value]... [--vus N] [--duration D] ...\n\nChecks a plan without sending anything and prints its stages, with the load given as perflab run would run it.")
 		fs.PrintDefaults()
@@ -273,7 +293,7 @@ func cmdValidate(std *stdio, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
-	p, err := plan.Load(fs.Arg(0), plan.Options{Set: set, Load: load.LoadOverride})
+	p, err := pf.plan(fs.Arg(0))
 	if err != nil {
 		return planFailed(std, err)
 	}
