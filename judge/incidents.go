@@ -219,6 +219,9 @@ func findIncidents(ph results.PhaseSummary, runStart time.Time, sys, opErrs, gen
 
 // without drops the series' values from a to b seconds into the stage.
 func (s *series) without(a, b float64) {
+	if s.chart == nil {
+		s.chart = downsample(s.t, s.v)
+	}
 	keep := 0
 	for i := range s.v {
 		if s.t[i] >= a && s.t[i] < b {

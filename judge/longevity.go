@@ -101,6 +101,8 @@ type series struct {
 	// operation's most frequent failure.
 	fails, counts []int64
 	message       string
+	// chart is the series' points before its incidents were taken out.
+	chart [][2]float64
 }
 
 // Longevity judges whether a run degraded over time (results.Drift): for
@@ -668,6 +670,9 @@ func (s *series) judge(o LongevityOptions) {
 	out := &s.out
 	out.Values = len(s.v)
 	out.Points = downsample(s.t, s.v)
+	if s.chart != nil { // the series as measured, its incidents too
+		out.Points = s.chart
+	}
 	if len(s.v) == 0 {
 		out.Verdict = results.DriftTooShort
 		out.Sentence = s.out.Name + ": too short to judge (no whole interval)"
@@ -740,10 +745,15 @@ func (s *series) judge(o LongevityOptions) {
 		out.Verdict = results.DriftInconclusive
 		out.Sentence = fmt.Sprintf("%s %s, but not significantly (p %.3g after Holm's correction; alpha %g): more intervals would tell",
 			out.Name, s.moved(out.Start, out.End), s.adj, o.Alpha)
+	case out.Significant && byChange:
+		// The figures judged are the change's: said as such.
+		out.Verdict = results.DriftSteady
+		out.Sentence = fmt.Sprintf("%s steady: %s before a change after %s, %s after it (%s, p %.3g after Holm's correction, smaller than the %s that counts)",
+			out.Name, s.value(out.Change.Before), elapsed(seconds(out.Change.AtS)), s.value(out.Change.After), s.changeWords(out.Change.Before, out.Change.After), s.adj, s.minWords(least))
 	case out.Significant:
 		out.Verdict = results.DriftSteady
-		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (a change, p %.3g after Holm's correction, smaller than the %s that counts)",
-			out.Name, s.value(out.Start), s.value(out.End), s.adj, s.minWords(least))
+		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (%s, p %.3g after Holm's correction, smaller than the %s that counts)",
+			out.Name, s.value(out.Start), s.value(out.End), s.changeWords(out.Start, out.End), s.adj, s.minWords(least))
 	default:
 		out.Verdict = results.DriftSteady
 		out.Sentence = fmt.Sprintf("%s steady: %s at the start, %s at the end (p %.3g after Holm's correction)",
@@ -908,6 +918,11 @@ func suspects(all, gen []*series) {
 		if s.out.Kind != seriesLatency || s.out.Verdict != results.DriftDegraded {
 			continue
 		}
+		// A generator starved at the time explains any size of change.
+		if why := starved(s, gen); why != "" {
+			s.suspect(why)
+			continue
+		}
 		explained := max(4*max(s.floor, rtt[s.out.Stage]), schedulerSlice)
 		g, why := busier(s, gen)
 		if g == nil || math.Abs(s.out.End-s.out.Start) > explained {
@@ -923,6 +938,58 @@ func suspects(all, gen []*series) {
 			}
 		}
 	}
+}
+
+// starved says how the generator was starved when the system's series s
+// got worse, if it was: at the time of s's change (or over the stage, for
+// a trend), its host's run queue doubled, or its loopback round trip
+// doubled and rose by a tenth of s's change or more (the same order), or
+// other processes took a tenth more of its host while perflab's own CPU
+// fell by a third. A generator waiting for a core times that wait into
+// every latency it measures, however large; a flat run queue and a flat
+// round trip say it was not waiting. "" when it was not starved.
+func starved(s *series, gen []*series) string {
+	at := func(g *series) bool {
+		if !s.stepFits() || !g.stepFits() {
+			return true
+		}
+		step := s.out.SpanS / float64(max(1, len(s.v)))
+		return math.Abs(s.at-g.at) <= max(3*step, s.out.SpanS/10)
+	}
+	rose := func(g *series) float64 { return g.diff(g.out.Start, g.out.End) }
+	change := math.Abs(s.out.End - s.out.Start)
+	var other, self *series
+	var why []string
+	for _, g := range gen {
+		if g.out.Stage != s.out.Stage || g.out.Verdict == results.DriftTooShort {
+			continue
+		}
+		switch g.out.Kind {
+		case seriesRunQueue:
+			if rose(g) >= minGeneratorGrowth && at(g) {
+				why = append(why, g.out.Name+" "+g.moved(g.out.Start, g.out.End))
+			}
+		case seriesLoopback:
+			if rose(g) >= minGeneratorGrowth && g.out.End-g.out.Start >= change/10 && at(g) {
+				why = append(why, g.out.Name+" "+g.moved(g.out.Start, g.out.End))
+			}
+		case seriesOther:
+			if g.out.End-g.out.Start >= 100*minGeneratorRise && at(g) {
+				other = g
+			}
+		case seriesGenCPU:
+			if strings.HasPrefix(g.out.Monitor, results.SelfMonitor) && rose(g) <= -1.0/3 && at(g) {
+				self = g
+			}
+		}
+	}
+	if other != nil && self != nil {
+		why = append(why, other.out.Name+" "+other.moved(other.out.Start, other.out.End), self.out.Name+" "+self.moved(self.out.Start, self.out.End))
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return "the generator was starved (" + strings.Join(why, "; ") + ")"
 }
 
 // suspect marks the series suspect, saying what the generator's host did.
