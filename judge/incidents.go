@@ -430,3 +430,36 @@ func lasting(incs []results.Incident, all []*series) []results.Incident {
 		return false
 	})
 }
+
+// OneVerdict makes the resources' memory verdicts those of the drift where
+// it judged the same series (a monitor's memory over a stage): one series,
+// one verdict in every view. A memory the drift found degraded is a leak
+// (the load generator's own: a growth), one it found steady, settled or
+// improved is none; the leak rule stands where the drift had no verdict
+// (the run too short for it, or no drift).
+func OneVerdict(sum *results.Summary) {
+	if sum.Resources == nil || sum.Drift == nil {
+		return
+	}
+	verdicts := map[string]string{}
+	all := slices.Clone(sum.Drift.Series)
+	if g := sum.Drift.Generator; g != nil {
+		all = append(all, g.Series...)
+	}
+	for _, s := range all {
+		if s.Kind == seriesMemory && s.Verdict != results.DriftTooShort {
+			verdicts[s.Stage+"\x00"+s.Monitor] = s.Verdict
+		}
+	}
+	for _, w := range sum.Resources.Windows {
+		for _, m := range w.Monitors {
+			v, ok := verdicts[w.Window+"\x00"+m.Monitor]
+			if !ok || len(m.Memory) == 0 {
+				continue
+			}
+			// The drift judges a monitor's first memory metric.
+			m.Memory[0].Drift = v
+			m.Memory[0].LeakSuspected = v == results.DriftDegraded
+		}
+	}
+}

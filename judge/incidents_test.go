@@ -169,3 +169,32 @@ func TestStarvedGeneratorIsSuspect(t *testing.T) {
 		t.Errorf("p95: %s", p95.Sentence)
 	}
 }
+
+// One series, one verdict: the resources' leak verdict of a monitor's
+// memory over a stage is the drift's where it judged that series, the
+// leak rule's elsewhere.
+func TestOneVerdictPerSeries(t *testing.T) {
+	slope := 57.8 * (1 << 20)
+	sum := &results.Summary{
+		Resources: &monitor.Analysis{Windows: []monitor.WindowFigures{{Window: "soak", Monitors: []monitor.MonitorFigures{
+			{Monitor: "api", Memory: []monitor.MemoryTrend{{Metric: "rss_bytes", SlopeBytesPerHour: &slope}}},
+			{Monitor: "perflab", Memory: []monitor.MemoryTrend{{Metric: "rss_bytes", SlopeBytesPerHour: &slope, LeakSuspected: true}}},
+			{Monitor: "db", Memory: []monitor.MemoryTrend{{Metric: "rss_bytes", LeakSuspected: true}}},
+		}}}},
+		Drift: &results.Drift{
+			Series:    []results.DriftSeries{{Stage: "soak", Kind: seriesMemory, Monitor: "api", Verdict: results.DriftDegraded}},
+			Generator: &results.GeneratorHealth{Series: []results.DriftSeries{{Stage: "soak", Kind: seriesMemory, Monitor: "perflab", Verdict: results.DriftSteady}}},
+		},
+	}
+	OneVerdict(sum)
+	mons := sum.Resources.Windows[0].Monitors
+	if m := mons[0].Memory[0]; !m.LeakSuspected || m.Drift != results.DriftDegraded {
+		t.Errorf("api: %+v", m)
+	}
+	if m := mons[1].Memory[0]; m.LeakSuspected || m.Drift != results.DriftSteady {
+		t.Errorf("perflab: %+v", m)
+	}
+	if m := mons[2].Memory[0]; !m.LeakSuspected || m.Drift != "" {
+		t.Errorf("db, not judged by the drift: %+v", m)
+	}
+}

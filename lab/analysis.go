@@ -48,6 +48,7 @@ func judgeDrift(sum *results.Summary, stderr io.Writer, read func() (*results.Ru
 			return err
 		}
 		sum.Drift = d
+		judge.OneVerdict(sum)
 		return nil
 	})
 }

@@ -100,6 +100,12 @@ type MemoryTrend struct {
 	TrendP            *float64 `json:"trend_p"`
 	LeakSuspected     bool     `json:"leak_suspected"`
 	TooShort          bool     `json:"too_short,omitempty"`
+	// Drift is the verdict of the same series over the run's intervals
+	// (results.DriftSeries' verdict: degraded, steady, settled, ...),
+	// where the drift judged it: then it is the series' one verdict, and
+	// LeakSuspected says the same (degraded: a leak, or for the load
+	// generator's own memory, a growth). Empty where it was not judged.
+	Drift string `json:"drift,omitempty"`
 }
 
 // MinTrendSpan and MinTrendSamples are the least data a memory trend (a

@@ -115,13 +115,21 @@ func resourceCells(window string, m monitor.MonitorFigures) []string {
 		mem := m.Memory[0]
 		cells[5] = mb(mem.AvgBytes) + " (" + strings.TrimSuffix(mem.Metric, "_bytes") + ")"
 		cells[6] = mb(mem.PeakBytes)
+		cells[7] = "-" // too short a window for a rate
+		if mem.SlopeBytesPerHour != nil {
+			cells[7] = fmt.Sprintf("%+.1f", *mem.SlopeBytesPerHour/(1<<20))
+		}
 		switch {
-		case mem.SlopeBytesPerHour == nil: // too short a window for a rate
-			cells[7], cells[8] = "-", "too short to judge"
+		case mem.Drift != "" && mem.LeakSuspected: // the drift's verdict of the same series
+			cells[8] = "SUSPECTED (drift: " + mem.Drift + ")"
+		case mem.Drift != "":
+			cells[8] = "no (drift: " + mem.Drift + ")"
+		case mem.SlopeBytesPerHour == nil:
+			cells[8] = "too short to judge"
 		case mem.LeakSuspected:
-			cells[7], cells[8] = fmt.Sprintf("%+.1f", *mem.SlopeBytesPerHour/(1<<20)), "SUSPECTED"
+			cells[8] = "SUSPECTED"
 		default:
-			cells[7], cells[8] = fmt.Sprintf("%+.1f", *mem.SlopeBytesPerHour/(1<<20)), "no"
+			cells[8] = "no"
 		}
 	}
 	if g := m.GC; g != nil {

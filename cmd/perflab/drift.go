@@ -205,6 +205,7 @@ func saveDrift(rd *results.Run, d *results.Drift, storePath string, storeSet boo
 		return nil, errors.New("the run has no summary: it did not finish")
 	}
 	sum.Drift = d
+	judge.OneVerdict(sum)
 	sum.SetAnalysisError(results.AnalysisDrift, nil)
 	var b bytes.Buffer
 	if err := sum.WriteJSON(&b); err != nil {
