@@ -198,3 +198,32 @@ func TestOneVerdictPerSeries(t *testing.T) {
 		t.Errorf("db, not judged by the drift: %+v", m)
 	}
 }
+
+// A leak that starts a third into a run is located where it started,
+// within 5% of the run's length, in its sentence and on the timeline.
+func TestLeakOnsetLocated(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 50))
+	const n = 600 // 60 s at 100 ms; the leak from 20 s
+	rd := longRun(r, n, 100*time.Millisecond, func(int) float64 { return 2 }, lognormal, constant(50), constant(0))
+	var pts []monitor.Point
+	for i := 0; i <= n; i++ {
+		mb := 80 + 0.4*float64(max(0, i-200)) + r.NormFloat64()
+		pts = append(pts, monitor.Point{Time: runtest.T0.Add(time.Duration(i) * 100 * time.Millisecond), Monitor: "api", Metric: monitor.MetricRSS, Value: mb * (1 << 20)})
+	}
+	rd.Points = pts
+	d := Longevity(rd, LongevityOptions{})
+	mem := runtest.DriftSeries(t, d, "memory of api (rss)")
+	if mem.Verdict != results.DriftDegraded || mem.Trend == nil || mem.Trend.OnsetS == nil || math.Abs(*mem.Trend.OnsetS-20) > 3 {
+		t.Fatalf("memory: %s (%+v)", mem.Sentence, mem.Trend)
+	}
+	if !strings.Contains(mem.Sentence, "a steady trend that began after") {
+		t.Errorf("memory: %s", mem.Sentence)
+	}
+	found := false
+	for _, e := range d.Timeline {
+		found = found || e.Series == mem.Name && math.Abs(e.AtS-*mem.Trend.OnsetS) < 1e-9
+	}
+	if !found {
+		t.Errorf("the timeline does not place it at its onset: %+v", d.Timeline)
+	}
+}

@@ -701,6 +701,10 @@ func (s *series) judge(o LongevityOptions) {
 		perHour := s.trend.Slope * 3600 / step
 		tr.SlopePerHour = &perHour
 	}
+	if k, ok := analyze.Onset(s.v); ok {
+		at := s.t[k] - s.t[0]
+		tr.OnsetS = &at
+	}
 	out.Trend = tr
 	if c := s.change; c != nil {
 		out.Change = &results.DriftChange{AtS: s.at, Before: c.Before, After: c.After, P: s.pc}
@@ -840,10 +844,14 @@ func (s *series) changeSentence() string {
 	return fmt.Sprintf("%s %s; the change began after %s", s.out.Name, s.moved(c.Before, c.After), elapsed(time.Duration(c.AtS*float64(time.Second))))
 }
 
-// trendSentence says a steady drift over the stage.
+// trendSentence says a steady drift over the stage, and where it began
+// when that was after the stage's start.
 func (s *series) trendSentence() string {
 	out := &s.out
 	text := fmt.Sprintf("%s %s over %s, a steady trend", out.Name, s.moved(out.Start, out.End), elapsed(time.Duration(out.SpanS*float64(time.Second))))
+	if o := out.Trend.OnsetS; o != nil {
+		text += fmt.Sprintf(" that began after %s", elapsed(seconds(*o)))
+	}
 	if r := out.Trend.SlopePerHour; r != nil {
 		text += fmt.Sprintf(" (%+.3g %s per hour)", *r, s.unitWord())
 	}
@@ -1099,6 +1107,8 @@ func timeline(all, gen []*series) ([]results.DriftEvent, string) {
 			Before: s.out.Start, After: s.out.End, Trend: true}
 		if c := s.out.Change; c != nil && (s.settled || s.stepFits()) {
 			e.Trend, e.AtS, e.Before, e.After = false, c.AtS, c.Before, c.After
+		} else if o := s.out.Trend; o != nil && o.OnsetS != nil {
+			e.AtS = *o.OnsetS // a trend that began after the stage's start
 		}
 		e.Elapsed = s.elapsed + e.AtS
 		e.Change, e.Points = definedChange(s.diff(e.Before, e.After)), s.points
@@ -1119,6 +1129,8 @@ func timeline(all, gen []*series) ([]results.DriftEvent, string) {
 		genMoved = genMoved || e.Generator
 		what := e.Series + " " + changeWords(e)
 		switch {
+		case e.Trend && e.AtS > 0:
+			parts = append(parts, what+" rising from "+elapsed(seconds(e.Elapsed)))
 		case e.Trend:
 			parts = append(parts, what+" all along")
 		case len(parts) == 0 || i == 0:

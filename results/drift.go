@@ -209,6 +209,10 @@ type DriftTrend struct {
 	// SlopePerHour is Sen's slope in the series' unit per hour; none when
 	// the series spans too little time for a rate per hour.
 	SlopePerHour *float64 `json:"slope_per_hour,omitempty"`
+	// OnsetS is where the trend began, in seconds into the stage, when a
+	// level then a line fits clearly better than a line from the start
+	// (analyze.Onset): a leak that began an hour in. Absent otherwise.
+	OnsetS *float64 `json:"onset_s,omitempty"`
 }
 
 // DriftChange is a change of a series' level.
