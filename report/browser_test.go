@@ -228,6 +228,13 @@ func TestReportLatencyAxesInChromium(t *testing.T) {
 	if want := "13:47:10 UTC (10:00 into the stage):"; at != want {
 		t.Errorf("the legend at 600 s into the stage: %q, want %q", at, want)
 	}
+	// Zoomed in on 150 to 250 s, 11 intervals, one of them a spike: the
+	// clipped axis is of those in view (their 95th percentile, 2.4 ms
+	// and half of 500 - 2.4 ms, times 1.5), the one spike marked.
+	eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].setScale('x', {min: 150, max: 250}), true`, i))
+	if z := read(); math.Abs(z.Max-1.05*1.5*(2.4+0.5*(500-2.4))) > 0.01 || z.Count != 1 {
+		t.Errorf("zoomed in on 150..250 s: up to %g ms, %d marked; want %g, 1", z.Max, z.Count, 1.05*1.5*(2.4+0.5*(500-2.4)))
+	}
 	for _, p := range problems() {
 		t.Error(p)
 	}

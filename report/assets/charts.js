@@ -330,10 +330,14 @@
   function inView(u, groups, f) {
     const xs = u.data[0], x0 = u.scales.x.min, x1 = u.scales.x.max;
     (groups || u.groups || []).forEach(function (g) {
-      if (u.series[g.line] && !u.series[g.line].show) return;
+      const s = u.series[g.line];
+      if (s && !s.show) return;
       const cols = [g.line, g.max, g.partial].filter(function (c) { return c != null; });
-      for (let i = 0; i < xs.length; i++) {
-        if (x0 != null && (xs[i] < x0 || xs[i] > x1)) continue;
+      // uPlot's indexes in view (set before the y range is asked for:
+      // the x scale is then still the one before a zoom), else by x.
+      const idxs = s && s.idxs && s.idxs.length === 2 && s.idxs[0] != null ? s.idxs : null;
+      for (let i = idxs ? idxs[0] : 0; i <= (idxs ? idxs[1] : xs.length - 1); i++) {
+        if (!idxs && x0 != null && (xs[i] < x0 || xs[i] > x1)) continue;
         cols.forEach(function (c) { const v = u.data[c][i]; if (v != null && isFinite(v)) f(g, i, v); });
       }
     });
