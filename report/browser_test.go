@@ -125,6 +125,159 @@ func TestReportWithFailuresInChromium(t *testing.T) {
 	}
 }
 
+// A latency chart of a baseline of 2 to 3 ms with four intervals of
+// 500 ms, in Chromium: its y axis goes by default well below 500 ms, the
+// baseline in view, the four points above it marked and counted; its log
+// scale is uPlot's distr 3, its full range reaches 500; its x axis reads
+// as clock times from the stage's start (13:37:10 UTC), in UTC or, at the
+// choice of the page, in the browser's local time (Asia/Kolkata,
+// UTC+05:30), and its legend says the time into the stage at the cursor.
+// The table of contents' links each go to an element of the page.
+// Screenshots: artifacts/report-clipped.png, report-log.png.
+func TestReportLatencyAxesInChromium(t *testing.T) {
+	chromium := browsertest.Chromium(t)
+	rd, t0 := spikyRun(t)
+	page := filepath.Join(t.TempDir(), "report.html")
+	plots := writeReport(t, rd, page)
+	i := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "p99-over-time" })
+	if i < 0 || !plots[i].RobustY || plots[i].T0 != float64(t0.Unix()) {
+		t.Fatalf("no p99 chart with a robust y axis from %v: %+v", t0, plots)
+	}
+	bctx := browsertest.New(t, chromium, 2*time.Minute, chromedp.Env("TZ=Asia/Kolkata"))
+	problems := browsertest.Problems(t, bctx)
+	open(t, bctx, page, len(plots))
+	type axis struct {
+		Distr         int
+		Min, Max      float64
+		Count         int
+		ClippedMax    float64
+		Note, Label   string
+		Splits        []float64
+		Values        []string
+		Mode, Pressed string
+	}
+	read := func() axis {
+		t.Helper()
+		return eval[axis](t, bctx, fmt.Sprintf(`(() => { const u = perflabCharts.charts[%d], el = u.root.parentElement, c = u.clipped || {};
+			return {distr: u.scales.y.distr, min: u.scales.y.min, max: u.scales.y.max, count: c.count || 0, clippedMax: c.max || 0,
+				note: el.querySelector('.plot-clipped').textContent, label: u.axes[0].label(u), splits: u.axes[0]._splits, values: u.axes[0]._values,
+				mode: u.yMode, pressed: el.querySelector('.plot-ymode[aria-pressed=true]').dataset.mode} })()`, i))
+	}
+	mode := func(m string) axis {
+		t.Helper()
+		eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].root.parentElement.querySelector('.plot-ymode[data-mode=%s]').click(), true`, i, m))
+		return read()
+	}
+	// Clipped, by default: the baseline's 95th percentile is 2.4 ms, the
+	// axis goes to 1.5 times it, plus a twentieth.
+	a := read()
+	if a.Mode != "clipped" || a.Pressed != "clipped" || a.Distr != 1 || a.Min != 0 || math.Abs(a.Max-1.05*1.5*2.4) > 0.01 {
+		t.Errorf("by default: y axis %s (%s pressed), distr %d, %g..%g ms; want clipped, 0..%g", a.Mode, a.Pressed, a.Distr, a.Min, a.Max, 1.05*1.5*2.4)
+	}
+	if a.Count != 4 || a.ClippedMax != 500 || !strings.Contains(a.Note, "4 points above the axis, max 500 ms") {
+		t.Errorf("clipped: %d points marked, max %g; the note %q; want the 4 spikes of 500 ms", a.Count, a.ClippedMax, a.Note)
+	}
+	// The marks are drawn: red pixels (the series' colour) along the top
+	// edge, at the spikes' x.
+	shot(t, bctx, "report-clipped.png", i)
+	if l := mode("log"); l.Distr != 3 || l.Max < 500 || l.Min > 2 || l.Min <= 0 || l.Count != 0 || l.Note != "" || l.Pressed != "log" {
+		t.Errorf("log scale: distr %d, %g..%g ms, %d marked (%q), %s pressed; want distr 3 from at most 2 up to 500 and more, none marked", l.Distr, l.Min, l.Max, l.Count, l.Note, l.Pressed)
+	}
+	shot(t, bctx, "report-log.png", i)
+	if f := mode("full"); f.Distr != 1 || f.Max < 500 || f.Max > 600 || f.Count != 0 || f.Note != "" {
+		t.Errorf("full range: distr %d, up to %g ms, %d marked; want distr 1 up to 500 and a twentieth, none marked", f.Distr, f.Max, f.Count)
+	}
+	if c := mode("clipped"); c.Max != a.Max || c.Count != 4 {
+		t.Errorf("clipped again: up to %g ms, %d marked; was %g, 4", c.Max, c.Count, a.Max)
+	}
+	// The x axis: clock times of the stage, on round times, in UTC.
+	clocks := func(a axis, zone *time.Location, name string) {
+		t.Helper()
+		if !strings.Contains(a.Label, "clock time ("+name+")") || !strings.Contains(a.Label, "start at "+t0.In(zone).Format("2006-01-02 15:04:05")) {
+			t.Errorf("the x axis is labelled %q; want clock time (%s), the stage's start", a.Label, name)
+		}
+		if len(a.Splits) < 3 || len(a.Splits) != len(a.Values) {
+			t.Fatalf("x ticks %v, labels %q", a.Splits, a.Values)
+		}
+		step := a.Splits[1] - a.Splits[0]
+		for k, x := range a.Splits {
+			at := t0.Add(time.Duration(math.Round(x*1000)) * time.Millisecond).In(zone)
+			want := at.Format("15:04")
+			if step < 60 {
+				want = at.Format("15:04:05")
+			}
+			if k == 0 {
+				want += "\n" + at.Format("2006-01-02")
+			}
+			if a.Values[k] != want || at.Unix()%int64(step) != 0 && step >= 1 {
+				t.Errorf("x tick %d at %g s into the stage: %q; want %q, on a round time", k, x, a.Values[k], want)
+			}
+		}
+	}
+	clocks(read(), time.UTC, "UTC")
+	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval[bool](t, bctx, `document.querySelector('.plot-zone button[data-zone=local]').click(), true`)
+	clocks(read(), kolkata, "local time, UTC+05:30")
+	eval[bool](t, bctx, `perflabCharts.setZone(true), true`)
+	// At the cursor: the clock time and the time into the stage.
+	at := eval[string](t, bctx, fmt.Sprintf(`(() => { const u = perflabCharts.charts[%d]; u.setCursor({left: u.valToPos(600, 'x'), top: 20});
+		return u.root.parentElement.querySelector('.plot-at').textContent })()`, i))
+	if want := "13:47:10 UTC (10:00 into the stage):"; at != want {
+		t.Errorf("the legend at 600 s into the stage: %q, want %q", at, want)
+	}
+	// Zoomed in on 150 to 250 s, 11 intervals, one of them a spike: the
+	// clipped axis is of those in view (their 95th percentile, 2.4 ms
+	// and half of 500 - 2.4 ms, times 1.5), the one spike marked.
+	eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].setScale('x', {min: 150, max: 250}), true`, i))
+	if z := read(); math.Abs(z.Max-1.05*1.5*(2.4+0.5*(500-2.4))) > 0.01 || z.Count != 1 {
+		t.Errorf("zoomed in on 150..250 s: up to %g ms, %d marked; want %g, 1", z.Max, z.Count, 1.05*1.5*(2.4+0.5*(500-2.4)))
+	}
+	for _, p := range problems() {
+		t.Error(p)
+	}
+}
+
+// spikyRun is a 20-minute stage, from 13:37:10 UTC, of 120 intervals of
+// 10 s of one operation: p50, p95 and p99 of 2.0 to 2.4 ms, but for four
+// intervals of 500 ms. It returns the run and the stage's start.
+func spikyRun(t *testing.T) (*results.Run, time.Time) {
+	t.Helper()
+	t0 := time.Date(2026, 11, 22, 13, 37, 10, 0, time.UTC)
+	const intervals, step = 120, 10 * time.Second
+	rd, ph, totals := newRun("spiky", t0, intervals, step)
+	op := metrics.Op{Scenario: "s", Name: "get", Kind: metrics.KindStep}
+	ph.Operations = []results.Operation{{Name: "get", Kind: metrics.KindStep, Scenario: "s"}}
+	total := metrics.NewStats() // the stage's exact totals, for its curves
+	totals.Ops, totals.Totals = []metrics.Op{op}, []*metrics.Stats{total}
+	for i := range intervals {
+		v := int64(2000 + 100*(i%5)) // µs
+		if i%30 == 20 {
+			v = 500_000
+		}
+		q := metrics.Quantiles{N: 100, P50: v, P95: v, P99: v, Max: v}
+		total.Add(time.Duration(v)*time.Microsecond, time.Duration(v)*time.Microsecond, metrics.OK, 0)
+		start := t0.Add(time.Duration(i) * step).UnixMilli()
+		rd.Intervals[results.Tag("s1", op)] = append(rd.Intervals[results.Tag("s1", op)], results.NewIntervalQuantiles(start, start+step.Milliseconds(), q.N, 0, "", &q))
+	}
+	rd.Summary.Stages = []results.PhaseSummary{ph}
+	return rd, t0
+}
+
+// newRun is a run named name of one stage of intervals of step from t0,
+// without operations yet: the run, its stage (for its summary's stages
+// once it has its operations) and the stage's exact totals.
+func newRun(name string, t0 time.Time, intervals int, step time.Duration) (*results.Run, results.PhaseSummary, *metrics.Phase) {
+	end := t0.Add(time.Duration(intervals) * step)
+	ph := results.PhaseSummary{Index: 1, Name: name, Start: t0, End: end, Duration: end.Sub(t0).Seconds()}
+	s := &results.Summary{Format: results.Format, RunID: name, Status: metrics.StatusCompleted, Start: t0, End: end, Duration: ph.Duration, Interval: step.Seconds()}
+	s.Plan.Name = name
+	totals := &metrics.Phase{Index: 1, Name: name, Start: t0, End: end}
+	return &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{}, Totals: &results.Totals{Stages: []*metrics.Phase{totals}}}, ph, totals
+}
+
 // printed prints the page as a PDF (artifacts/report.pdf): the charts are
 // made the paper's width before (beforeprint) and the page's again after;
 // in print media the hints and the tooltip are not shown.
@@ -152,8 +305,9 @@ func printed(t *testing.T, bctx context.Context) {
 // four operations, the monitors sampled every 10 s) opens in Chromium
 // within 10 s (measured, on an idle machine: docs/results.md says the
 // figure), every chart draws, downsampled to report.MaxBuckets buckets
-// whose band keeps the one slow interval, and a drag zooms in (the
-// stage's charts over time with it).
+// whose band keeps the one slow interval (above p99's clipped y axis,
+// marked and counted there), and a drag zooms in (the stage's charts over
+// time with it).
 // Screenshots: artifacts/report-72h.png, report-72h-zoomed.png.
 func TestReport72HoursInChromium(t *testing.T) {
 	chromium := browsertest.Chromium(t)
@@ -193,6 +347,14 @@ func TestReport72HoursInChromium(t *testing.T) {
 		t.Errorf("the report's charts were drawn %.0f ms after the navigation began; want under 10 s (2 s on an idle machine)", timing.Drawn)
 	}
 	shot(t, bctx, "report-72h.png", 0)
+	// The slow interval is above p99's clipped y axis, marked and counted.
+	type clipped struct {
+		Count int
+		Max   float64
+	}
+	if c := eval[clipped](t, bctx, `perflabCharts.charts[2].clipped`); c != (clipped{1, 5000}) {
+		t.Errorf("p99: %+v above the y axis; want the slow interval's 5000 ms alone", c)
+	}
 	zoomAndPan(t, bctx, 2)
 	// The stage's other charts over time zoomed and panned with it.
 	x := eval[[4]float64](t, bctx, `(c => [c[0].scales.x.min, c[0].scales.x.max, c[2].scales.x.min, c[2].scales.x.max])(perflabCharts.charts)`)
@@ -286,6 +448,10 @@ func open(t *testing.T, bctx context.Context, page string, n int) timing {
 	if placed != n || painted != n {
 		t.Errorf("%d charts placed, %d drawn; the report has %d", placed, painted, n)
 	}
+	// The table of contents: each link goes to an element of the page.
+	if broken, links := eval[[]string](t, bctx, browsertest.BrokenLinks), eval[int](t, bctx, browsertest.TOCLinks); len(broken) > 0 || links < 2+n {
+		t.Errorf("the table of contents has %d links (want a stage's, its table's and its %d charts' at least); no element for %q", links, n, broken)
+	}
 	// One file: the page loaded nothing besides itself.
 	if loaded := eval[[]string](t, bctx, `performance.getEntriesByType('resource').map(e => e.name)`); len(loaded) > 0 {
 		t.Errorf("the report loaded %q", loaded)
@@ -364,13 +530,7 @@ func soakRun(t *testing.T) (*results.Run, float64) {
 	t.Helper()
 	t0 := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
 	const intervals, step = 25920, 10 * time.Second
-	end := t0.Add(intervals * step)
-	ph := results.PhaseSummary{Index: 1, Name: "soak", Start: t0, End: end, Duration: end.Sub(t0).Seconds()}
-	s := &results.Summary{Format: results.Format, RunID: "soak", Status: metrics.StatusCompleted, Start: t0, End: end, Duration: ph.Duration, Interval: step.Seconds()}
-	s.Plan.Name = "soak"
-	rd := &results.Run{Summary: s, Intervals: map[string][]*results.IntervalData{}}
-	totals := &metrics.Phase{Index: 1, Name: ph.Name, Start: t0, End: end}
-	rd.Totals = &results.Totals{Stages: []*metrics.Phase{totals}}
+	rd, ph, totals := newRun("soak", t0, intervals, step)
 	r := rand.New(rand.NewPCG(7, 8))
 	const slow = 12345
 	for o, name := range []string{"login", "search", "checkout", "logout"} {
@@ -401,7 +561,7 @@ func soakRun(t *testing.T) (*results.Run, float64) {
 			total.Add(d, d, metrics.OK, 0)
 		}
 	}
-	s.Stages = []results.PhaseSummary{ph}
+	rd.Summary.Stages = []results.PhaseSummary{ph}
 	cpu, gc := 0.0, 0.0
 	for i := range intervals {
 		at := t0.Add(time.Duration(i) * step)

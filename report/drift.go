@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/results"
@@ -157,9 +158,15 @@ func driftVerdict(s results.DriftSeries) string {
 // driftCharts draws a long run's series over time with the stretches whose
 // levels were compared shaded and the change of level marked: every series
 // that degraded or improved, and each stage's throughput and error ratio.
-func driftCharts(d *results.Drift) []Chart {
+func driftCharts(s *results.Summary) []Chart {
+	d := s.Drift
 	if d == nil {
 		return nil
+	}
+	// Each series' stage's start: its x axis reads as clock times.
+	starts := map[string]time.Time{}
+	for _, ph := range s.Stages {
+		starts[ph.Name] = ph.Start
 	}
 	var out []Chart
 	for _, s := range d.Series {
@@ -188,7 +195,7 @@ func driftCharts(d *results.Drift) []Chart {
 		}
 		end := t0 + s.SpanS
 		c := Chart{Slug: "drift-" + slug(s.Stage+"-"+s.Name), Title: fmt.Sprintf("%s: %s (%s)", s.Stage, s.Name, strings.ReplaceAll(s.Verdict, "_", " ")),
-			XLabel: "seconds into the stage", XKind: XSeconds, YLabel: s.Unit, YUnit: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
+			XLabel: "seconds into the stage", XKind: XSeconds, Start: starts[s.Stage], RobustY: s.Kind == "latency", YLabel: s.Unit, YUnit: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
 			Bands: []Band{{From: t0, To: math.Min(t0+first, end), Label: "start"}, {From: math.Max(end-last, t0), To: end, Label: "end"}}}
 		if ch := s.Change; ch != nil && s.Significant {
 			c.Marks = []Mark{{X: ch.AtS, Label: "change"}}

@@ -57,7 +57,7 @@ func WriteHTMLPage(w io.Writer, rd *results.Run, parts PageParts) error {
 	for i, ph := range s.Stages {
 		hs := htmlStage{P: ph, Open: OpenOperations(ph)}
 		for _, c := range charts.Stages[i] {
-			hs.Charts = append(hs.Charts, place(c))
+			hs.Charts = append(hs.Charts, stageChart{Div: place(c), ID: plots.ID(len(plots) - 1), Name: shortName(c.Slug)})
 		}
 		page.Stages = append(page.Stages, hs)
 	}
@@ -106,7 +106,7 @@ func RunCharts(rd *results.Run) (*Charts, error) {
 	if sc := s.Scaling; sc != nil {
 		out.Scaling = scalingCharts(sc)
 	}
-	out.Drift = driftCharts(s.Drift)
+	out.Drift = driftCharts(s)
 	return out, nil
 }
 
@@ -190,14 +190,14 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	overTime := func(c Chart) Chart { return c.overStage(ph.Index) }
+	overTime := func(c Chart) Chart { return c.overStage(ph) }
 	of := "of the successful operations"
 	if ko {
 		of = "OK: successful operations; KO, dashed: failed ones"
 	}
 	var charts []Chart
 	for k, name := range []string{"p50", "p95", "p99"} {
-		charts = append(charts, overTime(Chart{Slug: name + "-over-time", Title: name + " latency over time (" + of + ")", YLabel: "ms", YUnit: "ms", Series: pct[k], Median: true}))
+		charts = append(charts, overTime(Chart{Slug: name + "-over-time", Title: name + " latency over time (" + of + ")", YLabel: "ms", YUnit: "ms", Series: pct[k], Median: true, RobustY: true}))
 	}
 	charts = append(charts,
 		overTime(Chart{Slug: "throughput-over-time", Title: "Successful operations per second over time", YLabel: "per second", YUnit: "/s", Series: rate}),
@@ -209,7 +209,7 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 			YLabel: "% of operations", YUnit: "%", Series: dist, LogX: true, XKind: XLog, Step: true})
 	if len(delay) > 0 {
 		charts = append(charts, overTime(Chart{Slug: "start-delay-over-time", Title: "Start delay p99 over time (open models: from each iteration's due time to its start)",
-			YLabel: "ms", YUnit: "ms", Series: delay, Median: true}))
+			YLabel: "ms", YUnit: "ms", Series: delay, Median: true, RobustY: true}))
 	}
 	if vus := vusSeries(rd, ph); len(vus) > 0 {
 		charts = append(charts, overTime(Chart{Slug: "vus-over-time", Title: "Active VUs over time (the most VUs in an iteration at once in each interval)",
@@ -247,10 +247,11 @@ func vusSeries(rd *results.Run, ph results.PhaseSummary) []Series {
 }
 
 // overStage makes c a chart over a stage's time: seconds into it (the
-// interactive chart labels them as durations), its cursor moving with
+// interactive chart labels them as clock times from the stage's start,
+// and says the time into the stage at the cursor), its cursor moving with
 // the stage's others.
-func (c Chart) overStage(stage int) Chart {
-	c.XLabel, c.XKind, c.Sync = "seconds into the stage", XSeconds, fmt.Sprintf("stage%d", stage)
+func (c Chart) overStage(ph results.PhaseSummary) Chart {
+	c.XLabel, c.XKind, c.Sync, c.Start = "seconds into the stage", XSeconds, fmt.Sprintf("stage%d", ph.Index), ph.Start
 	return c
 }
 
@@ -378,7 +379,20 @@ type htmlPage struct {
 type htmlStage struct {
 	P      results.PhaseSummary
 	Open   []OpenOp // open-model operations
-	Charts []template.HTML
+	Charts []stageChart
+}
+
+// stageChart is a stage's chart on the page: its placeholder, and the
+// placeholder's id and a short name for the table of contents.
+type stageChart struct {
+	Div      template.HTML
+	ID, Name string
+}
+
+// shortName is a chart's name in the table of contents: its slug, less
+// "-over-time", in words ("p95", "throughput", "latency percentiles").
+func shortName(slug string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(slug, "-over-time"), "-", " ")
 }
 
 // errorsChart draws failed operations per second over time; a stage with
@@ -531,6 +545,10 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"actual":      ShownActual,
 	"driftValue":  driftValue,
 	"driftChange": driftChange,
+	"help":        help,
+	"list":        func(s ...string) []string { return s },
+	"opHeaders":   func() []Header { return operationHeaders },
+	"opLegend":    func() []Legend { return operationLegend },
 	"plotCSS":     func() template.CSS { return template.CSS(asset("uPlot.min.css") + asset("charts.css")) },
 	"plotJS": func() template.JS {
 		return template.JS("/*! uPlot's licence:\n" + strings.ReplaceAll(asset("uPlot.LICENSE"), "*/", "* /") + "*/\n" + asset("uPlot.iife.min.js") + "\n" + asset("charts.js"))
@@ -551,6 +569,12 @@ code { background: #f4f4f4; padding: 1px 4px; }
 table.drift td:nth-child(2), table.drift th:nth-child(2) { text-align: left; }
 @media print { body { max-width: none; margin: 0; padding: 0; font-size: 12px; } h2 { break-after: avoid; } table { font-size: 11px; } }
 tr.ko td { color: #b00; } tr.ko td:first-child { padding-left: 20px; }
+th[title] { text-decoration: underline dotted #999; cursor: help; }
+dl.legend { font-size: 12px; color: #444; margin: -8px 0 16px; display: grid; grid-template-columns: max-content 1fr; gap: 1px 10px; max-width: 1100px; }
+dl.legend dt { font-weight: 600; } dl.legend dd { margin: 0; }
+nav#toc { border: 1px solid #ddd; background: #fafafa; padding: 6px 14px; margin: 12px 0; font-size: 13px; }
+nav#toc ul { margin: 2px 0; padding-left: 18px; } nav#toc li { margin: 1px 0; } nav#toc .charts a { margin-right: 8px; }
+@media print { nav#toc { display: none; } }
 table.errors td:nth-child(-n+4), table.errors th:nth-child(-n+4) { text-align: left; } table.errors td:nth-child(4) { word-break: break-word; }
 </style>{{if not .Web}}<style>{{plotCSS}}</style>{{end}}{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
@@ -559,40 +583,51 @@ table.errors td:nth-child(-n+4), table.errors th:nth-child(-n+4) { text-align: l
 {{end}}{{with .S.Origin.Sentence}}<p class="meta">{{.}}</p>
 {{end}}{{with .S.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>Drift over time:</strong> {{.Verdict}}</p>
 {{end}}<p><code>{{.S.Total.Line}}</code></p>
-{{with .S.Thresholds}}<h2>Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th>Actual</th><th>Result</th></tr>
+<nav id="toc"><strong>Contents</strong> <span class="plot-zone"></span><ul>
+{{if .S.Thresholds}}<li><a href="#thresholds">Thresholds</a></li>
+{{end}}{{if .S.Warnings}}<li><a href="#warnings">Warnings</a></li>
+{{end}}{{if .S.Drift}}<li><a href="#drift">Drift over time</a></li>
+{{end}}{{range .Stages}}<li><a href="#stage-{{.P.Index}}">Stage {{.P.Index}}: {{.P.Name}}</a>: <a href="#stage-{{.P.Index}}-operations">operations</a>{{if .Open}} · <a href="#stage-{{.P.Index}}-open">open model</a>{{end}}{{with .Charts}} · <span class="charts">charts: {{range .}}<a href="#{{.ID}}">{{.Name}}</a> {{end}}</span>{{end}}</li>
+{{end}}{{if .Errors}}<li><a href="#errors">Errors</a></li>
+{{end}}{{if .Across}}<li><a href="#across">Across stages</a></li>
+{{end}}{{if .S.Scaling}}<li><a href="#scaling">Scaling</a></li>
+{{end}}{{if .Resources}}<li><a href="#resources">Resources</a></li>
+{{end}}{{with .S.Resources}}{{if .SlowQueries}}<li><a href="#slow-queries">Slow queries</a></li>
+{{end}}{{end}}</ul></nav>
+{{with .S.Thresholds}}<h2 id="thresholds">Thresholds</h2><table><tr><th>Threshold</th><th>Operation</th><th>Stage</th><th title="{{help "Actual"}}">Actual</th><th>Result</th></tr>
 {{range .}}<tr><td>{{.Threshold}}</td><td>{{.Operation}}</td><td>{{.Stage}}</td><td>{{actual .}}</td><td>{{if .Pass}}<span class="ok">pass</span>{{else}}<span class="fail">fail</span>{{end}}</td></tr>
 {{end}}</table>{{end}}
-{{range .S.Warnings}}<p class="fail">Warning: {{.}}</p>
-{{end}}
-{{with .S.Drift}}<h2>Drift over time</h2><table class="drift"><tr><th>Stage</th><th>Series</th><th>Start</th><th>End</th><th>Change</th><th>Verdict</th></tr>
+{{with .S.Warnings}}<div id="warnings">{{range .}}<p class="fail">Warning: {{.}}</p>
+{{end}}</div>{{end}}
+{{with .S.Drift}}<h2 id="drift">Drift over time</h2><table class="drift"><tr><th>Stage</th><th>Series</th><th title="{{help "Start"}}">Start</th><th title="{{help "End"}}">End</th><th title="{{help "Change"}}">Change</th><th>Verdict</th></tr>
 {{range .Series}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{if eq .Verdict "degraded"}}<span class="fail">degraded</span>{{else}}{{.Verdict}}{{end}}</td></tr>
 {{end}}{{with .Generator}}{{range .Series}}<tr class="generator"><td>{{.Stage}}</td><td>{{.Name}} (generator)</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{.Verdict}}</td></tr>
 {{end}}{{end}}</table>{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}<p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed.</p>
 {{range $.Drift}}{{.}}{{end}}{{end}}
-{{range .Stages}}<h2>Stage {{.P.Index}}: {{.P.Name}}</h2>
+{{range $st := .Stages}}<h2 id="stage-{{.P.Index}}">Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>
-<table><tr><th>Operation</th><th>Kind</th><th>Count</th><th>Errors</th><th>Rate /s</th><th>Min</th><th>Mean</th><th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>Max</th><th>ops/s avg</th></tr>
+<table id="stage-{{.P.Index}}-operations"><tr>{{range opHeaders}}<th{{with .Title}} title="{{.}}"{{end}}>{{.Name}}</th>{{end}}</tr>
 {{range $op := .P.Operations}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{.Count}}</td><td>{{.Errors.Total}}</td><td>{{f1 .RPS}}</td><td>{{ms .Latency.Min}}</td><td>{{ms .Latency.Mean}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P75}}</td><td>{{ms .Latency.P90}}</td><td>{{ms .Latency.P95}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .Latency.Max}}</td><td>{{f2 .OpRate.Avg}}</td></tr>
 {{if .KOCount}}{{with .Failed}}<tr class="ko"><td>{{$op.Name}} KO</td><td></td><td>{{$op.KOCount}}</td><td></td><td></td><td>{{ms .Min}}</td><td>{{ms .Mean}}</td><td>{{ms .P50}}</td><td>{{ms .P75}}</td><td>{{ms .P90}}</td><td>{{ms .P95}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}</td><td></td></tr>
 {{end}}{{end}}{{end}}</table>
-<p class="meta">Latencies in ms, of successful operations (OK); a row marked KO gives the failed ones' (those sent).</p>
-{{with .Open}}<table><tr><th>Open model</th><th>Kind</th><th>Latency p50</th><th>Latency p99</th><th>Service time p50</th><th>Service time p99</th><th>Start delay p50</th><th>Start delay p99</th><th>Start delay max</th><th>Dropped</th><th>Queued</th></tr>
+<dl class="legend">{{range opLegend}}<dt>{{.Columns}}</dt><dd>{{.Help}}</dd>{{end}}</dl>
+{{with .Open}}<table id="stage-{{$st.P.Index}}-open"><tr><th>Open model</th><th>Kind</th>{{range $h := list "Latency p50" "Latency p99" "Service time p50" "Service time p99" "Start delay p50" "Start delay p99" "Start delay max" "Dropped" "Queued"}}<th title="{{help $h}}">{{$h}}</th>{{end}}</tr>
 {{range .}}<tr><td>{{.Name}}</td><td>{{.Kind}}</td><td>{{ms .Latency.P50}}</td><td>{{ms .Latency.P99}}</td><td>{{ms .ServiceTime.P50}}</td><td>{{ms .ServiceTime.P99}}</td><td>{{with .StartDelay}}{{ms .P50}}</td><td>{{ms .P99}}</td><td>{{ms .Max}}{{else}}</td><td></td><td>{{end}}</td><td>{{.DroppedDue}}</td><td>{{.Queued}}</td></tr>
 {{end}}</table>
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
-{{range .Charts}}{{.}}{{end}}
+<div id="stage-{{.P.Index}}-charts">{{range .Charts}}{{.Div}}{{end}}</div>
 {{end}}
-{{with .Errors}}<h2 id="errors">Errors</h2><table class="errors"><tr><th>Stage</th><th>Operation</th><th>Kind</th><th>Message</th><th>Count</th><th>Share</th></tr>
+{{with .Errors}}<h2 id="errors">Errors</h2><table class="errors"><tr><th>Stage</th><th>Operation</th><th>Kind</th><th>Message</th><th>Count</th><th title="{{help "Share"}}">Share</th></tr>
 {{range .}}<tr><td>{{.Stage}}</td><td>{{.Operation}}</td><td>{{.Kind}}</td><td>{{.Message}}</td><td>{{.Count}}</td><td>{{printf "%.2f%%" .Share}}</td></tr>
 {{end}}</table><p class="meta">What failed requests said; share of the operation's requests.</p>{{end}}
-{{if .Across}}<h2>Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
-{{with .S.Scaling}}<h2>Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th>Wall s</th><th>Requests/s</th><th>Speedup</th><th>Efficiency</th></tr>
+{{if .Across}}<h2 id="across">Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
+{{with .S.Scaling}}<h2 id="scaling">Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th title="{{help "Wall s"}}">Wall s</th><th>Requests/s</th><th title="{{help "Speedup"}}">Speedup</th><th title="{{help "Efficiency"}}">Efficiency</th></tr>
 {{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>
 {{end}}</table><p>{{upper .Sentence}}.{{with .USL}} Universal Scalability Law: λ {{f1 .Lambda}}/s, σ {{printf "%.4f" .Sigma}}, κ {{printf "%.6f" .Kappa}}{{if .PeakVUs}}, predicted peak {{f1 .PeakRPS}}/s at {{f1 .PeakVUs}} VUs{{end}} (R² {{printf "%.3f" .R2}}).{{end}}</p>{{end}}
 {{range $.Scaling}}{{.}}{{end}}
-{{with .Resources}}<h2>Resources</h2><table><tr>{{range $.ResourceHeader}}<th>{{.}}</th>{{end}}</tr>
+{{with .Resources}}<section id="resources"><h2>Resources</h2><table><tr>{{range $.ResourceHeader}}<th{{with help .}} title="{{.}}"{{end}}>{{.}}</th>{{end}}</tr>
 {{range .}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}{{with .S.Resources}}{{with .SlowQueries}}<h3>Slow queries</h3><table><tr><th>Monitor</th><th>Calls</th><th>Mean ms</th><th>Total ms</th><th>Query</th></tr>
+{{end}}</table></section>{{end}}{{with .S.Resources}}{{with .SlowQueries}}<h3 id="slow-queries">Slow queries</h3><table><tr><th>Monitor</th><th>Calls</th><th>Mean ms</th><th>Total ms</th><th>Query</th></tr>
 {{range .}}<tr><td>{{.Monitor}}</td><td>{{.Calls}}</td><td>{{f1 .MeanMS}}</td><td>{{f1 .TotalMS}}</td><td><code>{{.Query}}</code></td></tr>
 {{end}}</table>{{end}}{{end}}
 <p class="meta">Generated by perflab at {{.Generated}}.</p>

@@ -64,7 +64,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 		fmt.Fprintf(w, "## Response times (ms)\n\n%s\n", across)
 	}
 	fmt.Fprintf(w, "## Operations per stage\n\nOperations per second are 1000 / execution time in ms. Times are of the successful operations (OK); a row marked KO under an operation gives its failed ones' (those sent).\n\n")
-	for _, ph := range s.Stages {
+	for i, ph := range s.Stages {
 		fmt.Fprintf(w, "### %s\n\n", mdEscape(ph.Name))
 		fmt.Fprintln(w, "| Operation | Count | Errors | Min ms | Max ms | Average ms | Min ops/s | Max ops/s | Average ops/s | p50 ms | p95 ms | p99 ms | Throughput /s |")
 		fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
@@ -82,6 +82,9 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 			}
 		}
 		fmt.Fprintln(w)
+		if i == 0 { // the columns of every stage's table
+			writeMarkdownLegend(w, markdownLegend)
+		}
 		openMarkdown(w, ph)
 		serverMarkdown(w, ph)
 	}

@@ -37,7 +37,7 @@ const MaxBuckets = 1500
 
 // The kinds of x axis a Chart has (XKind).
 const (
-	XSeconds = "seconds" // seconds into the stage, labelled as durations
+	XSeconds = "seconds" // seconds into the stage: clock times from the stage's start (Plot.T0), else durations
 	XNines   = "nines"   // 1/(1-p) on a log scale, labelled as percentiles
 	XLog     = "log"     // a value on a log scale (latency in ms)
 	XStages  = "stages"  // stages 1..n, labelled with their names
@@ -59,6 +59,15 @@ type Plot struct {
 	// Sync names the charts whose cursors move together (a stage's over
 	// time).
 	Sync string `json:"sync,omitempty"`
+	// T0 is the Unix time (seconds, to the millisecond) of x = 0 of a
+	// chart over a stage (the stage's start): its x axis reads as clock
+	// times, t0 + x, its tooltip says the time into the stage, x.
+	T0 float64 `json:"t0,omitempty"`
+	// RobustY: a latency chart, whose y axis goes by default up to 1.5
+	// times the greatest of its series' 95th percentiles in view (unless
+	// the max is near), the points above it marked at the top edge and
+	// counted; toggles give the full range and a log scale.
+	RobustY bool `json:"robustY,omitempty"`
 	// Bucketed says how the data was downsampled, empty when it was not.
 	Bucketed string       `json:"bucketed,omitempty"`
 	Data     []Column     `json:"data"`
@@ -115,7 +124,12 @@ type Plots []Plot
 func (ps *Plots) Place(c Chart) template.HTML {
 	*ps = append(*ps, c.Plot())
 	n := len(*ps) - 1
-	return template.HTML(fmt.Sprintf(`<div class="plot" data-plot="%d" id="plot-%d-%s"></div>`, n, n, slug(c.Slug)))
+	return template.HTML(fmt.Sprintf(`<div class="plot" data-plot="%d" id="%s"></div>`, n, ps.ID(n)))
+}
+
+// ID is the id of the placeholder of the n-th chart placed (from 0).
+func (ps Plots) ID(n int) string {
+	return fmt.Sprintf("plot-%d-%s", n, slug(ps[n].Slug))
 }
 
 // Data is the charts' data, for the page's
@@ -149,9 +163,13 @@ func (c *Column) UnmarshalJSON(b []byte) error {
 // column, downsampled to MaxBuckets when they have more x values.
 func (c Chart) Plot() Plot {
 	p := Plot{Slug: c.Slug, Title: c.Title, X: c.XKind, XLabel: c.XLabel, XUnit: c.XUnit, YLabel: c.YLabel, YUnit: c.YUnit,
-		Names: c.XNames, Sync: c.Sync, Bands: c.Bands, Marks: c.Marks, Series: []PlotSeries{}}
+		Names: c.XNames, Sync: c.Sync, Bands: c.Bands, Marks: c.Marks, Series: []PlotSeries{}, RobustY: c.RobustY}
 	if c.XKind == XSeconds {
 		p.XLabel = "time into the stage" // written as durations, not seconds
+		if !c.Start.IsZero() {
+			p.XLabel = "clock time" // t0 + x; the zone is charts.js's choice
+			p.T0 = float64(c.Start.UnixMilli()) / 1000
+		}
 	}
 	valid := func(pt XY) bool {
 		return !math.IsNaN(pt.X) && !math.IsInf(pt.X, 0) && !((c.XKind == XNines || c.XKind == XLog) && pt.X <= 0)

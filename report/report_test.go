@@ -400,7 +400,7 @@ func TestDriftInReports(t *testing.T) {
 	}
 	h := page.String()
 	top := strings.Index(h, "<strong>Drift over time:</strong> degraded: throughput fell 80%")
-	if top < 0 || top > strings.Index(h, "<h2>Stage 1") {
+	if top < 0 || top > strings.Index(h, `<h2 id="stage-1">Stage 1`) {
 		t.Errorf("the verdict is not at the top of the page")
 	}
 	var drift []Plot

@@ -248,7 +248,7 @@ func resourceCharts(points []monitor.Point, ph results.PhaseSummary) []Chart {
 		{Slug: "host-busy-over-time", Title: "Host CPU busy over time (%; generator: the load generator)", YLabel: "%", YUnit: "%", Series: series(busy)},
 	} {
 		if len(c.Series) > 0 {
-			out = append(out, c.overStage(ph.Index))
+			out = append(out, c.overStage(ph))
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // A small SVG chart renderer: the HTML report must open offline, so charts
@@ -62,6 +63,15 @@ type Chart struct {
 	Median bool
 	// Step draws the lines as steps (a histogram's bins).
 	Step bool
+	// Start is when x = 0 is, for a chart over a stage's time (XSeconds:
+	// seconds into the stage): the interactive chart labels its x axis
+	// with clock times from it, the time into the stage in its tooltip.
+	Start time.Time
+	// RobustY marks a latency chart over time: the interactive chart's y
+	// axis goes up to a robust range by default (its points above marked
+	// at the top edge and counted), with toggles to the full range and to
+	// a log scale.
+	RobustY bool
 }
 
 // Band is a shaded range of a chart's x axis.

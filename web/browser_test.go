@@ -113,6 +113,21 @@ func TestInChromium(t *testing.T) {
 		t.Errorf("finished run: %d live charts drawn (want 2), %d of the report's %d charts drawn", painted, plots, placed)
 	}
 	shot("run")
+	// Its table of contents goes to the report's parts; its charts over
+	// time read in clock times (UTC), their latency charts' y axes clipped
+	// by default, with a full range and a log scale to choose.
+	if broken, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](browsertest.BrokenLinks)); err != nil || len(broken) > 0 || evalInt(browsertest.TOCLinks) < 3 {
+		t.Errorf("the run page's table of contents: %d links, none for %q (%v)", evalInt(browsertest.TOCLinks), broken, err)
+	}
+	if label := evalString(`(u => u.axes[0].label(u))(document.getElementById('live').charts.p95)`); !strings.HasPrefix(label, "clock time (UTC)") {
+		t.Errorf("the live p95 chart's x axis: %q", label)
+	}
+	if modes := evalString(`Array.from(document.querySelectorAll('#live-p95 .plot-ymode, #report .plot-ymode')).map(b => b.dataset.mode).slice(0, 6).join(' ')`); modes != "clipped full log clipped full log" {
+		t.Errorf("the y axes to choose from on the run page: %q", modes)
+	}
+	if evalString(`document.getElementById('live-p95').querySelector('.plot-ymode[data-mode=log]').click(), String(document.getElementById('live').charts.p95.scales.y.distr)`) != "3" {
+		t.Errorf("the live p95 chart's log scale is not uPlot's distr 3")
+	}
 
 	// A run whose thresholds failed says so once its live status is read.
 	open("/runs/"+s.ids[3], "#report")

@@ -34,11 +34,13 @@ func Chromium(t testing.TB) string {
 }
 
 // New is a headless Chromium's tab of 1200 by 1400 pixels, closed at the
-// test's end or after limit.
-func New(tb testing.TB, chromium string, limit time.Duration) context.Context {
+// test's end or after limit; extra are more options of its process
+// (chromedp.Env("TZ=Asia/Kolkata"): its local time zone).
+func New(tb testing.TB, chromium string, limit time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.UserDataDir(tb.TempDir()), chromedp.WindowSize(1200, 1400), chromedp.Flag("disable-quic", true))
+	opts = append(opts, extra...)
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, bcancel := chromedp.NewContext(actx)
 	tb.Cleanup(func() { bcancel(); acancel(); cancel() })
@@ -112,3 +114,12 @@ func Artifacts() string {
 	os.MkdirAll(art, 0o755)
 	return art
 }
+
+// BrokenLinks is a script that lists the links of the table of contents
+// (nav#toc) whose target id no element of the page has; TOCLinks counts
+// them.
+const (
+	BrokenLinks = `Array.from(document.querySelectorAll('nav#toc a')).map(a => a.getAttribute('href'))
+	.filter(h => !h.startsWith('#') || !document.getElementById(decodeURIComponent(h.slice(1))))`
+	TOCLinks = `document.querySelectorAll('nav#toc a').length`
+)

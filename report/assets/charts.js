@@ -12,6 +12,18 @@
 // at the cursor (a tooltip beside it says them too); a click on a legend
 // entry hides or shows its series. A partial interval (a stage's last, cut
 // short by its end) is a point apart from its line.
+//
+// A chart over a stage's time has its x in seconds into the stage and the
+// stage's start (spec.t0, Unix seconds): its axis reads as clock times,
+// in UTC or the viewer's local time (one choice for the page, said on
+// every such axis; perflabCharts.setZone), and its legend and tooltip say
+// the time into the stage too. A latency chart over time (spec.robustY)
+// has three y axes to choose from: "clipped", the default, up to 1.5
+// times the greatest of its series' 95th percentiles in view, unless its
+// max is near that (a baseline of 2 ms is not a flat line under one
+// spike of 500 ms), every point above marked by a triangle at the top
+// edge and counted under the chart ("N points above the axis, max X");
+// "full range", up to the max; and "log scale" (uPlot's distr 3).
 "use strict";
 (function () {
   const HEIGHT = 280;
@@ -40,6 +52,94 @@
     return neg + m + ":" + p2(sec);
   }
 
+  // The zone of clock times: UTC or the viewer's local time, for the
+  // page; zoneLabel says which.
+  const zone = { utc: true };
+  const p2 = function (n) { return String(n).padStart(2, "0"); };
+
+  // offset is the local time's offset east of UTC at Unix time t, in
+  // seconds; 0 in UTC.
+  function offset(t) {
+    return zone.utc ? 0 : -new Date(t * 1000).getTimezoneOffset() * 60;
+  }
+
+  function offsetName(t) {
+    const o = -new Date(t * 1000).getTimezoneOffset(), a = Math.abs(o);
+    return "UTC" + (o < 0 ? "−" : "+") + p2(Math.floor(a / 60)) + ":" + p2(a % 60);
+  }
+
+  function zoneLabel(t) {
+    return zone.utc ? "UTC" : "local time, " + offsetName(t == null ? Date.now() / 1000 : t);
+  }
+
+  // parts are Unix time t's fields in the page's zone.
+  function parts(t) {
+    const d = new Date(Math.round((t + offset(t)) * 1000));
+    return { y: d.getUTCFullYear(), mo: d.getUTCMonth() + 1, d: d.getUTCDate(), h: d.getUTCHours(), mi: d.getUTCMinutes(), s: d.getUTCSeconds(), ms: d.getUTCMilliseconds() };
+  }
+
+  function day(t) {
+    const p = parts(t);
+    return p.y + "-" + p2(p.mo) + "-" + p2(p.d);
+  }
+
+  // clock writes Unix time t as a time of day to the precision of step
+  // (seconds between ticks): 14:05, 14:05:30, 14:05:30.5.
+  function clock(t, step) {
+    const p = parts(t);
+    let out = p2(p.h) + ":" + p2(p.mi);
+    if (step == null || step < 60) out += ":" + p2(p.s);
+    if (step != null && step < 1) out += "." + Math.floor(p.ms / 100);
+    return out;
+  }
+
+  // clockAxis is an x axis of clock times: x is seconds from Unix time t0
+  // (the stage's start; 0 for x in Unix seconds). Ticks fall on round
+  // times of day in the page's zone, the date under the first of each
+  // day; the cursor's value says the time into the stage too.
+  function clockAxis(t0, stage) {
+    const incrs = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+    const one = { range: function (u, min, max) { return min === max ? [min - 1, max + 1] : [min, max]; } };
+    return {
+      clock: true,
+      fmt: function (v, u) {
+        if (v == null || isNaN(v)) return "";
+        const xs = u && u.data[0], t = t0 + v;
+        // The date too when the chart's data spans more than a day.
+        const days = xs && xs.length > 1 && day(t0 + xs[0]) !== day(t0 + xs[xs.length - 1]);
+        return (days ? day(t) + " " : "") + clock(t) + " " + zoneLabel(t) + (stage ? " (" + dur(v) + " into the stage)" : "");
+      },
+      scale: one,
+      axis: {
+        space: 64,
+        size: 52,
+        incrs: incrs,
+        label: function (u) {
+          const t = u.data[0].length ? t0 + u.data[0][0] : null;
+          return "clock time (" + zoneLabel(t) + ")" + (stage ? ", from the stage's start at " + day(t0) + " " + clock(t0) : "");
+        },
+        splits: function (u, ax, min, max, incr) {
+          const off = offset(t0 + min);
+          const first = Math.ceil((t0 + min + off) / incr - 1e-9) * incr - off - t0;
+          const out = [];
+          for (let k = 0; first + k * incr <= max + 1e-9 && k < 1000; k++) out.push(first + k * incr);
+          return out;
+        },
+        values: function (u, vals, ax, space, incr) {
+          if (u.data[0].length === 0) return vals.map(function () { return ""; }); // no data: no times
+          let prev = null;
+          return vals.map(function (v) {
+            const t = t0 + v, d = day(t);
+            let s = incr >= 86400 ? d : clock(t, incr);
+            if (incr < 86400 && d !== prev) s += "\n" + d;
+            prev = d;
+            return s;
+          });
+        },
+      },
+    };
+  }
+
   function nines(x) {
     const p = 100 * (1 - 1 / x);
     return (p <= 0 ? "0" : String(+p.toPrecision(6))) + "%";
@@ -61,6 +161,7 @@
     const one = { range: function (u, min, max) { return min === max ? [min - 1, max + 1] : [min, max]; } };
     switch (k) {
       case "seconds":
+        if (spec.t0 != null) return clockAxis(spec.t0, true);
         return {
           fmt: function (v) { return dur(v); }, scale: one,
           axis: {
@@ -81,8 +182,8 @@
           axis: { splits: function () { return names.map(function (n, i) { return i + 1; }); }, values: function (u, vals) { return vals.map(name); } },
         };
       }
-      case "time":
-        return { fmt: function (v) { return new Date(v * 1000).toLocaleTimeString(); }, scale: { time: true }, axis: {} };
+      case "time": // Unix seconds
+        return clockAxis(0, false);
     }
     return { fmt: num, scale: one, axis: { values: function (u, vals) { return vals.map(num); } } };
   }
@@ -96,9 +197,18 @@
   // make draws a chart of spec (its data: spec.data, unless given) in el;
   // it returns the uPlot, whose groups map each legend entry to its
   // uPlot series (the line, its band's max and min, its partial points).
+  // el.uplot is the chart (a new uPlot when its y axis is changed).
   function make(el, spec, data) {
+    el.yMode = spec.robustY ? (el.id && modes[el.id]) || "clipped" : "linear";
+    return build(el, spec, columns(spec, data || spec.data), null);
+  }
+
+  // build draws el's chart with the columns cols (in uPlot's order); prev,
+  // if not null, is the chart it replaces (another y axis): its x range
+  // and the series hidden are kept.
+  function build(el, spec, cols, prev) {
     const x = xAxis(spec);
-    const series = [{ value: function (u, v) { return x.fmt(v); } }];
+    const series = [{ value: function (u, v) { return x.fmt(v, u); } }];
     const bands = [];
     const groups = [];
     spec.series.forEach(function (s) {
@@ -126,6 +236,11 @@
       }
       groups.push(g);
     });
+    const at = prev ? all.indexOf(prev) : -1; // its place among the page's charts
+    if (prev) {
+      prev.series.forEach(function (ps, i) { if (i > 0 && series[i] && !ps.show) series[i].show = false; });
+      prev.destroy();
+    }
     el.textContent = "";
     el.classList.add("drawn");
     const hint = document.createElement("div");
@@ -134,11 +249,7 @@
       (spec.bucketed ? " · " + spec.bucketed : "");
     const tip = document.createElement("div");
     tip.className = "plot-tip";
-    const yRange = spec.yLog ? undefined : function (u, min, max) {
-      if (min == null || max == null) return [0, 1];
-      const lo = Math.min(0, min), hi = max > lo ? max : lo + 1;
-      return [lo, hi + (hi - lo) * 0.05];
-    };
+    const mode = el.yMode || "linear";
     const opts = {
       title: spec.title,
       width: width(el),
@@ -147,25 +258,35 @@
       bands: bands,
       legend: { show: false },
       cursor: { drag: { x: true, y: false, setScale: true }, sync: spec.sync ? { key: spec.sync } : undefined, points: { size: 6 } },
-      scales: { x: Object.assign({ time: false }, x.scale || {}), y: spec.yLog ? { distr: 3, log: 10 } : { range: yRange } },
+      scales: { x: Object.assign({ time: false }, x.scale || {}), y: yScale(mode, groups) },
       axes: [
         Object.assign({ label: spec.xLabel, labelSize: 20, size: 44 }, x.axis),
-        { label: spec.yLabel, labelSize: 20, size: 60, values: function (u, vals) { return vals.map(num); } },
+        { label: spec.yLabel + (mode === "log" ? " (log scale)" : ""), labelSize: 20, size: 60, values: function (u, vals) { return vals.map(num); } },
       ],
       hooks: { drawAxes: [drawBands(spec)], draw: [drawMarks(spec)], setCursor: [], setSeries: [] },
     };
     const legend = document.createElement("div");
     legend.className = "plot-legend";
     opts.hooks.setCursor.push(function (u) { showValues(u, legend, tip, x); });
-    const u = new uPlot(opts, columns(spec, data || spec.data), el);
+    if (spec.robustY) opts.hooks.draw.push(drawClipped);
+    const u = new uPlot(opts, cols, el);
     u.root.insertBefore(hint, u.root.querySelector(".u-wrap"));
+    if (spec.robustY) u.root.insertBefore(yModes(el, spec, u), hint);
     u.over.appendChild(tip);
     u.over.addEventListener("mouseenter", function () { u.hovered = true; });
     u.over.addEventListener("mouseleave", function () { u.hovered = false; tip.style.display = "none"; });
     el.appendChild(legend);
     u.groups = groups;
     u.spec = spec;
+    u.clock = !!x.clock;
+    u.yMode = mode;
     buildLegend(u, legend);
+    if (spec.robustY) {
+      u.clippedNote = document.createElement("div");
+      u.clippedNote.className = "plot-clipped";
+      legend.appendChild(u.clippedNote);
+      drawClipped(u);
+    }
     if (spec.series.length === 0) {
       const none = document.createElement("div");
       none.className = "plot-none";
@@ -173,8 +294,157 @@
       u.over.appendChild(none);
     }
     pan(u);
-    all.push(u);
+    if (at >= 0) all[at] = u;
+    else all.push(u);
+    el.uplot = u;
+    if (prev && prev.scales.x.min != null) u.setScale("x", { min: prev.scales.x.min, max: prev.scales.x.max });
     return u;
+  }
+
+  // The y axis of a chart: linear from 0 (or the least value below it) to
+  // the max; "clipped" to a robust max (robustMax); "log", uPlot's log
+  // scale, from the least positive value in view.
+  function yScale(mode, groups) {
+    if (mode === "log") {
+      return { distr: 3, log: 10, range: function (u, min, max) {
+        const lo = minPositive(u, groups), hi = max > 0 ? max : 1;
+        return uPlot.rangeLog(lo == null || lo >= hi ? hi / 10 : lo, hi, 10, true);
+      } };
+    }
+    return { range: function (u, min, max) {
+      if (min == null || max == null) return [0, 1];
+      const lo = Math.min(0, min);
+      let hi = max;
+      if (mode === "clipped") {
+        const r = robustMax(u, groups);
+        if (r != null && r > lo && max > 1.25 * r) hi = r;
+      }
+      hi = hi > lo ? hi : lo + 1;
+      return [lo, hi + (hi - lo) * 0.05];
+    } };
+  }
+
+  // inView calls f with each value of u's shown series (lines, bands'
+  // max, partial points) whose x is in view, by legend entry (groups, u's
+  // unless given): f(g, i, v).
+  function inView(u, groups, f) {
+    const xs = u.data[0], x0 = u.scales.x.min, x1 = u.scales.x.max;
+    (groups || u.groups || []).forEach(function (g) {
+      const s = u.series[g.line];
+      if (s && !s.show) return;
+      const cols = [g.line, g.max, g.partial].filter(function (c) { return c != null; });
+      // uPlot's indexes in view (set before the y range is asked for:
+      // the x scale is then still the one before a zoom), else by x.
+      const idxs = s && s.idxs && s.idxs.length === 2 && s.idxs[0] != null ? s.idxs : null;
+      for (let i = idxs ? idxs[0] : 0; i <= (idxs ? idxs[1] : xs.length - 1); i++) {
+        if (!idxs && x0 != null && (xs[i] < x0 || xs[i] > x1)) continue;
+        cols.forEach(function (c) { const v = u.data[c][i]; if (v != null && isFinite(v)) f(g, i, v); });
+      }
+    });
+  }
+
+  // robustMax is 1.5 times the greatest of the shown series' 95th
+  // percentiles of their values in view: where a clipped y axis ends.
+  function robustMax(u, groups) {
+    const by = new Map();
+    inView(u, groups, function (g, i, v) {
+      if (!by.has(g)) by.set(g, []);
+      by.get(g).push(v);
+    });
+    let hi = null;
+    by.forEach(function (vs) {
+      vs.sort(function (a, b) { return a - b; });
+      const q = quantile(vs, 0.95);
+      hi = hi == null ? q : Math.max(hi, q);
+    });
+    return hi == null ? null : 1.5 * hi;
+  }
+
+  // quantile is the q-quantile of sorted values, interpolated (as
+  // numpy's default).
+  function quantile(vs, q) {
+    const h = (vs.length - 1) * q, lo = Math.floor(h);
+    return lo + 1 < vs.length ? vs[lo] + (h - lo) * (vs[lo + 1] - vs[lo]) : vs[lo];
+  }
+
+  function minPositive(u, groups) {
+    let lo = null;
+    inView(u, groups, function (g, i, v) { if (v > 0 && (lo == null || v < lo)) lo = v; });
+    return lo;
+  }
+
+  // drawClipped marks each point above the y axis (a series' value at an
+  // x, its line, band or partial point) with a triangle at the top edge,
+  // in its series' colour, and says under the chart how many there are
+  // and the greatest (u.clipped: {count, max}).
+  function drawClipped(u) {
+    if (!u.clippedNote) return; // still being made
+    const top = u.scales.y.max;
+    const above = new Map(); // "entry,x" -> [g, i, v]
+    if (u.yMode === "clipped" && top != null) {
+      inView(u, null, function (g, i, v) {
+        if (v <= top) return;
+        const k = g.line + "," + i, a = above.get(k);
+        if (!a || v > a[2]) above.set(k, [g, i, v]);
+      });
+    }
+    let max = null;
+    const ctx = u.ctx, b = u.bbox, r = 5 * devicePixelRatio;
+    ctx.save();
+    above.forEach(function (a) {
+      max = max == null ? a[2] : Math.max(max, a[2]);
+      const px = u.valToPos(u.data[0][a[1]], "x", true);
+      ctx.beginPath();
+      ctx.moveTo(px, b.top);
+      ctx.lineTo(px - r, b.top + 1.6 * r);
+      ctx.lineTo(px + r, b.top + 1.6 * r);
+      ctx.closePath();
+      ctx.fillStyle = a[0].spec.color;
+      ctx.fill();
+      ctx.lineWidth = devicePixelRatio;
+      ctx.strokeStyle = "#000";
+      ctx.stroke();
+    });
+    ctx.restore();
+    u.clipped = { count: above.size, max: max };
+    const note = above.size === 0 ? "" : "▲ " + above.size + (above.size === 1 ? " point" : " points") + " above the axis, max " +
+      num(max) + (u.spec.yUnit ? " " + u.spec.yUnit : "") + ": “full range” or “log scale” shows them";
+    if (u.clippedNote.textContent !== note) u.clippedNote.textContent = note;
+  }
+
+  // modes are the y axes chosen, by chart placeholder's id: a report
+  // drawn anew (perflab serve's, as its run goes) keeps them.
+  const modes = {};
+
+  // yModes are the buttons that choose a latency chart's y axis: it is
+  // drawn anew with the one chosen.
+  function yModes(el, spec, u) {
+    const bar = document.createElement("div");
+    bar.className = "plot-ymodes";
+    bar.appendChild(document.createTextNode("y axis: "));
+    [["clipped", "clipped", "up to 1.5 × the greatest of the series' 95th percentiles in view; the points above are marked ▲ at the top edge"],
+      ["full", "full range", "up to the greatest value in view"],
+      ["log", "log scale", "a log scale: every value, the baseline and the spikes"]].forEach(function (m) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "plot-ymode";
+      b.dataset.mode = m[0];
+      b.textContent = m[1];
+      b.title = m[2];
+      b.setAttribute("aria-pressed", String(el.yMode === m[0]));
+      b.addEventListener("click", function () { setYMode(el, m[0]); });
+      bar.appendChild(b);
+    });
+    return bar;
+  }
+
+  // setYMode draws el's chart with the y axis mode: clipped, full, log.
+  function setYMode(el, mode) {
+    const u = el.uplot;
+    if (!u || el.yMode === mode) return u;
+    el.yMode = mode;
+    if (el.id) modes[el.id] = mode;
+    return build(el, u.spec, u.data, u);
   }
 
   // columns orders a chart's data (x, then the columns spec's series
@@ -190,8 +460,10 @@
     return cols;
   }
 
-  // update gives a chart new data, in its spec's columns.
+  // update gives a chart new data, in its spec's columns; u is the chart
+  // or its element (whose chart is drawn anew when its y axis changes).
   function update(u, data) {
+    if (u.uplot) u = u.uplot;
     u.setData(columns(u.spec, data));
   }
 
@@ -265,7 +537,7 @@
       tip.style.display = "none";
       return;
     }
-    at.textContent = x.fmt(u.data[0][i]) + ":";
+    at.textContent = x.fmt(u.data[0][i], u) + ":";
     const rows = [];
     u.groups.forEach(function (g) {
       const s = valueAt(u, g, i);
@@ -279,7 +551,7 @@
     tip.textContent = "";
     const h = document.createElement("div");
     h.className = "plot-tip-head";
-    h.textContent = (u.spec.xLabel ? u.spec.xLabel + " " : "") + x.fmt(u.data[0][i]);
+    h.textContent = (u.spec.xLabel && !u.clock ? u.spec.xLabel + " " : "") + x.fmt(u.data[0][i], u);
     tip.appendChild(h);
     rows.slice(0, 12).forEach(function (r) {
       const d = document.createElement("div");
@@ -368,10 +640,37 @@
     };
   }
 
+  // setZone makes the clock times of every chart UTC (utc true) or the
+  // viewer's local time, and says so on the page's zone buttons.
+  function setZone(utc) {
+    zone.utc = !!utc;
+    all.forEach(function (u) { if (u.clock && u.root.isConnected) u.redraw(false, true); });
+    document.querySelectorAll(".plot-zone button").forEach(function (b) {
+      b.setAttribute("aria-pressed", String((b.dataset.zone === "utc") === zone.utc));
+    });
+  }
+
+  // zoneButtons fills an element of class plot-zone with the choice of
+  // the zone of clock times.
+  function zoneButtons(el) {
+    if (el.childNodes.length) return;
+    el.appendChild(document.createTextNode("Clock times on the charts: "));
+    [["utc", "UTC"], ["local", "your local time (" + offsetName(Date.now() / 1000) + ")"]].forEach(function (z) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.dataset.zone = z[0];
+      b.textContent = z[1];
+      b.setAttribute("aria-pressed", String((z[0] === "utc") === zone.utc));
+      b.addEventListener("click", function () { setZone(z[0] === "utc"); });
+      el.appendChild(b);
+    });
+  }
+
   // draw makes the charts of root's placeholders from root's data blocks;
   // a placeholder already drawn is left.
   function draw(root) {
     root = root || document;
+    root.querySelectorAll(".plot-zone").forEach(zoneButtons);
     const block = root.querySelector("script.perflab-plots");
     if (!block) return;
     const specs = JSON.parse(block.textContent);
@@ -400,7 +699,7 @@
   window.addEventListener("beforeprint", function () { resize(680); window.perflabCharts.printed = (window.perflabCharts.printed || 0) + 1; });
   window.addEventListener("afterprint", function () { resize(); });
 
-  window.perflabCharts = { draw: draw, make: make, update: update, charts: all, duration: dur };
+  window.perflabCharts = { draw: draw, make: make, update: update, charts: all, duration: dur, setZone: setZone, setYMode: setYMode, zone: zone };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { draw(document); });
   else draw(document);
 })();

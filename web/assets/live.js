@@ -1,5 +1,5 @@
 // perflab serve: a run page's live part. The charts of the whole run over
-// time (requests and errors per second, p95 of the requests) are drawn as
+// clock time (requests and errors per second, p95 of the requests) are drawn as
 // the report's are (charts.js, with uPlot) from /api/runs/ID/series; while
 // the run goes, the server's events (/runs/ID/events) say when new
 // intervals are stored, and the charts and the report (its tables and
@@ -17,17 +17,21 @@
 
   // The live charts are the report's (charts.js): each series' column in
   // data is y, its partial intervals' points the column partial.
-  function chart(el, slug, title, yLabel, yUnit, series) {
-    const spec = { slug: slug, title: title, x: "time", xLabel: "time", yLabel: yLabel, yUnit: yUnit, series: series };
+  // x is clock time (Unix seconds); a latency chart's y axis is clipped,
+  // full or log, as the report's (robust).
+  function chart(id, slug, title, yLabel, yUnit, series, robust) {
+    const el = document.getElementById(id);
+    const spec = { slug: slug, title: title, x: "time", xLabel: "clock time", yLabel: yLabel, yUnit: yUnit, series: series, robustY: robust };
     const empty = [[]].concat(series.map(function () { return []; }), series.map(function () { return []; }));
-    return perflabCharts.make(el, spec, empty);
+    perflabCharts.make(el, spec, empty);
+    return el; // its chart, el.uplot, is drawn anew when its y axis changes
   }
 
-  const rate = chart(document.getElementById("live-rate"), "live-rate", "requests/s and errors/s, all requests", "per second", "/s",
-    [{ name: "requests/s", color: "#1f77b4", y: 1, partial: 3 }, { name: "errors/s", color: "#d62728", y: 2, partial: 4 }]);
-  const p95 = chart(document.getElementById("live-p95"), "live-p95", "p95 of the requests (ms)", "ms", "ms", [{ name: "p95 ms", color: "#2ca02c", y: 1, partial: 2 }]);
+  const rate = chart("live-rate", "live-rate", "requests/s and errors/s, all requests", "per second", "/s",
+    [{ name: "requests/s", color: "#1f77b4", y: 1, partial: 3 }, { name: "errors/s", color: "#d62728", y: 2, partial: 4 }], false);
+  const p95 = chart("live-p95", "live-p95", "p95 of the requests (ms)", "ms", "ms", [{ name: "p95 ms", color: "#2ca02c", y: 1, partial: 2 }], true);
   // The charts, for a test to read what they were given.
-  live.charts = { rate: rate, p95: p95 };
+  live.charts = { get rate() { return rate.uplot; }, get p95() { return p95.uplot; } };
 
   // whole and partial split a series: its values at the whole intervals
   // (null at the partial ones: the line stops there), and at the partial
