@@ -508,7 +508,9 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 					l := get(m.Monitor, seriesLoopback, "loopback round trip p90 of "+m.Monitor+"'s host", "ms")
 					l.add(t, 1000*g.Avg)
 					l.least = minGeneratorGrowth
-					rtts = append(rtts, 1000*g.Avg)
+					if !math.IsNaN(g.Avg) && !math.IsInf(g.Avg, 0) {
+						rtts = append(rtts, 1000*g.Avg)
+					}
 				}
 			}
 		}
