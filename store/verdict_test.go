@@ -38,11 +38,11 @@ func TestVerdictOf(t *testing.T) {
 		t.Errorf("status %q, want %q", got, want)
 	}
 	// Incidents and a failed analysis, read from a summary.
-	v, err = VerdictOf([]byte(`{"drift": {"degraded": false, "incidents": [{"stage": "a"}, {"stage": "a"}]}, "analysis_errors": [{"analysis": "regressions", "error": "x"}]}`))
-	if err != nil || v.Incidents != 2 || v.AnalysisFailed != "regressions" {
-		t.Fatalf("%+v, %v", v, err)
+	inc, err := VerdictOf([]byte(`{"drift": {"degraded": false, "incidents": [{"stage": "a"}, {"stage": "a"}]}, "analysis_errors": [{"analysis": "regressions", "error": "x"}]}`))
+	if err != nil || inc.Incidents != 2 || inc.AnalysisFailed != "regressions" {
+		t.Fatalf("%+v, %v", inc, err)
 	}
-	if got, want := Status("completed", v), "completed; drift: 2 incidents; analysis failed: regressions"; got != want {
+	if got, want := Status("completed", inc), "completed; drift: 2 incidents; analysis failed: regressions"; got != want {
 		t.Errorf("status %q, want %q", got, want)
 	}
 	clean := &Verdict{Thresholds: 5, Due: 10}
