@@ -72,7 +72,7 @@ type Config struct {
 }
 
 // FailuresFile is the failed requests of a run directory (Config.Failures).
-const FailuresFile = "failures.jsonl"
+const FailuresFile = results.FailuresFile
 
 func (c *Config) defaults() {
 	if c.Out == "" {
