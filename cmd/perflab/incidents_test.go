@@ -89,7 +89,9 @@ func TestIncidentNotReadyInARun(t *testing.T) {
 		t.Fatalf("verdict %s\nincidents %+v", d.Verdict, d.Incidents)
 	}
 	inc := d.Incidents[0]
-	if inc.StartS != 0 || math.Abs(inc.EndS-1.5) > 0.35 || !strings.Contains(inc.Sentence, "for the first ") || !strings.Contains(inc.Sentence, "error ratio of get 100.00%") {
+	// The stage starts a little before the first connection, which starts
+	// the 1.5 s: on a busy machine, by up to a few intervals.
+	if inc.StartS != 0 || inc.EndS < 1.4 || inc.EndS > 2.1 || !strings.Contains(inc.Sentence, "for the first ") || !strings.Contains(inc.Sentence, "error ratio of get 100.00%") {
 		t.Errorf("incident %+v", inc)
 	}
 }
