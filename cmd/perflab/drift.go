@@ -64,7 +64,10 @@ mean and percentiles of latency, each monitored resource of the system under
 test) tested for a trend and for a change of level, with a sentence each,
 and the verdict: degraded when one got worse by at least the minimum effect
 at the family's significance. A series needs 12 intervals, a rate per hour
-10 minutes of data.
+10 minutes of data. Changes that did not last (an outage, a burst of errors,
+a latency excursion, a service not ready at the start) are incidents, each
+with its start, end and size. Judged with the defaults, the verdict is the
+run's own, and is stored with it (its summary.json and the history).
 
 Flags:`)
 		fs.PrintDefaults()
