@@ -448,9 +448,12 @@ func open(t *testing.T, bctx context.Context, page string, n int) timing {
 	if placed != n || painted != n {
 		t.Errorf("%d charts placed, %d drawn; the report has %d", placed, painted, n)
 	}
-	// The table of contents: each link goes to an element of the page.
-	if broken, links := eval[[]string](t, bctx, browsertest.BrokenLinks), eval[int](t, bctx, browsertest.TOCLinks); len(broken) > 0 || links < 2+n {
-		t.Errorf("the table of contents has %d links (want a stage's, its table's and its %d charts' at least); no element for %q", links, n, broken)
+	// The table of contents: each link goes to an element of the page,
+	// one to each chart of a stage (the drift's charts, as many as its
+	// verdict has series to show, are under its one link).
+	staged := eval[int](t, bctx, `document.querySelectorAll('div[id^="stage-"][id$="-charts"] div.plot').length`)
+	if broken, links := eval[[]string](t, bctx, browsertest.BrokenLinks), eval[int](t, bctx, browsertest.TOCLinks); len(broken) > 0 || links < 2+staged {
+		t.Errorf("the table of contents has %d links (want a stage's, its table's and its %d charts' at least); no element for %q", links, staged, broken)
 	}
 	// One file: the page loaded nothing besides itself.
 	if loaded := eval[[]string](t, bctx, `performance.getEntriesByType('resource').map(e => e.name)`); len(loaded) > 0 {
@@ -510,13 +513,18 @@ func zoomAndPan(t *testing.T, bctx context.Context, i int) {
 // artifacts (PERFLAB_ARTIFACTS, or artifacts/).
 func shot(t *testing.T, bctx context.Context, name string, i int) {
 	t.Helper()
-	art := browsertest.Artifacts()
 	eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].root.parentElement.scrollIntoView(), true`, i))
+	capture(t, bctx, name)
+}
+
+// capture keeps a screenshot of the window as it is in the artifacts.
+func capture(t *testing.T, bctx context.Context, name string) {
+	t.Helper()
 	b, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(art, name), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(browsertest.Artifacts(), name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -575,4 +583,189 @@ func soakRun(t *testing.T) (*results.Run, float64) {
 			monitor.Point{Time: at, Monitor: "api", Metric: monitor.MetricGCYoungTime, Value: gc})
 	}
 	return rd, float64(slow) * step.Seconds()
+}
+
+// The HTML report of a 20-minute stage with two incidents (an error
+// burst from 300 to 420 s, a latency excursion from 800 to 860 s, the
+// generator suspect), in Chromium: the drift verdict's line is amber, the
+// amber box at the top lists both, the contents link to it, and each
+// chart over the stage's time (latency percentiles, throughput, errors,
+// active VUs) and each drift chart paints each incident's band where
+// uPlot puts its start and end; a hover inside a band names it.
+// Screenshot: artifacts/report-incident-bands.png.
+func TestReportIncidentsInChromium(t *testing.T) {
+	chromium := browsertest.Chromium(t)
+	t0 := time.Date(2026, 11, 22, 13, 37, 10, 0, time.UTC)
+	const intervals, step = 120, 10 * time.Second
+	rd, ph, totals := newRun("soak", t0, intervals, step)
+	op := metrics.Op{Scenario: "s", Name: "get", Kind: metrics.KindStep}
+	total := metrics.NewStats() // the stage's exact totals, for its curves
+	totals.Ops, totals.Totals = []metrics.Op{op}, []*metrics.Stats{total}
+	scen := metrics.Op{Scenario: "s", Name: "s", Kind: metrics.KindScenario}
+	ph.Operations = []results.Operation{{Name: "get", Kind: metrics.KindStep, Scenario: "s"}, {Name: "s", Kind: metrics.KindScenario, Scenario: "s"}}
+	for i := range intervals {
+		at := float64(i) * step.Seconds()
+		v, errs := int64(20_000), int64(0)
+		if at >= 300 && at < 420 {
+			errs = 300
+		}
+		if at >= 800 && at < 860 {
+			v = 180_000
+		}
+		q := metrics.Quantiles{N: 900, P50: v / 2, P95: v, P99: v, Max: v}
+		total.Add(time.Duration(v)*time.Microsecond, time.Duration(v)*time.Microsecond, metrics.OK, 0)
+		start := t0.Add(time.Duration(i) * step).UnixMilli()
+		rd.Intervals[results.Tag("s1", op)] = append(rd.Intervals[results.Tag("s1", op)], results.NewIntervalQuantiles(start, start+step.Milliseconds(), q.N+errs, errs, "", &q))
+		vus := results.NewIntervalQuantiles(start, start+step.Milliseconds(), 0, 0, "", &metrics.Quantiles{})
+		vus.PeakVUs = 4
+		rd.Intervals[results.Tag("s1", scen)] = append(rd.Intervals[results.Tag("s1", scen)], vus)
+	}
+	rd.Summary.Stages = []results.PhaseSummary{ph}
+	rd.Summary.Drift = report.IncidentDrift("soak", t0, ph.Duration, [2]float64{300, 420}, [2]float64{800, 860})
+	page := filepath.Join(t.TempDir(), "report.html")
+	plots := writeReport(t, rd, page)
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
+	open(t, bctx, page, len(plots))
+	banded := checkIncidents(t, bctx, rd, plots)
+	want := []string{"p50-over-time", "p95-over-time", "p99-over-time", "throughput-over-time", "errors-over-time", "vus-over-time", "drift-soak-throughput", "drift-soak-error-ratio"}
+	if strings.Join(banded, " ") != strings.Join(want, " ") {
+		t.Errorf("the charts with the incidents' bands: %q, want %q", banded, want)
+	}
+	// A hover in the middle of the second band names it in the tooltip.
+	p95 := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "p95-over-time" })
+	tip := eval[string](t, bctx, fmt.Sprintf(`(() => { const u = document.querySelector('div.plot[data-plot="%d"]').uplot; u.root.scrollIntoView(); u.hovered = true;
+		u.setCursor({left: u.valToPos(830, 'x'), top: 40}); return u.over.querySelector('.plot-tip').textContent })()`, p95))
+	if !strings.Contains(tip, "incident 2 (stage soak): from 13 m 20 s to 14 m 20 s (13:50:30 to 13:51:30, 1 m 00 s): p95 of get 180.00 ms") {
+		t.Errorf("the tooltip in the second incident's band: %q", tip)
+	}
+	if note := eval[string](t, bctx, fmt.Sprintf(`document.querySelector('div.plot[data-plot="%d"] .plot-incidents').textContent`, p95)); !strings.HasPrefix(note, "amber: incident 1, incident 2 (") {
+		t.Errorf("the p95 chart's legend: %q", note)
+	}
+	eval[bool](t, bctx, `window.scrollTo(0, 0), true`)
+	capture(t, bctx, "report-incident.png")
+	eval[bool](t, bctx, fmt.Sprintf(`document.querySelector('div.plot[data-plot="%d"]').scrollIntoView(), true`, p95-1))
+	capture(t, bctx, "report-incident-bands.png")
+	for _, p := range problems() {
+		t.Error(p)
+	}
+}
+
+// checkIncidents checks, in the report open in bctx, what it shows of
+// rd's incidents: the drift verdict's line amber (red when degraded), the
+// amber box at the top listing every incident, with its times and each
+// effect, the contents' link to it; and on every chart over the time of
+// an incident's stage (plots: the report's charts' data) the incident's
+// band, painted amber on the canvas from uPlot's x of its start to its
+// end. It returns the slugs of the charts with bands, in order.
+func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots []report.Plot) []string {
+	t.Helper()
+	d := rd.Summary.Drift
+	if d == nil || len(d.Incidents) == 0 {
+		t.Fatalf("no incidents: %+v", d)
+	}
+	type top struct {
+		Class, Color, Box, TOC string
+		Items                  []string
+		BoxAbove               bool
+	}
+	got := eval[top](t, bctx, `(() => { const v = document.getElementById('drift-verdict'), box = document.getElementById('incidents');
+		return {class: v.className, color: getComputedStyle(v).color, box: getComputedStyle(box).backgroundColor,
+			toc: document.querySelector('nav#toc a').getAttribute('href'),
+			items: Array.from(box.querySelectorAll(':scope > ol > li')).map(li => li.id + ': ' + li.textContent),
+			boxAbove: box.getBoundingClientRect().top < document.querySelector('nav#toc').getBoundingClientRect().top} })()`)
+	wantClass := report.DriftClass(d)
+	if got.Class != wantClass || wantClass == "warn" && got.Color != "rgb(154, 91, 0)" || got.Box != "rgb(255, 246, 219)" || got.TOC != "#incidents" || !got.BoxAbove {
+		t.Errorf("the verdict's line %q in %s, the box's background %s, the contents' first link %q, the box above the contents %v; want %s (amber: rgb(154, 91, 0)), rgb(255, 246, 219), #incidents, true",
+			got.Class, got.Color, got.Box, got.TOC, got.BoxAbove, wantClass)
+	}
+	views := report.Incidents(d)
+	if len(got.Items) != len(views) {
+		t.Errorf("the box lists %d incidents, the run has %d: %q", len(got.Items), len(views), got.Items)
+	}
+	for i, v := range views {
+		if i >= len(got.Items) {
+			break
+		}
+		want := append([]string{v.ID + ": Incident " + fmt.Sprint(v.N) + ", stage " + v.Stage + ": " + v.When()}, v.Effects...)
+		if v.Suspect != "" {
+			want = append(want, "suspect: the generator's host meanwhile: "+v.Suspect)
+		}
+		for _, w := range want {
+			if !strings.Contains(got.Items[i], w) {
+				t.Errorf("the box's incident %d lacks %q: %q", v.N, w, got.Items[i])
+			}
+		}
+	}
+	// The bands in the charts' data: each incident on each chart over its
+	// stage's time, none elsewhere.
+	stageOf := map[string]string{}
+	for _, ph := range rd.Summary.Stages {
+		stageOf[fmt.Sprintf("stage%d", ph.Index)] = ph.Name
+	}
+	var banded []string
+	var at []int
+	for i, p := range plots {
+		var bands []report.Band
+		for _, b := range p.Bands {
+			if b.Kind == report.BandIncident {
+				bands = append(bands, b)
+			}
+		}
+		stage := stageOf[p.Sync]
+		for _, s := range d.Series {
+			if p.Slug == "drift-"+report.Slug(s.Stage+"-"+s.Name) {
+				stage = s.Stage
+			}
+		}
+		var want []report.Band
+		for k, inc := range d.Incidents {
+			if p.X == report.XSeconds && inc.Stage == stage {
+				want = append(want, report.Band{From: inc.StartS, To: inc.EndS, Label: fmt.Sprintf("incident %d", k+1), Kind: report.BandIncident,
+					Text: fmt.Sprintf("incident %d (stage %s): %s", k+1, inc.Stage, inc.Sentence)})
+			}
+		}
+		if !slices.Equal(bands, want) {
+			t.Errorf("%s: incidents' bands %+v, want %+v", p.Slug, bands, want)
+		}
+		if len(want) > 0 {
+			banded, at = append(banded, p.Slug), append(at, i)
+		}
+	}
+	// On the canvas: each band's amber pixels span uPlot's x of its start
+	// to its end (within the plot), within 2 pixels (its edges, the lines
+	// over it).
+	type painted struct {
+		Label                  string
+		From, To, Want0, Want1 float64
+		Lo, Hi                 float64
+	}
+	for _, i := range at {
+		ps := eval[[]painted](t, bctx, fmt.Sprintf(`(() => { const u = document.querySelector('div.plot[data-plot="%d"]').uplot, c = u.ctx.canvas, b = u.bbox;
+			const img = u.ctx.getImageData(0, 0, c.width, c.height).data;
+			const amber = (x, y) => { const k = 4 * (y * c.width + x); return img[k] === 255 && img[k+1] > 150 && img[k+1] < 215 && img[k+2] < 60 && img[k+3] > 40 && img[k+3] < 140; };
+			const rows = [0.2, 0.4, 0.6, 0.8, 0.97].map(f => Math.round(b.top + f * b.height));
+			return (u.incidentBands || []).map(ib => {
+				const want0 = Math.max(b.left, u.valToPos(ib.from, 'x', true)), want1 = Math.min(b.left + b.width, u.valToPos(ib.to, 'x', true));
+				let lo = null, hi = null;
+				rows.forEach(y => { for (let x = Math.max(0, Math.floor(want0) - 8); x <= Math.min(c.width - 1, Math.ceil(want1) + 8); x++) if (amber(x, y)) {
+					lo = lo == null ? x : Math.min(lo, x); hi = hi == null ? x : Math.max(hi, x); } });
+				return {label: ib.label, from: ib.from, to: ib.to, want0: want0, want1: want1, lo: lo == null ? -1 : lo, hi: hi == null ? -1 : hi + 1};
+			}) })()`, i))
+		want := 0
+		for _, inc := range d.Incidents {
+			if slices.ContainsFunc(plots[i].Bands, func(b report.Band) bool { return b.Kind == report.BandIncident && b.From == inc.StartS }) {
+				want++
+			}
+		}
+		if len(ps) != want {
+			t.Errorf("%s: %d incidents' bands drawn, want %d", plots[i].Slug, len(ps), want)
+		}
+		for _, p := range ps {
+			if p.Lo < 0 || math.Abs(p.Lo-p.Want0) > 2 || math.Abs(p.Hi-p.Want1) > 2 {
+				t.Errorf("%s: %s (%g to %g s) painted from x %g to %g; uPlot puts it from %.1f to %.1f", plots[i].Slug, p.Label, p.From, p.To, p.Lo, p.Hi, p.Want0, p.Want1)
+			}
+		}
+	}
+	return banded
 }
