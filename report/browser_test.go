@@ -732,9 +732,10 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 			banded, at = append(banded, p.Slug), append(at, i)
 		}
 	}
-	// On the canvas: each band's amber pixels span uPlot's x of its start
-	// to its end (within the plot), within 2 pixels (its edges, the lines
-	// over it).
+	// On the canvas: each band's amber pixels (alone, or over a compared
+	// stretch's blue: red above blue, green above 150; no line's colour is
+	// that) span uPlot's x of its start to its end (within the plot),
+	// within 2 pixels (its edges, the lines over it).
 	type painted struct {
 		Label                  string
 		From, To, Want0, Want1 float64
@@ -743,7 +744,7 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 	for _, i := range at {
 		ps := eval[[]painted](t, bctx, fmt.Sprintf(`(() => { const u = document.querySelector('div.plot[data-plot="%d"]').uplot, c = u.ctx.canvas, b = u.bbox;
 			const img = u.ctx.getImageData(0, 0, c.width, c.height).data;
-			const amber = (x, y) => { const k = 4 * (y * c.width + x); return img[k] === 255 && img[k+1] > 150 && img[k+1] < 215 && img[k+2] < 60 && img[k+3] > 40 && img[k+3] < 140; };
+			const amber = (x, y) => { const k = 4 * (y * c.width + x); return img[k+3] > 0 && img[k] >= img[k+1] && img[k+1] >= 150 && img[k] - img[k+2] >= 50; };
 			const rows = [0.2, 0.4, 0.6, 0.8, 0.97].map(f => Math.round(b.top + f * b.height));
 			return (u.incidentBands || []).map(ib => {
 				const want0 = Math.max(b.left, u.valToPos(ib.from, 'x', true)), want1 = Math.min(b.left + b.width, u.valToPos(ib.to, 'x', true));
@@ -768,4 +769,67 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 		}
 	}
 	return banded
+}
+
+// A real run of 30 s at 100 ms intervals against a service that answers
+// every third request 503 from 10 s to 20 s (from its first request): its
+// report, in Chromium, shows the incident in the amber box at the top,
+// and its band from about 10 s to 20 s on every chart over the stage's
+// time, where uPlot puts those times.
+// Screenshot: artifacts/report-outage.png.
+func TestReportOutageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30 s run")
+	}
+	chromium := browsertest.Chromium(t)
+	var first, n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now().UnixNano()
+		first.CompareAndSwap(0, now)
+		since := time.Duration(now - first.Load())
+		time.Sleep(2 * time.Millisecond)
+		if since >= 10*time.Second && since < 20*time.Second && n.Add(1)%3 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	res := runPlan(t, dir, "name: outage\ntarget: "+srv.URL+"\ninterval: 100ms\nhttp: {timeout: 2s}\nscenarios:\n"+
+		"  - {name: s, vus: 2, duration: 30s, flow: [{name: b, url: /b}]}\n")
+	rd, err := results.ReadDir(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rd.Summary.Drift
+	if d == nil {
+		t.Fatal("no drift verdict")
+	}
+	// The outage: an incident of the error ratio of b from 10 s to 20 s,
+	// give or take the run's first interval and an interval each side.
+	outage := slices.IndexFunc(d.Incidents, func(inc results.Incident) bool {
+		return math.Abs(inc.StartS-10) < 0.5 && math.Abs(inc.EndS-20) < 0.5 &&
+			slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool { return e.Series == "error ratio of b" })
+	})
+	if outage < 0 {
+		t.Fatalf("no incident of b's errors from 10 s to 20 s: %s\n%+v", d.Verdict, d.Incidents)
+	}
+	page := filepath.Join(dir, "report.html")
+	plots := writeReport(t, rd, page)
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
+	open(t, bctx, page, len(plots))
+	banded := checkIncidents(t, bctx, rd, plots)
+	for _, slug := range []string{"p50-over-time", "p95-over-time", "p99-over-time", "throughput-over-time", "errors-over-time", "vus-over-time", "drift-all-error-ratio"} {
+		if !slices.Contains(banded, slug) {
+			t.Errorf("no incident's band on %s (the charts with bands: %q)", slug, banded)
+		}
+	}
+	errs := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "errors-over-time" })
+	eval[bool](t, bctx, `window.scrollTo(0, 0), true`)
+	capture(t, bctx, "report-outage.png")
+	eval[bool](t, bctx, fmt.Sprintf(`document.querySelector('div.plot[data-plot="%d"]').scrollIntoView(), true`, errs-1))
+	capture(t, bctx, "report-outage-errors.png")
+	for _, p := range problems() {
+		t.Error(p)
+	}
 }
