@@ -736,23 +736,8 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 	// stretch's blue: red above blue, green above 150; no line's colour is
 	// that) span uPlot's x of its start to its end (within the plot),
 	// within 2 pixels (its edges, the lines over it).
-	type painted struct {
-		Label                  string
-		From, To, Want0, Want1 float64
-		Lo, Hi                 float64
-	}
 	for _, i := range at {
-		ps := eval[[]painted](t, bctx, fmt.Sprintf(`(() => { const u = document.querySelector('div.plot[data-plot="%d"]').uplot, c = u.ctx.canvas, b = u.bbox;
-			const img = u.ctx.getImageData(0, 0, c.width, c.height).data;
-			const amber = (x, y) => { const k = 4 * (y * c.width + x); return img[k+3] > 0 && img[k] >= img[k+1] && img[k+1] >= 150 && img[k] - img[k+2] >= 50; };
-			const rows = [0.2, 0.4, 0.6, 0.8, 0.97].map(f => Math.round(b.top + f * b.height));
-			return (u.incidentBands || []).map(ib => {
-				const want0 = Math.max(b.left, u.valToPos(ib.from, 'x', true)), want1 = Math.min(b.left + b.width, u.valToPos(ib.to, 'x', true));
-				let lo = null, hi = null;
-				rows.forEach(y => { for (let x = Math.max(0, Math.floor(want0) - 8); x <= Math.min(c.width - 1, Math.ceil(want1) + 8); x++) if (amber(x, y)) {
-					lo = lo == null ? x : Math.min(lo, x); hi = hi == null ? x : Math.max(hi, x); } });
-				return {label: ib.label, from: ib.from, to: ib.to, want0: want0, want1: want1, lo: lo == null ? -1 : lo, hi: hi == null ? -1 : hi + 1};
-			}) })()`, i))
+		ps := eval[[]browsertest.PaintedBand](t, bctx, fmt.Sprintf(browsertest.IncidentBands, fmt.Sprintf(`div.plot[data-plot="%d"]`, i)))
 		want := 0
 		for _, inc := range d.Incidents {
 			if slices.ContainsFunc(plots[i].Bands, func(b report.Band) bool { return b.Kind == report.BandIncident && b.From == inc.StartS }) {
@@ -763,7 +748,7 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 			t.Errorf("%s: %d incidents' bands drawn, want %d", plots[i].Slug, len(ps), want)
 		}
 		for _, p := range ps {
-			if p.Lo < 0 || math.Abs(p.Lo-p.Want0) > 2 || math.Abs(p.Hi-p.Want1) > 2 {
+			if p.Off() {
 				t.Errorf("%s: %s (%g to %g s) painted from x %g to %g; uPlot puts it from %.1f to %.1f", plots[i].Slug, p.Label, p.From, p.To, p.Lo, p.Hi, p.Want0, p.Want1)
 			}
 		}
