@@ -24,6 +24,11 @@
 // spike of 500 ms), every point above marked by a triangle at the top
 // edge and counted under the chart ("N points above the axis, max X");
 // "full range", up to the max; and "log scale" (uPlot's distr 3).
+// A band of spec.bands whose kind is "incident" (a change that did not
+// last, from the run's drift verdict) is shaded amber over the stretch it
+// spans, labelled, named in the legend, and its text said in the tooltip
+// when the cursor is inside it; the other bands (the stretches a drift
+// verdict compares) are shaded blue beneath.
 "use strict";
 (function () {
   const HEIGHT = 280;
