@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/perflab/perflab/internal/browsertest"
+	"github.com/perflab/perflab/internal/runtest"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/report"
@@ -767,16 +768,7 @@ func TestReportOutageInChromium(t *testing.T) {
 		t.Skip("a 30 s run")
 	}
 	chromium := browsertest.Chromium(t)
-	var first, n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now().UnixNano()
-		first.CompareAndSwap(0, now)
-		since := time.Duration(now - first.Load())
-		time.Sleep(2 * time.Millisecond)
-		if since >= 10*time.Second && since < 20*time.Second && n.Add(1)%3 == 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	}))
+	srv := httptest.NewServer(runtest.Outage(10*time.Second, 20*time.Second))
 	defer srv.Close()
 	dir := t.TempDir()
 	res := runPlan(t, dir, "name: outage\ntarget: "+srv.URL+"\ninterval: 100ms\nhttp: {timeout: 2s}\nscenarios:\n"+
