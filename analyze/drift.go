@@ -39,7 +39,10 @@ func ChangePoints(series []float64, alpha float64, minSize int) []ChangePoint {
 		if hi-lo < 2*minSize {
 			return
 		}
-		best, bestP := -1, 1.0
+		// The best split is the one of largest z: its p-value, which
+		// underflows to 0 from z of about 38 (a real step in a long run),
+		// would make the first split of p 0 the best, not the strongest.
+		best, bestZ := -1, math.Inf(-1)
 		// Rank the segment once; the left side's rank sum then grows by one
 		// rank per split, so all splits cost O(n log n), not O(n² log n).
 		ranks, tieTerm := rankWithTies(series[lo:hi])
@@ -58,10 +61,13 @@ func ChangePoints(series []float64, alpha float64, minSize int) []ChangePoint {
 			if sd == 0 {
 				continue
 			}
-			p := math.Erfc(((big - n1*n2/2 - 0.5) / sd) / math.Sqrt2)
-			if p < bestP {
-				best, bestP = k+1, p
+			if z := (big - n1*n2/2 - 0.5) / sd; z > bestZ {
+				best, bestZ = k+1, z
 			}
+		}
+		bestP := 1.0
+		if best >= 0 {
+			bestP = math.Erfc(bestZ / math.Sqrt2)
 		}
 		candidates := float64(hi - lo - 2*minSize + 1)
 		if best < 0 || bestP*candidates >= alpha {

@@ -168,3 +168,77 @@ func adversarialPoints(n int, iv time.Duration, f func(i int) (busy, rtt, mem, c
 	}
 	return out
 }
+
+// Random runs made of the pieces adversaries use (stretches of nothing,
+// of failures only, of spikes of 1e9, gaps, constant levels, monitors'
+// NaN and Inf) always give a verdict JSON can hold, and sentences that
+// agree with their numbers.
+func TestLongevityRandomAdversaries(t *testing.T) {
+	for seed := uint64(0); seed < 150; seed++ {
+		r := rand.New(rand.NewPCG(seed, 1234))
+		n := MinDriftValues + r.IntN(300)
+		kind := make([]int, n)
+		for i := 0; i < n; {
+			k, l := r.IntN(6), 1+r.IntN(n/3+1)
+			for j := i; j < min(n, i+l); j++ {
+				kind[j] = k
+			}
+			i += l
+		}
+		lat := func(i int) float64 {
+			switch kind[i] {
+			case 3:
+				return 1e9
+			case 4:
+				return 0.001
+			}
+			return 2 + float64(kind[i])
+		}
+		count := func(i int) int {
+			if kind[i] == 1 {
+				return 0
+			}
+			return 1 + r.IntN(50)
+		}
+		errs := func(i int) int {
+			if kind[i] == 2 {
+				return -1 // all of them: see below
+			}
+			return r.IntN(2)
+		}
+		rd := longRun(r, n, 100*time.Millisecond, lat, lognormal, count, func(i int) int {
+			if e := errs(i); e >= 0 {
+				return min(e, count(i))
+			}
+			return count(i)
+		})
+		for tag, ivs := range rd.Intervals {
+			var kept []*results.IntervalData
+			for i, x := range ivs {
+				if kind[i] != 5 {
+					kept = append(kept, x)
+				}
+			}
+			rd.Intervals[tag] = kept
+		}
+		if seed%2 == 0 {
+			rd.Points = adversarialPoints(n, 100*time.Millisecond, func(i int) (float64, float64, float64, float64) {
+				switch kind[min(i, n-1)] {
+				case 3:
+					return math.NaN(), math.Inf(1), math.Inf(-1), math.NaN()
+				case 1:
+					return 0, 0, 0, 0
+				}
+				return 0.3 + 0.1*float64(kind[min(i, n-1)]), 0.1, 50 + float64(i), 0.2
+			})
+		}
+		d := Longevity(rd, LongevityOptions{})
+		name := fmt.Sprintf("seed %d (%d intervals)", seed, n)
+		checkDefined(t, name, d)
+		if d != nil {
+			for _, s := range d.Series {
+				checkSentence(t, s)
+			}
+		}
+	}
+}

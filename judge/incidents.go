@@ -44,6 +44,9 @@ type excursion struct {
 	level      float64 // the median over the stretch
 	peak       float64
 	failures   int64
+	// last: the stretch reaches the series' last value (the stage ended
+	// before it did).
+	last bool
 }
 
 // excursions finds a series' stretches far worse than its level, dt
@@ -86,7 +89,7 @@ func (s *series) excursions(dt float64, o LongevityOptions) []excursion {
 				gap++
 			}
 		}
-		e := excursion{s: s, i: i, j: j, start: s.t[i], end: s.t[j] + dt, level: analyze.Median(s.v[i : j+1])}
+		e := excursion{s: s, i: i, j: j, start: s.t[i], end: s.t[j] + dt, level: analyze.Median(s.v[i : j+1]), last: j == n-1}
 		var count int64
 		for k := i; k <= j; k++ {
 			e.peak = s.worst(e.peak, s.v[k], k == i)
@@ -186,14 +189,13 @@ func findIncidents(ph results.PhaseSummary, runStart time.Time, sys, opErrs, gen
 		return nil
 	}
 	slices.SortFunc(exs, func(a, b excursion) int { return cmp.Compare(a.start, b.start) })
-	span := ph.End.Sub(ph.Start).Seconds()
 	var out []results.Incident
 	var group []excursion
 	flush := func() {
 		if len(group) == 0 {
 			return
 		}
-		out = append(out, incidentOf(ph, runStart, group, gen, span, dt))
+		out = append(out, incidentOf(ph, runStart, group, gen, dt))
 		group = nil
 	}
 	end := math.Inf(-1)
@@ -205,13 +207,11 @@ func findIncidents(ph results.PhaseSummary, runStart time.Time, sys, opErrs, gen
 		end = max(end, e.end)
 	}
 	flush()
-	// The stage's series outside the incidents that ended.
-	for _, inc := range out {
-		if inc.Ongoing {
-			continue
-		}
-		for _, s := range sys {
-			s.without(inc.StartS, inc.EndS)
+	// Each series outside its own excursions that ended: the level tests
+	// judge it without them, and the other series whole.
+	for _, e := range exs {
+		if !e.last {
+			e.s.without(e.start, e.end)
 		}
 	}
 	return out
@@ -240,13 +240,16 @@ func (s *series) without(a, b float64) {
 }
 
 // incidentOf makes one incident of overlapping excursions.
-func incidentOf(ph results.PhaseSummary, runStart time.Time, group []excursion, gen []*series, span, dt float64) results.Incident {
+func incidentOf(ph results.PhaseSummary, runStart time.Time, group []excursion, gen []*series, dt float64) results.Incident {
 	a, b := group[0].start, group[0].end
+	ongoing := false
 	for _, e := range group {
 		a, b = min(a, e.start), max(b, e.end)
+		// Still going at the series' last interval: the stage ended first.
+		ongoing = ongoing || e.last
 	}
 	inc := results.Incident{Stage: ph.Name, StartS: a, EndS: b, Elapsed: ph.Start.Sub(runStart).Seconds() + a,
-		Start: ph.Start.Add(seconds(a)), End: ph.Start.Add(seconds(b)), Ongoing: b >= span-dt/2}
+		Start: ph.Start.Add(seconds(a)), End: ph.Start.Add(seconds(b)), Ongoing: ongoing}
 	// One effect a series: the stage's error ratio says less than an
 	// operation's, and is left out beside one.
 	byOp := false

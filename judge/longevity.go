@@ -212,7 +212,8 @@ func Longevity(rd *results.Run, o LongevityOptions) *results.Drift {
 	d.Method = fmt.Sprintf("each series of at least %d intervals is tested for a monotonic trend (Mann-Kendall, its variance corrected for autocorrelation) "+
 		"and for a change of level (binary segmentation over blocks of about independent intervals, Mann-Whitney, Bonferroni over the splits), "+
 		"the smaller p-value of the two doubled: %d series under Holm's correction, family-wise alpha %g; a change counts from %.0f%% (an error ratio from %.1f points)%s, "+
-		"and only if it persists to the end of its stage; a series that changed in its stage's first third and stayed level after settled (a warm-up) and is judged from there; "+
+		"and only if it persists to the end of its stage (a level is the median of everything after a change against everything before it, for a tenth of the stage at least); "+
+		"a stretch far worse than its series' level that came back is an incident, listed apart and left out of its series' tests; a series that changed in its stage's first third and stayed level after settled (a warm-up) and is judged from there; "+
 		"a change at the time the generator's host got busier is suspect, not the system's; the generator's own series are judged apart; "+
 		"levels are the medians of %s; rates per hour need %s of data",
 		MinDriftValues, m, o.Alpha, 100*o.MinEffect, 100*o.MinErrorRise, floor, stretches, MinRateSpan)
@@ -508,7 +509,9 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 					l := get(m.Monitor, seriesLoopback, "loopback round trip p90 of "+m.Monitor+"'s host", "ms")
 					l.add(t, 1000*g.Avg)
 					l.least = minGeneratorGrowth
-					rtts = append(rtts, 1000*g.Avg)
+					if !math.IsNaN(g.Avg) && !math.IsInf(g.Avg, 0) {
+						rtts = append(rtts, 1000*g.Avg)
+					}
 				}
 			}
 		}

@@ -77,6 +77,8 @@ func encodeSummary(sum *results.Summary, stderr io.Writer) ([]byte, error) {
 	}{
 		{results.AnalysisDrift, func() bool { ok := sum.Drift != nil; sum.Drift = nil; return ok }},
 		{results.AnalysisLogs, func() bool { ok := sum.Logs != nil; sum.Logs = nil; return ok }},
+		{results.AnalysisResources, func() bool { ok := sum.Resources != nil; sum.Resources = nil; return ok }},
+		{results.AnalysisScaling, func() bool { ok := sum.Scaling != nil; sum.Scaling = nil; return ok }},
 	} {
 		if !part.drop() {
 			continue

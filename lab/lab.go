@@ -5,7 +5,6 @@
 package lab
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,7 +72,7 @@ type Config struct {
 }
 
 // FailuresFile is the failed requests of a run directory (Config.Failures).
-const FailuresFile = "failures.jsonl"
+const FailuresFile = results.FailuresFile
 
 func (c *Config) defaults() {
 	if c.Out == "" {
@@ -300,95 +299,14 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	if why := coord.abortedBy(); why != "" { // the run stopped itself: a threshold failed on the whole, a worker did not join
 		run.Status, run.Error = metrics.StatusFailed, why
 	}
-	sum := results.Summarize(run, results.HostFacts())
-	sum.Labels = cfg.Labels
-	resources(&sampled, sum)
-	// keep writes a file of the run directory; what cannot be written is lost.
-	keep := func(name string, write func(io.Writer) error) {
-		if err := rd.WriteFile(name, write); err != nil {
-			fmt.Fprintf(stderr, "perflab: %v\n", err)
-			lost = append(lost, fmt.Sprintf("%s (%v)", name, err))
-		}
-	}
-	keep("resources.csv", func(w io.Writer) error { return results.WriteResources(w, sampled.All()) })
-	if err := failures.Err(); err != nil {
-		fmt.Fprintf(stderr, "perflab: %s: %v\n", FailuresFile, err)
-		lost = append(lost, fmt.Sprintf("%s (%v)", FailuresFile, err))
-	}
-	// The analyses of the finished run: each fails alone, named in the
-	// summary; the run is recorded whole without it.
-	if len(p.Logs) > 0 && requests != nil {
-		analysis(sum, stderr, results.AnalysisLogs, func() error {
-			sum.Logs = correlateLogs(p, requests.Name(), stderr)
-			return nil
-		})
-	}
-	if coord == nil { // a worker's part is judged as part of the whole
-		analysis(sum, stderr, results.AnalysisThresholds, func() error {
-			sum.Thresholds = judge.Thresholds(p.Thresholds, sum)
-			return nil
-		})
-	}
+	// The end of the run: its summary, its analyses (each failing alone)
+	// and its records.
+	end := &ending{p: p, cfg: cfg, st: st, rd: rd, runID: runID, dir: dir, coord: coord, stdout: stdout, stderr: stderr, storeFailed: &storeFailed, lost: lost}
+	sum := end.summarize(run, &sampled, failures)
 	res.Summary = sum
-	finished := true
-	if err := rd.Finish(sum, run); err != nil {
-		fmt.Fprintf(stderr, "perflab: writing results: %v\n", err)
-		lost = append(lost, fmt.Sprintf("summary.json (%v)", err))
-		finished = false
-	}
-	// What needs the run's intervals (its drift, regressions) reads the
-	// run back from its directory, once.
-	var back *results.Run
-	readBack := func() (*results.Run, error) {
-		if back != nil {
-			return back, nil
-		}
-		b, err := results.ReadDir(dir)
-		back = b
-		return b, err
-	}
-	if finished && coord == nil {
-		judgeDrift(sum, stderr, readBack)
-	}
-	if coord == nil { // a worker's part: judged as part of the whole
-		analysis(sum, stderr, results.AnalysisRegressions, func() error {
-			sum.Thresholds = append(sum.Thresholds, regressions(p.Thresholds, p.Name, st, runID, readBack)...)
-			return nil
-		})
-	}
-	analysis(sum, stderr, results.AnalysisReport, func() error {
-		if err := report.WriteTable(stdout, sum); err != nil {
-			fmt.Fprintf(stderr, "perflab: %v\n", err)
-		}
-		keep("summary.txt", func(w io.Writer) error { return report.WriteTable(w, sum) })
-		report.WriteThresholds(stdout, p.Thresholds, sum.Thresholds)
-		if len(sum.Thresholds) > 0 {
-			keep("junit.xml", func(w io.Writer) error { return report.WriteJUnit(w, p.Thresholds, sum.Thresholds) })
-		}
-		return nil
-	})
-	summary, sumErr := encodeSummary(sum, stderr)
-	if sumErr != nil {
-		lost = append(lost, fmt.Sprintf("summary.json (%v)", sumErr))
-	} else if finished {
-		keep("summary.json", func(w io.Writer) error { _, err := w.Write(summary); return err })
-	}
-	if st != nil && !storeFailed.Load() {
-		err := addSamples(st, runID, &sampled)
-		if err == nil && sumErr != nil {
-			err = sumErr
-		}
-		if err == nil {
-			var totals bytes.Buffer
-			if err = results.WriteTotals(&totals, results.TotalsOf(run)); err == nil {
-				err = st.Finish(runID, run.Status, run.Error, run.End, summary, totals.Bytes(), run.Stages)
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "perflab: store: %v\n", err)
-			storeFailed.Store(true)
-		}
-	}
+	end.analyze(sum, run, requests)
+	end.record(sum, run, &sampled)
+	lost = end.lost
 	if storeFailed.Load() {
 		lost = append(lost, "the run history (it could not be written: the run is whole in its directory only)")
 	}

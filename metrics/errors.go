@@ -27,6 +27,12 @@ type ErrorMessage struct {
 	// those beyond the first MaxMessages distinct ones.
 	Other bool  `json:"other,omitempty"`
 	Count int64 `json:"count"`
+	// First and Last are when failures of the message were seen, to
+	// within an interval: the start of the first interval that had one,
+	// the end of the last (summary.json's, from the intervals as they
+	// were written); nil where not known.
+	First *time.Time `json:"first,omitempty"`
+	Last  *time.Time `json:"last,omitempty"`
 }
 
 // Messages counts an operation's failures by kind and message: the first

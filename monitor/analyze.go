@@ -167,6 +167,9 @@ func Analyze(points []Point, finals []*Final, windows []Window) Analysis {
 func analyzeSeq(points iter.Seq[Point], finals []*Final, windows []Window) Analysis {
 	series := map[string]map[string][]sample{} // monitor → metric → samples
 	for p := range points {
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
+			continue // not a measurement: a gap
+		}
 		if series[p.Monitor] == nil {
 			series[p.Monitor] = map[string][]sample{}
 		}

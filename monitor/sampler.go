@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"iter"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -207,6 +208,9 @@ func (s *Sampler) keep(pts []Point) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range pts {
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
+			continue // not a measurement (a scraped gauge's NaN): no sample
+		}
 		n := name{p.Monitor, p.Metric}
 		i, ok := s.index[n]
 		if !ok {

@@ -114,6 +114,8 @@ var columnHelp = map[string]string{
 	"Queued":           "iterations due while every VU was busy that waited for one",
 	// errors
 	"Share": "Count / the operation's requests in the stage",
+	"First": "when the message was first seen: the start of the first interval that had one, clock time (UTC) and time into the run (+m:ss); to within an interval",
+	"Last":  "when the message was last seen: the end of the last interval that had one, clock time (UTC) and time into the run; to within an interval",
 	// thresholds
 	"Actual": "the value the threshold judged, in its metric's unit (or what a regression was compared with)",
 	// drift

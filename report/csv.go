@@ -70,7 +70,7 @@ func WriteCSVTable(w io.Writer, rd *results.Run, table string) error {
 						return derr
 					}
 					if err == nil {
-						err = cw.Write(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h, ko, iv.Partial(s.IntervalLength())))
+						err = cw.Write(results.WithBytes(results.WithPeakVUs(results.IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, iv.StartMs, iv.EndMs, iv.OpCount(h), max(iv.Errors, 0), h, ko, iv.Partial(s.IntervalLength())), iv.PeakVUs), iv.Bytes))
 					}
 				}
 			}

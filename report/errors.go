@@ -6,7 +6,9 @@ import (
 	"io"
 	"slices"
 	"text/tabwriter"
+	"time"
 
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/results"
 )
 
@@ -17,6 +19,18 @@ type ErrorRow struct {
 	Stage, Operation, Kind, Message string
 	Count                           int64
 	Share                           float64
+	// Scenario and OpKind are the operation's; Other marks the kind's
+	// other messages (OtherMessages).
+	Scenario string
+	OpKind   metrics.Kind
+	Other    bool
+	// First and Last are when the message was first and last seen, to
+	// within an interval (zero: not known), RunStart the run's start
+	// (RunErrorRowsOf).
+	First, Last, RunStart time.Time
+	// Sample is the first failure of the message, with its response,
+	// where the run kept it (--dump-failures).
+	Sample *results.FailureSample
 }
 
 // OtherMessages is the message of the failures whose messages were not
@@ -34,20 +48,24 @@ func ErrorRows(ph results.PhaseSummary) []ErrorRow {
 	}
 	var rows []row
 	for i, op := range ph.Operations {
-		add := func(kind, msg string, n int64) {
+		add := func(kind, msg string, n int64, other bool) *ErrorRow {
 			rows = append(rows, row{ErrorRow{Stage: ph.Name, Operation: op.Name, Kind: kind, Message: msg, Count: n,
-				Share: results.Percent(n, op.Count)}, i})
+				Share: results.Percent(n, op.Count), Scenario: op.Scenario, OpKind: op.Kind, Other: other}, i})
+			return &rows[len(rows)-1].ErrorRow
 		}
 		for _, m := range op.Errors.Messages {
 			msg := m.Message
 			if m.Other {
 				msg = OtherMessages
 			}
-			add(m.Kind, msg, m.Count)
+			r := add(m.Kind, msg, m.Count, m.Other)
+			if m.First != nil && m.Last != nil {
+				r.First, r.Last = *m.First, *m.Last
+			}
 		}
 		if len(op.Errors.Messages) == 0 {
 			for kind, d := range op.Errors.Details {
-				add(kind, d, op.Errors.ByKind[kind])
+				add(kind, d, op.Errors.ByKind[kind], false)
 			}
 		}
 	}
@@ -69,6 +87,9 @@ func RunErrorRows(s *results.Summary) []ErrorRow {
 		for _, ph := range phs {
 			out = append(out, ErrorRows(ph)...)
 		}
+	}
+	for i := range out {
+		out[i].RunStart = s.Start
 	}
 	return out
 }
@@ -121,6 +142,18 @@ func WriteErrors(w io.Writer, s *results.Summary) error {
 	return nil
 }
 
+// ErrorTimes reports whether any of rows says when its message was seen
+// (a run before perflab kept failures per interval has none: its tables
+// leave the First and Last columns out).
+func ErrorTimes(rows []ErrorRow) bool {
+	for _, r := range rows {
+		if !r.First.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 // errorsMarkdown writes a run's Errors section: every message of every
 // phase, the most frequent of each phase first.
 func errorsMarkdown(w io.Writer, s *results.Summary) {
@@ -128,9 +161,22 @@ func errorsMarkdown(w io.Writer, s *results.Summary) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "## Errors\n\nWhat failed requests said; share of the operation's requests.\n\n| Stage | Operation | Kind | Message | Count | Share |\n|---|---|---|---|--:|--:|\n")
+	times := ErrorTimes(rows)
+	head, align := "| Stage | Operation | Kind | Message | Count | Share |", "|---|---|---|---|--:|--:|"
+	if times {
+		head, align = head+" First | Last |", align+"---|---|"
+	}
+	fmt.Fprintf(w, "## Errors\n\nWhat failed requests said; share of the operation's requests.\n\n%s\n%s\n", head, align)
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %.2f%% |\n", mdEscape(r.Stage), mdEscape(r.Operation), r.Kind, mdEscape(r.Message), r.Count, r.Share)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %.2f%% |", mdEscape(r.Stage), mdEscape(r.Operation), r.Kind, mdEscape(r.Message), r.Count, r.Share)
+		if times {
+			fmt.Fprintf(w, " %s | %s |", r.FirstText(), r.LastText())
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	if !times {
+		return
+	}
+	writeMarkdownLegend(w, []Legend{{"Share", help("Share")}, {"First, Last", help("First") + "; " + help("Last")}})
 }

@@ -43,8 +43,9 @@ type PageParts struct {
 // application (perflab serve): the same content, with parts around it.
 func WriteHTMLPage(w io.Writer, rd *results.Run, parts PageParts) error {
 	s := rd.Summary
-	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader, Parts: parts, Errors: RunErrorRows(s),
+	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader, Parts: parts, Errors: RunErrorRowsOf(rd), FailureLog: rd.FailureLog,
 		Incidents: Incidents(s.Drift), Timeline: Timeline(s.Drift, DriftStart(s)), Web: parts.Before != "" || parts.After != "" || len(parts.Scripts) > 0 || len(parts.Styles) > 0}
+	page.ErrorTimes = ErrorTimes(page.Errors)
 	if s.Resources != nil {
 		page.Resources = ResourceRows(s.Resources)
 	}
@@ -202,7 +203,9 @@ func stageCharts(rd *results.Run, ph results.PhaseSummary) ([]Chart, error) {
 	}
 	charts = append(charts,
 		overTime(Chart{Slug: "throughput-over-time", Title: "Successful operations per second over time", YLabel: "per second", YUnit: "/s", Series: rate}),
-		overTime(errorsChart(errs)),
+		overTime(errorsChart(errs)))
+	charts = append(charts, failureCharts(rd, ph)...)
+	charts = append(charts,
 		Chart{Slug: "latency-percentiles", Title: "Latency by percentile (HDR, the whole stage)", XLabel: "percentile", YLabel: "ms", YUnit: "ms", Series: curve,
 			LogX: true, XKind: XNines, XTicks: []XY{{X: 1}, {X: 10}, {X: 100}, {X: 1000}, {X: 10000}},
 			XTickLabel: func(x float64) string { return fmt.Sprintf("%g%%", 100*(1-1/x)) }},
@@ -370,8 +373,13 @@ type htmlPage struct {
 	Drift          []template.HTML
 	// Plots are the charts' data (JSON), for charts.js.
 	Plots template.JS
-	// Errors are the failures by message (RunErrorRows).
-	Errors []ErrorRow
+	// Errors are the failures by message (RunErrorRowsOf), FailureLog
+	// whether the run kept failed requests (failures.jsonl) to sample.
+	Errors     []ErrorRow
+	FailureLog bool
+	// ErrorTimes says whether the errors table has First and Last
+	// columns (ErrorTimes).
+	ErrorTimes bool
 	// Incidents are the drift's incidents, Timeline its changes and
 	// incidents in order.
 	Incidents []IncidentView
@@ -582,6 +590,7 @@ nav#toc { border: 1px solid #ddd; background: #fafafa; padding: 6px 14px; margin
 nav#toc ul { margin: 2px 0; padding-left: 18px; } nav#toc li { margin: 1px 0; } nav#toc .charts a { margin-right: 8px; }
 @media print { nav#toc { display: none; } }
 table.errors td:nth-child(-n+4), table.errors th:nth-child(-n+4) { text-align: left; } table.errors td:nth-child(4) { word-break: break-word; }
+details.sample { margin: 4px 0; } details.sample summary { cursor: pointer; } details.sample pre { background: #f8f8f8; border: 1px solid #eee; padding: 6px; max-height: 360px; overflow: auto; white-space: pre-wrap; word-break: break-all; font-size: 12px; }
 </style>{{if not .Web}}<style>{{plotCSS}}</style>{{end}}{{range .Parts.Styles}}<link rel="stylesheet" href="{{.}}">{{end}}{{range .Parts.Scripts}}<script src="{{.}}" defer></script>{{end}}</head><body>
 {{if .Web}}{{.Parts.Before}}<main id="report">{{end}}<h1>{{.S.Plan.Name}}</h1>
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
@@ -627,9 +636,12 @@ table.errors td:nth-child(-n+4), table.errors th:nth-child(-n+4) { text-align: l
 <p class="meta">Open model: latency from each iteration's due time = start delay (waiting for a VU or for the generator) + service time (from the send).</p>{{end}}
 <div id="stage-{{.P.Index}}-charts">{{range .Charts}}{{.Div}}{{end}}</div>
 {{end}}
-{{with .Errors}}<h2 id="errors">Errors</h2><table class="errors"><tr><th>Stage</th><th>Operation</th><th>Kind</th><th>Message</th><th>Count</th><th title="{{help "Share"}}">Share</th></tr>
-{{range .}}<tr><td>{{.Stage}}</td><td>{{.Operation}}</td><td>{{.Kind}}</td><td>{{.Message}}</td><td>{{.Count}}</td><td>{{printf "%.2f%%" .Share}}</td></tr>
-{{end}}</table><p class="meta">What failed requests said; share of the operation's requests.</p>{{end}}
+{{with .Errors}}<h2 id="errors">Errors</h2><table class="errors"><tr><th>Stage</th><th>Operation</th><th>Kind</th><th>Message</th><th>Count</th><th title="{{help "Share"}}">Share</th>{{if $.ErrorTimes}}<th title="{{help "First"}}">First</th><th title="{{help "Last"}}">Last</th>{{end}}</tr>
+{{range .}}<tr><td>{{.Stage}}</td><td>{{.Operation}}</td><td>{{.Kind}}</td><td>{{.Message}}</td><td>{{.Count}}</td><td>{{printf "%.2f%%" .Share}}</td>{{if $.ErrorTimes}}<td>{{.FirstText}}</td><td>{{.LastText}}</td>{{end}}</tr>
+{{end}}</table><dl class="legend"><dt>Share</dt><dd>{{help "Share"}}</dd>{{if $.ErrorTimes}}<dt>First, Last</dt><dd>{{help "First"}}; {{help "Last"}}</dd>{{end}}</dl>
+<p class="meta">What failed requests said; share of the operation's requests.</p>
+<div id="error-samples">{{if $.FailureLog}}{{range .}}{{with .Sample}}<details class="sample"><summary>{{.Stage}} / {{.Step}}: {{.Kind}} {{.Message}} — the first, at {{.Time.UTC.Format "2006-01-02 15:04:05.000"}} UTC</summary>{{if .Response}}<pre>{{.Response}}</pre>{{if .ResponseTruncated}}<p class="meta">(cut to its first 8 KiB)</p>{{end}}{{else}}<p class="meta">No response came.</p>{{end}}</details>
+{{end}}{{end}}<p class="meta">Above: the first failed request of each message, its response as received (head and body's first 8 KiB, secrets redacted), from the run's failures.jsonl.</p>{{else}}<p class="meta">No samples of the failures' responses: run with <code>--dump-failures</code> to keep samples (the run directory's failures.jsonl; the history does not keep them).</p>{{end}}</div>{{end}}
 {{if .Across}}<h2 id="across">Across stages</h2>{{range .Across}}{{.}}{{end}}{{end}}
 {{with .S.Scaling}}<h2 id="scaling">Scaling</h2><table><tr><th>VUs</th><th>Requests</th><th title="{{help "Wall s"}}">Wall s</th><th>Requests/s</th><th title="{{help "Speedup"}}">Speedup</th><th title="{{help "Efficiency"}}">Efficiency</th></tr>
 {{range .Points}}<tr><td>{{.VUs}}</td><td>{{.Requests}}</td><td>{{f2 .Wall}}</td><td>{{f1 .RPS}}</td><td>{{f2 .Speedup}}</td><td>{{pct .Efficiency}}</td></tr>

@@ -21,7 +21,7 @@ import (
 
 // runPlan runs the plan src in dir: its run directory under dir/runs,
 // kept in the history dir/h.db.
-func runPlan(t *testing.T, dir, src string) *lab.Result {
+func runPlan(t *testing.T, dir, src string, with ...func(*lab.Config)) *lab.Result {
 	t.Helper()
 	path := filepath.Join(dir, "plan.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -31,7 +31,11 @@ func runPlan(t *testing.T, dir, src string) *lab.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := lab.Run(context.Background(), p, lab.Config{Out: filepath.Join(dir, "runs"), Store: filepath.Join(dir, "h.db"), Progress: "none", Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)})
+	cfg := lab.Config{Out: filepath.Join(dir, "runs"), Store: filepath.Join(dir, "h.db"), Progress: "none", Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)}
+	for _, f := range with {
+		f(&cfg)
+	}
+	res, err := lab.Run(context.Background(), p, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

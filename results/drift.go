@@ -57,8 +57,8 @@ type Drift struct {
 	// Incidents are the changes that did not last (an outage, a burst of
 	// errors, a latency excursion, a service not ready at the start), all
 	// of them, first to last, overlapping ones merged. The level tests
-	// judge each stage outside its incidents: a blip is an incident, not a
-	// change of level.
+	// judge each series outside its own incidents: a blip is an
+	// incident, not a change of level.
 	Incidents []Incident `json:"incidents,omitempty"`
 }
 

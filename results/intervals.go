@@ -33,7 +33,16 @@ type IntervalData struct {
 	// the parts' in a merged run); -1 when unknown (another operation, a
 	// run before perflab kept it).
 	PeakVUs int64
-	enc     string // HdrHistogram V2 compressed, base64
+	// Bytes is the bytes received in response bodies during the
+	// interval (metrics.Stats.Bytes); -1 when unknown (a run before
+	// perflab kept it).
+	Bytes int64
+	// Failures are the interval's failures by kind and message
+	// (metrics.Stats.Failures: an entry without a message is a kind's
+	// failures counted without their words); nil when none failed, or
+	// when not known (a run before perflab kept them: Errors > 0).
+	Failures []metrics.ErrorMessage
+	enc      string // HdrHistogram V2 compressed, base64
 	// q are the histogram's quantiles where they were stored beside it
 	// (the history, intervals.csv); nil: decode it.
 	q *metrics.Quantiles
@@ -41,13 +50,13 @@ type IntervalData struct {
 
 // NewIntervalData wraps an encoded histogram with its counts.
 func NewIntervalData(startMs, endMs, count, errors int64, encoded string) *IntervalData {
-	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, PeakVUs: -1, enc: encoded}
+	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, PeakVUs: -1, Bytes: -1, enc: encoded}
 }
 
 // NewIntervalQuantiles is NewIntervalData with the histogram's
 // quantiles, as they were stored beside it (nil: not known).
 func NewIntervalQuantiles(startMs, endMs, count, errors int64, encoded string, q *metrics.Quantiles) *IntervalData {
-	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, PeakVUs: -1, enc: encoded, q: q}
+	return &IntervalData{StartMs: startMs, EndMs: endMs, Count: count, Errors: errors, PeakVUs: -1, Bytes: -1, enc: encoded, q: q}
 }
 
 // Quantiles are the interval's main percentiles and count of successful
@@ -131,7 +140,7 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 			b = start
 		}
 		startMs := int64((ts + b) * 1000)
-		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, PeakVUs: -1, enc: f[3]})
+		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, PeakVUs: -1, Bytes: -1, enc: f[3]})
 	}
 	return out, sc.Err()
 }
@@ -147,12 +156,27 @@ const IntervalsCSV = "intervals.csv"
 // that were sent (KO; empty when none was); partial is 1 for an interval
 // shorter than the run's (cut short by its stage's end), 0 for the others;
 // peak_vus, on a scenario's own row (kind scenario), is the most VUs in
-// an iteration at once during the interval, empty on the other rows.
+// an iteration at once during the interval, empty on the other rows;
+// bytes_received the bytes of the response bodies received during the
+// interval.
 var IntervalsHeader = []string{"stage", "scenario", "operation", "kind", "interval", "start_ms", "end_ms", "count", "errors", "rps", "p50_ms", "p95_ms", "p99_ms", "max_ms", "partial",
-	"ko_count", "ko_p50_ms", "ko_p95_ms", "ko_p99_ms", "ko_max_ms", "peak_vus"}
+	"ko_count", "ko_p50_ms", "ko_p95_ms", "ko_p99_ms", "ko_max_ms", "peak_vus", "bytes_received"}
 
-// peakVUsCol is intervals.csv's column of peak_vus.
-const peakVUsCol = 20
+// peakVUsCol and bytesCol are intervals.csv's columns of peak_vus and
+// bytes_received.
+const (
+	peakVUsCol = 20
+	bytesCol   = 21
+)
+
+// WithBytes sets a row of intervals.csv's bytes_received: bytes when
+// known (not negative).
+func WithBytes(row []string, bytes int64) []string {
+	if bytes >= 0 {
+		row[bytesCol] = strconv.FormatInt(bytes, 10)
+	}
+	return row
+}
 
 // WithPeakVUs sets a row of intervals.csv's peak_vus: vus when known (not
 // negative).
@@ -173,7 +197,7 @@ func IntervalRow(stage int, scenario, operation string, kind metrics.Kind, ivl i
 func QuantilesRow(stage int, scenario, operation string, kind metrics.Kind, ivl int, startMs, endMs, count, errors int64, q, ko metrics.Quantiles, partial bool) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	row := []string{strconv.Itoa(stage), csvcell.Escape(scenario), csvcell.Escape(operation), string(kind), strconv.Itoa(ivl), strconv.FormatInt(startMs, 10), strconv.FormatInt(endMs, 10),
-		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0", "0", "", "", "", "", ""}
+		strconv.FormatInt(count, 10), strconv.FormatInt(errors, 10), "", "", "", "", "", "0", "0", "", "", "", "", "", ""}
 	if secs := float64(endMs-startMs) / 1e3; secs > 0 {
 		row[9] = f(float64(count) / secs)
 	}
@@ -268,22 +292,30 @@ func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
 	if err != nil {
 		return err
 	}
-	type key struct {
-		tag   string
-		start int64
-	}
-	byKey := map[key]*IntervalData{}
-	for tag, list := range ivs {
-		for _, d := range list {
-			byKey[key{tag, d.StartMs}] = d
-		}
-	}
+	byKey := byStart(ivs)
 	for _, r := range rows {
-		if d := byKey[key{StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
-			d.Count, d.Errors, d.q, d.PeakVUs = r.Count, r.Errors, r.Quantiles, r.PeakVUs
+		if d := byKey[intervalKey{StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
+			d.Count, d.Errors, d.q, d.PeakVUs, d.Bytes = r.Count, r.Errors, r.Quantiles, r.PeakVUs, r.Bytes
 		}
 	}
 	return nil
+}
+
+// intervalKey is an interval of an operation: its tag and its start.
+type intervalKey struct {
+	tag   string
+	start int64
+}
+
+// byStart are the intervals of ivs by their tag and start.
+func byStart(ivs map[string][]*IntervalData) map[intervalKey]*IntervalData {
+	out := map[intervalKey]*IntervalData{}
+	for tag, list := range ivs {
+		for _, d := range list {
+			out[intervalKey{tag, d.StartMs}] = d
+		}
+	}
+	return out
 }
 
 // readIntervalRows reads intervals.csv (none when there is no such file):
@@ -328,8 +360,14 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 				vus = v
 			}
 		}
+		bytes := int64(-1)
+		if len(r) > bytesCol && r[bytesCol] != "" && kinded {
+			if v, err := strconv.ParseInt(r[bytesCol], 10, 64); err == nil {
+				bytes = v
+			}
+		}
 		out = append(out, store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
-			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols), PeakVUs: vus})
+			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols), PeakVUs: vus, Bytes: bytes})
 	}
 	return out, nil
 }

@@ -134,8 +134,10 @@ func Merge(parts []*Run) (*Run, error) {
 			}
 		}
 	}
-	return &Run{Source: strings.Join(sources, " + "), Summary: s, Intervals: ivs, Points: points,
-		Totals: &Totals{Setup: run.Setup, Stages: run.Stages, Teardown: run.Teardown}}, nil
+	out := &Run{Source: strings.Join(sources, " + "), Summary: s, Intervals: ivs, Points: points,
+		Totals: &Totals{Setup: run.Setup, Stages: run.Stages, Teardown: run.Teardown}}
+	out.setMessageTimes()
+	return out, nil
 }
 
 // statusRank orders statuses from best to worst: a merged run is as bad as
@@ -345,7 +347,7 @@ func mergeTag(parts []*Run, tag string, acc *hdr.Histogram) ([]*IntervalData, er
 	var out []*IntervalData
 	for _, k := range slices.Sorted(maps.Keys(slots)) {
 		in := slots[k]
-		m := &IntervalData{StartMs: in[0].StartMs, EndMs: in[0].EndMs, PeakVUs: -1}
+		m := &IntervalData{StartMs: in[0].StartMs, EndMs: in[0].EndMs, PeakVUs: -1, Bytes: -1}
 		acc.Reset()
 		for _, d := range in {
 			m.StartMs, m.EndMs = min(m.StartMs, d.StartMs), max(m.EndMs, d.EndMs)
@@ -358,6 +360,10 @@ func mergeTag(parts []*Run, tag string, acc *hdr.Histogram) ([]*IntervalData, er
 			if d.PeakVUs >= 0 {
 				m.PeakVUs = max(m.PeakVUs, 0) + d.PeakVUs
 			}
+			if d.Bytes >= 0 {
+				m.Bytes = max(m.Bytes, 0) + d.Bytes
+			}
+			m.Failures = metrics.MergeFailures(m.Failures, d.Failures)
 			if err := metrics.DecodeInto(acc, []byte(d.enc)); err != nil {
 				return nil, fmt.Errorf("merge: %s: interval at %d ms: %w", tag, d.StartMs, err)
 			}

@@ -38,6 +38,11 @@ type Run struct {
 	// run's worker 2): its monitors are named after it ("generator#w2").
 	// Unset, a part is named by its place among the parts (#3).
 	Part string
+	// Samples are the first failed request of each message of a step
+	// (failures.jsonl), when FailureLog: the run had --dump-failures and
+	// is read from its directory (the history does not keep them).
+	Samples    map[SampleKey]FailureSample
+	FailureLog bool
 }
 
 // RunIDBase is the id a run started at start of a plan named plan gets,
@@ -176,9 +181,16 @@ func readIntervals(dir string) (*Run, error) {
 	if err := readIntervalCounts(filepath.Join(dir, IntervalsCSV), ivs); err != nil {
 		return nil, err
 	}
+	if err := addIntervalErrors(filepath.Join(dir, IntervalErrorsCSV), ivs); err != nil {
+		return nil, err
+	}
 	points, err := readResources(filepath.Join(dir, "resources.csv"))
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Source: dir, Intervals: ivs, Points: points}, nil
+	samples, logged, err := readSamples(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Source: dir, Intervals: ivs, Points: points, Samples: samples, FailureLog: logged}, nil
 }

@@ -67,7 +67,7 @@ func FromStore(st *store.Store, id string) (*Run, error) {
 		}
 		tag := StageTag(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind))
 		d := NewIntervalQuantiles(h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, h.Encoded, h.Quantiles)
-		d.PeakVUs = h.PeakVUs
+		d.PeakVUs, d.Bytes, d.Failures = h.PeakVUs, h.Bytes, h.Failures
 		rd.Intervals[tag] = append(rd.Intervals[tag], d)
 		for _, d := range storedDurations(h) {
 			rd.Intervals[tag+d.suffix] = append(rd.Intervals[tag+d.suffix], NewIntervalData(h.Start.UnixMilli(), h.End.UnixMilli(), -1, -1, d.enc))
@@ -116,7 +116,7 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			a := accs[k]
 			if a == nil {
 				a = &acc{h: h}
-				a.h.Count, a.h.Errors, a.h.Dropped, a.h.PeakVUs = 0, 0, 0, -1
+				a.h.Count, a.h.Errors, a.h.Dropped, a.h.PeakVUs, a.h.Bytes, a.h.Failures = 0, 0, 0, -1, -1, nil
 				accs[k] = a
 				order = append(order, k)
 			}
@@ -132,6 +132,10 @@ func liveHistograms(st *store.Store, id string) ([]store.Histogram, error) {
 			if h.PeakVUs >= 0 { // the workers' VUs together, as a merged run's
 				a.h.PeakVUs = max(a.h.PeakVUs, 0) + h.PeakVUs
 			}
+			if h.Bytes >= 0 {
+				a.h.Bytes = max(a.h.Bytes, 0) + h.Bytes
+			}
+			a.h.Failures = metrics.MergeFailures(a.h.Failures, h.Failures)
 			for _, e := range []error{add(&a.lat, h.Encoded), add(&a.svc, h.ServiceTime), add(&a.delay, h.StartDelay), add(&a.failed, h.Failed)} {
 				if e != nil {
 					return nil, fmt.Errorf("run %s: %w", p.ID, e)

@@ -91,6 +91,8 @@ const (
 	AnalysisThresholds  = "thresholds"
 	AnalysisLogs        = "logs"
 	AnalysisReport      = "report"
+	AnalysisResources   = "resources"
+	AnalysisScaling     = "scaling"
 )
 
 // SetAnalysisError records that an analysis failed, or, with err nil, that

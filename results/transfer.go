@@ -123,7 +123,8 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 				q := metrics.QuantilesOf(h)
 				hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 					Interval: i, StartMs: iv.StartMs, EndMs: iv.EndMs, Count: iv.OpCount(h), Errors: max(iv.Errors, 0), Hist: iv.enc,
-					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Failed: durs[FailedTag][iv.StartMs], Quantiles: &q, PeakVUs: iv.PeakVUs})
+					ServiceTime: durs[ServiceTimeTag][iv.StartMs], StartDelay: durs[StartDelayTag][iv.StartMs], Failed: durs[FailedTag][iv.StartMs], Quantiles: &q, PeakVUs: iv.PeakVUs,
+					Bytes: iv.Bytes, Failures: iv.Failures})
 			}
 			enc, q := metrics.Encode(total), metrics.QuantilesOf(total)
 			var totalEnc [len(storedTags)]string
@@ -140,7 +141,7 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 			}
 			hs = append(hs, store.Encoded{Phase: ph.Index, PhaseName: ph.Name, Scenario: op.Scenario, Operation: op.Name, Kind: string(op.Kind),
 				Interval: -1, StartMs: ph.Start.UnixMilli(), EndMs: ph.End.UnixMilli(), Count: count, Errors: errs, Dropped: dropped, Hist: string(enc),
-				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Failed: totalEnc[2], Quantiles: &q, PeakVUs: -1})
+				ServiceTime: totalEnc[0], StartDelay: totalEnc[1], Failed: totalEnc[2], Quantiles: &q, PeakVUs: -1, Bytes: -1})
 		}
 	}
 	return rd, summary, totals, hs, nil
@@ -215,7 +216,7 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 	fmt.Fprintf(w, "#[Histogram log format version 1.3]\n#[StartTime: %d (seconds since epoch), %s]\n#[BaseTime: %d (seconds since epoch)]\n",
 		baseMs/1000, time.UnixMilli(baseMs).UTC().Format(time.RFC3339), baseMs/1000)
 	fmt.Fprintln(w, `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
-	rows := [][]string{IntervalsHeader}
+	rows, errRows := [][]string{IntervalsHeader}, [][]string{IntervalErrorsHeader}
 	for _, h := range hs {
 		if h.Interval < 0 {
 			continue
@@ -245,13 +246,17 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 			}
 			ko = metrics.QuantilesOf(fp)
 		}
-		rows = append(rows, WithPeakVUs(IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p, ko,
-			(&IntervalData{StartMs: h.Start.UnixMilli(), EndMs: h.End.UnixMilli()}).Partial(s.IntervalLength())), h.PeakVUs))
+		rows = append(rows, WithBytes(WithPeakVUs(IntervalRow(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Count, h.Errors, p, ko,
+			(&IntervalData{StartMs: h.Start.UnixMilli(), EndMs: h.End.UnixMilli()}).Partial(s.IntervalLength())), h.PeakVUs), h.Bytes))
+		errRows = append(errRows, intervalErrorRows(h.Phase, h.Scenario, h.Operation, metrics.Kind(h.Kind), h.Interval, h.Start.UnixMilli(), h.End.UnixMilli(), h.Failures)...)
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err
 	}
 	if err := WriteFile(filepath.Join(dir, IntervalsCSV), func(w io.Writer) error { return csv.NewWriter(w).WriteAll(rows) }); err != nil {
+		return nil, err
+	}
+	if err := WriteFile(filepath.Join(dir, IntervalErrorsCSV), func(w io.Writer) error { return csv.NewWriter(w).WriteAll(errRows) }); err != nil {
 		return nil, err
 	}
 	return &s, nil

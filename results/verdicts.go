@@ -26,6 +26,9 @@ func (s *Summary) Verdict() *store.Verdict {
 	v := &store.Verdict{Thresholds: len(s.Thresholds), ThresholdsFailed: Failed(s.Thresholds), Degraded: s.Drift != nil && s.Drift.Degraded,
 		Requests: s.Total.Requests, Errors: s.Total.Errors, RPS: s.Total.RPS}
 	v.Dropped, v.Due = droppedOf(s.Stages)
+	if s.Drift != nil {
+		v.Incidents = len(s.Drift.Incidents)
+	}
 	var failed []string
 	for _, e := range s.AnalysisErrors {
 		failed = append(failed, e.Analysis)

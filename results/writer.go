@@ -39,6 +39,12 @@ type Writer struct {
 	// successful latencies cannot hold.
 	cf  *os.File
 	csv *csv.Writer
+	// interval_errors.csv: each interval's failures by kind and message.
+	ef   *os.File
+	ecsv *csv.Writer
+	// spans are when each message's failures were seen, for the
+	// summary's messages (First, Last).
+	spans map[spanKey]MessageSpan
 	// manifest is run.json, rewritten as each phase begins.
 	manifest Manifest
 }
@@ -77,10 +83,17 @@ func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, 
 		f.Close()
 		return nil, err
 	}
-	rd.f, rd.bw, rd.cf, rd.csv = f, bufio.NewWriter(f), cf, csv.NewWriter(cf)
-	if err := rd.csv.Write(IntervalsHeader); err != nil {
+	ef, err := os.OpenFile(filepath.Join(dir, IntervalErrorsCSV), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		f.Close()
 		cf.Close()
+		return nil, err
+	}
+	rd.f, rd.bw, rd.cf, rd.csv, rd.ef, rd.ecsv = f, bufio.NewWriter(f), cf, csv.NewWriter(cf), ef, csv.NewWriter(ef)
+	if err := errors.Join(rd.csv.Write(IntervalsHeader), rd.ecsv.Write(IntervalErrorsHeader)); err != nil {
+		f.Close()
+		cf.Close()
+		ef.Close()
 		return nil, err
 	}
 	rd.hlog = hdr.NewHistogramLogWriter(rd.bw)
@@ -102,6 +115,7 @@ func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, 
 		if err != nil {
 			f.Close()
 			cf.Close()
+			ef.Close()
 			return nil, err
 		}
 	}
@@ -183,9 +197,19 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 				}
 			}
 			op := ops[i]
-			if err := rd.csv.Write(WithPeakVUs(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, fq, iv.Partial), vus)); err != nil {
+			if err := rd.csv.Write(WithBytes(WithPeakVUs(QuantilesRow(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), st.Count, st.ErrorCount(), q, fq, iv.Partial), vus), st.Bytes)); err != nil {
 				return err
 			}
+			// The failures by kind and message that recording counted
+			// in the interval: read once here, nothing more recorded.
+			fs := st.Failures()
+			if err := writeIntervalErrors(rd.ecsv, intervalErrorRows(ph.Index, op.Scenario, op.Name, op.Kind, iv.Index, iv.Start.UnixMilli(), iv.End.UnixMilli(), fs)); err != nil {
+				return err
+			}
+			if rd.spans == nil {
+				rd.spans = map[spanKey]MessageSpan{}
+			}
+			addSpans(rd.spans, ph.Index, metrics.KeyOf(op), iv.Start.UnixMilli(), iv.End.UnixMilli(), fs)
 		}
 		// Flush every interval: a crash loses at most the current one.
 		rd.csv.Flush()
@@ -258,6 +282,9 @@ func (rd *Writer) Finish(s *Summary, run *metrics.Run) error {
 	if err := rd.flush(); err != nil {
 		return err
 	}
+	rd.mu.Lock()
+	setMessageTimes(s, rd.spans)
+	rd.mu.Unlock()
 	err := WriteFile(filepath.Join(rd.Path, TotalsFile), func(w io.Writer) error { return WriteTotals(w, TotalsOf(run)) })
 	if err == nil {
 		err = WriteFile(filepath.Join(rd.Path, "summary.json"), s.WriteJSON)
@@ -273,7 +300,8 @@ func (rd *Writer) flush() error {
 		return nil
 	}
 	rd.csv.Flush()
-	return errors.Join(rd.csv.Error(), rd.bw.Flush())
+	rd.ecsv.Flush()
+	return errors.Join(rd.csv.Error(), rd.ecsv.Error(), rd.bw.Flush())
 }
 
 // Close flushes and closes the interval files (Finish does too); a run that
@@ -285,7 +313,8 @@ func (rd *Writer) Close() error {
 		return nil
 	}
 	rd.csv.Flush()
-	err := errors.Join(rd.bw.Flush(), rd.f.Close(), rd.csv.Error(), rd.cf.Close())
+	rd.ecsv.Flush()
+	err := errors.Join(rd.bw.Flush(), rd.f.Close(), rd.csv.Error(), rd.cf.Close(), rd.ecsv.Error(), rd.ef.Close())
 	rd.f = nil
 	return err
 }
@@ -375,7 +404,10 @@ func WriteDir(r *Run, dir string) error {
 				if err != nil {
 					return err
 				}
-				if err := w.csv.Write(WithPeakVUs(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, ko, d.Partial(s.IntervalLength())), d.PeakVUs)); err != nil {
+				if err := w.csv.Write(WithBytes(WithPeakVUs(IntervalRow(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.OpCount(p), max(d.Errors, 0), p, ko, d.Partial(s.IntervalLength())), d.PeakVUs), d.Bytes)); err != nil {
+					return err
+				}
+				if err := writeIntervalErrors(w.ecsv, intervalErrorRows(ph.Index, op.Scenario, op.Name, op.Kind, i, d.StartMs, d.EndMs, d.Failures)); err != nil {
 					return err
 				}
 			}

@@ -234,6 +234,14 @@ var migrations = [][]string{
 		// rows, and in the rows stored before.
 		`ALTER TABLE histograms ADD COLUMN peak_vus BIGINT NOT NULL DEFAULT -1`,
 	},
+	{
+		// The bytes received in response bodies (metrics.Stats.Bytes),
+		// -1 in the rows stored before; and the failures by kind and
+		// message (metrics.Stats.Failures) as JSON, '' where none failed
+		// and in the rows stored before.
+		`ALTER TABLE histograms ADD COLUMN bytes BIGINT NOT NULL DEFAULT -1`,
+		`ALTER TABLE histograms ADD COLUMN failures TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // migrationFills are what migrations compute in Go rather than SQL, by
@@ -498,10 +506,11 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (run_id, phase, scenario, operation, kind, ivl) DO UPDATE SET
 			start_ms = excluded.start_ms, end_ms = excluded.end_ms, count = excluded.count, errors = excluded.errors, hist = excluded.hist,
 			service_time = excluded.service_time, start_delay = excluded.start_delay, failed = excluded.failed, peak_vus = excluded.peak_vus,
+			bytes = excluded.bytes, failures = excluded.failures,
 			p50_us = excluded.p50_us, p95_us = excluded.p95_us, p99_us = excluded.p99_us, max_us = excluded.max_us, dropped = excluded.dropped`))
 	if err != nil {
 		return err
@@ -540,7 +549,7 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		failed, _, _ := st.FailDigest()
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
-			q.P50, q.P95, q.P99, q.Max, st.Dropped, string(failed), vus); err != nil {
+			q.P50, q.P95, q.P99, q.Max, st.Dropped, string(failed), vus, st.Bytes, failuresJSON(st.Failures())); err != nil {
 			return err
 		}
 	}
@@ -793,14 +802,34 @@ type Histogram struct {
 	// an iteration at once; -1 when not known (the other rows, and the
 	// rows stored before the history kept it).
 	PeakVUs int64
+	// Bytes is the bytes received in response bodies; -1 when not known
+	// (the rows stored before the history kept them).
+	Bytes int64
+	// Failures are the failures by kind and message
+	// (metrics.Stats.Failures); nil where none failed, and in the rows
+	// stored before the history kept them.
+	Failures []metrics.ErrorMessage
+}
+
+// failuresJSON is failures as the histograms' failures column holds
+// them: "" for none.
+func failuresJSON(fs []metrics.ErrorMessage) string {
+	if len(fs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(fs)
+	if err != nil {
+		return "" // plain strings and numbers: it cannot fail
+	}
+	return string(b)
 }
 
 // histogramColumns are the columns of histograms, in the order writes
 // and reads give them.
-const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed, peak_vus`
+const histogramColumns = `run_id, phase, phase_name, scenario, operation, kind, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed, peak_vus, bytes, failures`
 
 // readColumns are histogramColumns as histogramRows scans them.
-const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed, peak_vus`
+const readColumns = `phase, phase_name, kind, scenario, operation, ivl, start_ms, end_ms, count, errors, hist, service_time, start_delay, p50_us, p95_us, p99_us, max_us, dropped, failed, peak_vus, bytes, failures`
 
 // Hist decodes the histogram.
 func (h Histogram) Hist() (*hdr.Histogram, error) {
@@ -839,9 +868,15 @@ func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
 		var h Histogram
 		var start, end int64
 		var q metrics.Quantiles
+		var failures string
 		if err := rows.Scan(&h.Phase, &h.PhaseName, &h.Kind, &h.Scenario, &h.Operation, &h.Interval, &start, &end, &h.Count, &h.Errors, &h.Encoded, &h.ServiceTime, &h.StartDelay,
-			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped, &h.Failed, &h.PeakVUs); err != nil {
+			&q.P50, &q.P95, &q.P99, &q.Max, &h.Dropped, &h.Failed, &h.PeakVUs, &h.Bytes, &failures); err != nil {
 			return nil, err
+		}
+		if failures != "" {
+			if err := json.Unmarshal([]byte(failures), &h.Failures); err != nil {
+				return nil, fmt.Errorf("histograms: stage %d %s interval %d: failures: %w", h.Phase, h.Operation, h.Interval, err)
+			}
 		}
 		h.Start, h.End = time.UnixMilli(start), time.UnixMilli(end)
 		if q.P50 >= 0 {
@@ -895,6 +930,11 @@ type Encoded struct {
 	// in an iteration at once; -1 when not known. The zero value is
 	// stored as 0: give -1 on the other rows.
 	PeakVUs int64
+	// Bytes is the bytes received in response bodies; -1 when not
+	// known (the zero value is stored as 0 bytes).
+	Bytes int64
+	// Failures are the failures by kind and message; nil for none.
+	Failures []metrics.ErrorMessage
 }
 
 // Import stores a finished run read from elsewhere (a run directory) in one
@@ -920,7 +960,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 	}
 	defer tx.Rollback()
 	stmt, err := tx.Prepare(s.q(`INSERT INTO histograms (` + histogramColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
 	if err != nil {
 		return err
 	}
@@ -936,7 +976,7 @@ func (s *Store) Complete(id, status, runErr string, end time.Time, summary, tota
 			q = &v
 		}
 		if _, err := stmt.Exec(id, h.Phase, h.PhaseName, h.Scenario, h.Operation, h.Kind, h.Interval, h.StartMs, h.EndMs, h.Count, h.Errors, h.Hist, h.ServiceTime, h.StartDelay,
-			q.P50, q.P95, q.P99, q.Max, h.Dropped, h.Failed, h.PeakVUs); err != nil {
+			q.P50, q.P95, q.P99, q.Max, h.Dropped, h.Failed, h.PeakVUs, h.Bytes, failuresJSON(h.Failures)); err != nil {
 			return err
 		}
 	}

@@ -36,6 +36,9 @@ type Verdict struct {
 	// (summary.json's analysis_errors), comma-separated: the run is whole
 	// without them. Read from the summary, not kept in the runs' columns.
 	AnalysisFailed string `json:"analysis_failed,omitempty"`
+	// Incidents counts the drift's incidents (changes that did not
+	// last). Read from the summary, not kept in the runs' columns.
+	Incidents int `json:"incidents,omitempty"`
 }
 
 // Note is a note of a verdict: what keeps a run from a clean pass.
@@ -61,6 +64,13 @@ func (v *Verdict) Notes() []Note {
 	}
 	if v.Degraded {
 		out = append(out, Note{"drift: degraded", true})
+	}
+	if v.Incidents > 0 {
+		word := "incidents"
+		if v.Incidents == 1 {
+			word = "incident"
+		}
+		out = append(out, Note{fmt.Sprintf("drift: %d %s", v.Incidents, word), false})
 	}
 	if v.Dropped > 0 {
 		out = append(out, Note{fmt.Sprintf("dropped %d of %d iterations due (%.2f%%)", v.Dropped, v.Due, 100*float64(v.Dropped)/float64(v.Due)), false})
@@ -97,7 +107,8 @@ func VerdictOf(summary []byte) (*Verdict, error) {
 			Pass bool `json:"pass"`
 		} `json:"thresholds"`
 		Drift *struct {
-			Degraded bool `json:"degraded"`
+			Degraded  bool              `json:"degraded"`
+			Incidents []json.RawMessage `json:"incidents"`
 		} `json:"drift"`
 		Stages []struct {
 			Load       []metrics.Load `json:"load"`
@@ -127,6 +138,9 @@ func VerdictOf(summary []byte) (*Verdict, error) {
 		}
 	}
 	v.Degraded = doc.Drift != nil && doc.Drift.Degraded
+	if doc.Drift != nil {
+		v.Incidents = len(doc.Drift.Incidents)
+	}
 	for _, e := range doc.AnalysisErrors {
 		v.AnalysisFailed = joinName(v.AnalysisFailed, e.Analysis)
 	}

@@ -37,6 +37,14 @@ func TestVerdictOf(t *testing.T) {
 	if got, want := Status("completed", v), "completed; thresholds failed: 1 of 3; drift: degraded; dropped 300 of 1200 iterations due (25.00%)"; got != want {
 		t.Errorf("status %q, want %q", got, want)
 	}
+	// Incidents and a failed analysis, read from a summary.
+	inc, err := VerdictOf([]byte(`{"drift": {"degraded": false, "incidents": [{"stage": "a"}, {"stage": "a"}]}, "analysis_errors": [{"analysis": "regressions", "error": "x"}]}`))
+	if err != nil || inc.Incidents != 2 || inc.AnalysisFailed != "regressions" {
+		t.Fatalf("%+v, %v", inc, err)
+	}
+	if got, want := Status("completed", inc), "completed; drift: 2 incidents; analysis failed: regressions"; got != want {
+		t.Errorf("status %q, want %q", got, want)
+	}
 	clean := &Verdict{Thresholds: 5, Due: 10}
 	if got := Status("completed", clean); got != "completed" {
 		t.Errorf("a clean run's status: %q", got)

@@ -49,7 +49,12 @@ func TestRunPageErrors(t *testing.T) {
 	defer st.Close()
 	resp, page := get(t, New(Options{Store: st, Version: "test"}), "/runs/"+res.RunID)
 	n := unavailable.Load()
-	row := fmt.Sprintf("<tr><td>all</td><td>buy</td><td>http_5xx</td><td>HTTP 503 Service Unavailable</td><td>%d</td><td>%.2f%%</td></tr>", n, 100*float64(n)/30)
+	// The row, with the message's first and last times (clock time and
+	// time into the run), as the history kept them.
+	row := fmt.Sprintf("<tr><td>all</td><td>buy</td><td>http_5xx</td><td>HTTP 503 Service Unavailable</td><td>%d</td><td>%.2f%%</td><td>", n, 100*float64(n)/30)
+	if i := strings.Index(page, row); i < 0 || strings.Count(strings.SplitN(page[i:], "</tr>", 2)[0], " UTC (&#43;0:0") != 2 {
+		t.Errorf("no first and last times after the row %s", row)
+	}
 	if resp.StatusCode != http.StatusOK || served.Load() != 30 || !strings.Contains(page, `<h2 id="errors">Errors</h2>`) || !strings.Contains(page, row) {
 		t.Errorf("%d, %d served; want the row %s in\n%s", resp.StatusCode, served.Load(), row, page)
 	}
