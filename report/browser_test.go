@@ -759,9 +759,10 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 
 // A real run of 30 s at 100 ms intervals against a service that answers
 // every third request 503 from 10 s to 20 s (from its first request): its
-// report, in Chromium, shows the incident in the amber box at the top,
-// and its band from about 10 s to 20 s on every chart over the stage's
-// time, where uPlot puts those times.
+// report, in Chromium, shows the incident (33% of b's requests failed
+// with 503 from 10 s to 20 s) in the amber box at the top, and its band
+// on every chart over the stage's time, where uPlot puts its start and
+// end.
 // Screenshot: artifacts/report-outage.png.
 func TestReportOutageInChromium(t *testing.T) {
 	if testing.Short() {
@@ -781,11 +782,16 @@ func TestReportOutageInChromium(t *testing.T) {
 	if d == nil {
 		t.Fatal("no drift verdict")
 	}
-	// The outage: an incident of the error ratio of b from 10 s to 20 s,
-	// give or take the run's first interval and an interval each side.
+	// The outage: an incident of the error ratio of b, a third of the
+	// requests, that covers 10 s to 20 s (give or take the run's first
+	// interval and an interval each side) and ends with it. It may begin
+	// earlier: on a busy machine a latency excursion just before is the
+	// same incident, merged.
 	outage := slices.IndexFunc(d.Incidents, func(inc results.Incident) bool {
-		return math.Abs(inc.StartS-10) < 0.5 && math.Abs(inc.EndS-20) < 0.5 &&
-			slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool { return e.Series == "error ratio of b" })
+		return inc.StartS < 10.5 && inc.EndS > 19.5 && inc.EndS < 21 &&
+			slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool {
+				return e.Series == "error ratio of b" && math.Abs(e.Level-100.0/3) < 3 && e.Message == "HTTP 503 Service Unavailable"
+			})
 	})
 	if outage < 0 {
 		t.Fatalf("no incident of b's errors from 10 s to 20 s: %s\n%+v", d.Verdict, d.Incidents)
