@@ -23,6 +23,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/perflab/perflab/internal/browsertest"
+	"github.com/perflab/perflab/internal/runtest"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/report"
@@ -448,9 +449,12 @@ func open(t *testing.T, bctx context.Context, page string, n int) timing {
 	if placed != n || painted != n {
 		t.Errorf("%d charts placed, %d drawn; the report has %d", placed, painted, n)
 	}
-	// The table of contents: each link goes to an element of the page.
-	if broken, links := eval[[]string](t, bctx, browsertest.BrokenLinks), eval[int](t, bctx, browsertest.TOCLinks); len(broken) > 0 || links < 2+n {
-		t.Errorf("the table of contents has %d links (want a stage's, its table's and its %d charts' at least); no element for %q", links, n, broken)
+	// The table of contents: each link goes to an element of the page,
+	// one to each chart of a stage (the drift's charts, as many as its
+	// verdict has series to show, are under its one link).
+	staged := eval[int](t, bctx, `document.querySelectorAll('div[id^="stage-"][id$="-charts"] div.plot').length`)
+	if broken, links := eval[[]string](t, bctx, browsertest.BrokenLinks), eval[int](t, bctx, browsertest.TOCLinks); len(broken) > 0 || links < 2+staged {
+		t.Errorf("the table of contents has %d links (want a stage's, its table's and its %d charts' at least); no element for %q", links, staged, broken)
 	}
 	// One file: the page loaded nothing besides itself.
 	if loaded := eval[[]string](t, bctx, `performance.getEntriesByType('resource').map(e => e.name)`); len(loaded) > 0 {
@@ -510,13 +514,18 @@ func zoomAndPan(t *testing.T, bctx context.Context, i int) {
 // artifacts (PERFLAB_ARTIFACTS, or artifacts/).
 func shot(t *testing.T, bctx context.Context, name string, i int) {
 	t.Helper()
-	art := browsertest.Artifacts()
 	eval[bool](t, bctx, fmt.Sprintf(`perflabCharts.charts[%d].root.parentElement.scrollIntoView(), true`, i))
+	capture(t, bctx, name)
+}
+
+// capture keeps a screenshot of the window as it is in the artifacts.
+func capture(t *testing.T, bctx context.Context, name string) {
+	t.Helper()
 	b, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(art, name), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(browsertest.Artifacts(), name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -575,4 +584,235 @@ func soakRun(t *testing.T) (*results.Run, float64) {
 			monitor.Point{Time: at, Monitor: "api", Metric: monitor.MetricGCYoungTime, Value: gc})
 	}
 	return rd, float64(slow) * step.Seconds()
+}
+
+// The HTML report of a 20-minute stage with two incidents (an error
+// burst from 300 to 420 s, a latency excursion from 800 to 860 s, the
+// generator suspect), in Chromium: the drift verdict's line is amber, the
+// amber box at the top lists both, the contents link to it, and each
+// chart over the stage's time (latency percentiles, throughput, errors,
+// active VUs) and each drift chart paints each incident's band where
+// uPlot puts its start and end; a hover inside a band names it.
+// Screenshot: artifacts/report-incident-bands.png.
+func TestReportIncidentsInChromium(t *testing.T) {
+	chromium := browsertest.Chromium(t)
+	t0 := time.Date(2026, 11, 22, 13, 37, 10, 0, time.UTC)
+	const intervals, step = 120, 10 * time.Second
+	rd, ph, totals := newRun("soak", t0, intervals, step)
+	op := metrics.Op{Scenario: "s", Name: "get", Kind: metrics.KindStep}
+	total := metrics.NewStats() // the stage's exact totals, for its curves
+	totals.Ops, totals.Totals = []metrics.Op{op}, []*metrics.Stats{total}
+	scen := metrics.Op{Scenario: "s", Name: "s", Kind: metrics.KindScenario}
+	ph.Operations = []results.Operation{{Name: "get", Kind: metrics.KindStep, Scenario: "s"}, {Name: "s", Kind: metrics.KindScenario, Scenario: "s"}}
+	for i := range intervals {
+		at := float64(i) * step.Seconds()
+		v, errs := int64(20_000), int64(0)
+		if at >= 300 && at < 420 {
+			errs = 300
+		}
+		if at >= 800 && at < 860 {
+			v = 180_000
+		}
+		q := metrics.Quantiles{N: 900, P50: v / 2, P95: v, P99: v, Max: v}
+		total.Add(time.Duration(v)*time.Microsecond, time.Duration(v)*time.Microsecond, metrics.OK, 0)
+		start := t0.Add(time.Duration(i) * step).UnixMilli()
+		rd.Intervals[results.Tag("s1", op)] = append(rd.Intervals[results.Tag("s1", op)], results.NewIntervalQuantiles(start, start+step.Milliseconds(), q.N+errs, errs, "", &q))
+		vus := results.NewIntervalQuantiles(start, start+step.Milliseconds(), 0, 0, "", &metrics.Quantiles{})
+		vus.PeakVUs = 4
+		rd.Intervals[results.Tag("s1", scen)] = append(rd.Intervals[results.Tag("s1", scen)], vus)
+	}
+	rd.Summary.Stages = []results.PhaseSummary{ph}
+	rd.Summary.Drift = report.IncidentDrift("soak", t0, ph.Duration, [2]float64{300, 420}, [2]float64{800, 860})
+	page := filepath.Join(t.TempDir(), "report.html")
+	plots := writeReport(t, rd, page)
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
+	open(t, bctx, page, len(plots))
+	banded := checkIncidents(t, bctx, rd, plots)
+	want := []string{"p50-over-time", "p95-over-time", "p99-over-time", "throughput-over-time", "errors-over-time", "vus-over-time", "drift-soak-throughput", "drift-soak-error-ratio"}
+	if strings.Join(banded, " ") != strings.Join(want, " ") {
+		t.Errorf("the charts with the incidents' bands: %q, want %q", banded, want)
+	}
+	// A hover in the middle of the second band names it in the tooltip.
+	p95 := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "p95-over-time" })
+	tip := eval[string](t, bctx, fmt.Sprintf(`(() => { const u = document.querySelector('div.plot[data-plot="%d"]').uplot; u.root.scrollIntoView(); u.hovered = true;
+		u.setCursor({left: u.valToPos(830, 'x'), top: 40}); return u.over.querySelector('.plot-tip').textContent })()`, p95))
+	if !strings.Contains(tip, "incident 2 (stage soak): from 13 m 20 s to 14 m 20 s (13:50:30 to 13:51:30, 1 m 00 s): p95 of get 180.00 ms") {
+		t.Errorf("the tooltip in the second incident's band: %q", tip)
+	}
+	if note := eval[string](t, bctx, fmt.Sprintf(`document.querySelector('div.plot[data-plot="%d"] .plot-incidents').textContent`, p95)); !strings.HasPrefix(note, "amber: incident 1, incident 2 (") {
+		t.Errorf("the p95 chart's legend: %q", note)
+	}
+	eval[bool](t, bctx, `window.scrollTo(0, 0), true`)
+	capture(t, bctx, "report-incident.png")
+	eval[bool](t, bctx, fmt.Sprintf(`document.querySelector('div.plot[data-plot="%d"]').scrollIntoView(), true`, p95-1))
+	capture(t, bctx, "report-incident-bands.png")
+	for _, p := range problems() {
+		t.Error(p)
+	}
+}
+
+// checkIncidents checks, in the report open in bctx, what it shows of
+// rd's incidents: the drift verdict's line amber (red when degraded), the
+// amber box at the top listing every incident, with its times and each
+// effect, the contents' link to it; and on every chart over the time of
+// an incident's stage (plots: the report's charts' data) the incident's
+// band, painted amber on the canvas from uPlot's x of its start to its
+// end. It returns the slugs of the charts with bands, in order.
+func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots []report.Plot) []string {
+	t.Helper()
+	d := rd.Summary.Drift
+	if d == nil || len(d.Incidents) == 0 {
+		t.Fatalf("no incidents: %+v", d)
+	}
+	type top struct {
+		Class, Color, Box, TOC string
+		Items                  []string
+		BoxAbove               bool
+	}
+	got := eval[top](t, bctx, `(() => { const v = document.getElementById('drift-verdict'), box = document.getElementById('incidents');
+		return {class: v.className, color: getComputedStyle(v).color, box: getComputedStyle(box).backgroundColor,
+			toc: document.querySelector('nav#toc a').getAttribute('href'),
+			items: Array.from(box.querySelectorAll(':scope > ol > li')).map(li => li.id + ': ' + li.textContent),
+			boxAbove: box.getBoundingClientRect().top < document.querySelector('nav#toc').getBoundingClientRect().top} })()`)
+	wantClass := report.DriftClass(d)
+	if got.Class != wantClass || wantClass == "warn" && got.Color != "rgb(154, 91, 0)" || got.Box != "rgb(255, 246, 219)" || got.TOC != "#incidents" || !got.BoxAbove {
+		t.Errorf("the verdict's line %q in %s, the box's background %s, the contents' first link %q, the box above the contents %v; want %s (amber: rgb(154, 91, 0)), rgb(255, 246, 219), #incidents, true",
+			got.Class, got.Color, got.Box, got.TOC, got.BoxAbove, wantClass)
+	}
+	views := report.Incidents(d)
+	if len(got.Items) != len(views) {
+		t.Errorf("the box lists %d incidents, the run has %d: %q", len(got.Items), len(views), got.Items)
+	}
+	for i, v := range views {
+		if i >= len(got.Items) {
+			break
+		}
+		want := append([]string{v.ID + ": Incident " + fmt.Sprint(v.N) + ", stage " + v.Stage + ": " + v.When()}, v.Effects...)
+		if v.Suspect != "" {
+			want = append(want, "suspect: the generator's host meanwhile: "+v.Suspect)
+		}
+		for _, w := range want {
+			if !strings.Contains(got.Items[i], w) {
+				t.Errorf("the box's incident %d lacks %q: %q", v.N, w, got.Items[i])
+			}
+		}
+	}
+	// The bands in the charts' data: each incident on each chart over its
+	// stage's time, none elsewhere.
+	stageOf := map[string]string{}
+	for _, ph := range rd.Summary.Stages {
+		stageOf[fmt.Sprintf("stage%d", ph.Index)] = ph.Name
+	}
+	var banded []string
+	var at []int
+	for i, p := range plots {
+		var bands []report.Band
+		for _, b := range p.Bands {
+			if b.Kind == report.BandIncident {
+				bands = append(bands, b)
+			}
+		}
+		stage := stageOf[p.Sync]
+		for _, s := range d.Series {
+			if p.Slug == "drift-"+report.Slug(s.Stage+"-"+s.Name) {
+				stage = s.Stage
+			}
+		}
+		var want []report.Band
+		for k, inc := range d.Incidents {
+			if p.X == report.XSeconds && inc.Stage == stage {
+				want = append(want, report.Band{From: inc.StartS, To: inc.EndS, Label: fmt.Sprintf("incident %d", k+1), Kind: report.BandIncident,
+					Text: fmt.Sprintf("incident %d (stage %s): %s", k+1, inc.Stage, inc.Sentence)})
+			}
+		}
+		if !slices.Equal(bands, want) {
+			t.Errorf("%s: incidents' bands %+v, want %+v", p.Slug, bands, want)
+		}
+		if len(want) > 0 {
+			banded, at = append(banded, p.Slug), append(at, i)
+		}
+	}
+	// On the canvas: each band's amber pixels (alone, or over a compared
+	// stretch's blue: red above blue, green above 150; no line's colour is
+	// that) span uPlot's x of its start to its end (within the plot),
+	// within 2 pixels (its edges, the lines over it).
+	for _, i := range at {
+		ps := eval[[]browsertest.PaintedBand](t, bctx, fmt.Sprintf(browsertest.IncidentBands, fmt.Sprintf(`div.plot[data-plot="%d"]`, i)))
+		want := 0
+		for _, inc := range d.Incidents {
+			if slices.ContainsFunc(plots[i].Bands, func(b report.Band) bool { return b.Kind == report.BandIncident && b.From == inc.StartS }) {
+				want++
+			}
+		}
+		if len(ps) != want {
+			t.Errorf("%s: %d incidents' bands drawn, want %d", plots[i].Slug, len(ps), want)
+		}
+		for _, p := range ps {
+			if p.Off() {
+				t.Errorf("%s: %s (%g to %g s) painted from x %g to %g; uPlot puts it from %.1f to %.1f", plots[i].Slug, p.Label, p.From, p.To, p.Lo, p.Hi, p.Want0, p.Want1)
+			}
+		}
+	}
+	return banded
+}
+
+// A real run of 30 s at 100 ms intervals against a service that answers
+// every third request 503 from 10 s to 20 s (from its first request): its
+// report, in Chromium, shows the incident (33% of b's requests failed
+// with 503 from 10 s to 20 s) in the amber box at the top, and its band
+// on every chart over the stage's time, where uPlot puts its start and
+// end.
+// Screenshot: artifacts/report-outage.png.
+func TestReportOutageInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 30 s run")
+	}
+	chromium := browsertest.Chromium(t)
+	srv := httptest.NewServer(runtest.Outage(10*time.Second, 20*time.Second))
+	defer srv.Close()
+	dir := t.TempDir()
+	res := runPlan(t, dir, "name: outage\ntarget: "+srv.URL+"\ninterval: 100ms\nhttp: {timeout: 2s}\nscenarios:\n"+
+		"  - {name: s, vus: 2, duration: 30s, flow: [{name: b, url: /b}]}\n")
+	rd, err := results.ReadDir(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rd.Summary.Drift
+	if d == nil {
+		t.Fatal("no drift verdict")
+	}
+	// The outage: an incident of the error ratio of b, a third of the
+	// requests, that covers 10 s to 20 s (give or take the run's first
+	// interval and an interval each side) and ends with it. It may begin
+	// earlier: on a busy machine a latency excursion just before is the
+	// same incident, merged.
+	outage := slices.IndexFunc(d.Incidents, func(inc results.Incident) bool {
+		return inc.StartS < 10.5 && inc.EndS > 19.5 && inc.EndS < 21 &&
+			slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool {
+				return e.Series == "error ratio of b" && math.Abs(e.Level-100.0/3) < 3 && e.Message == "HTTP 503 Service Unavailable"
+			})
+	})
+	if outage < 0 {
+		t.Fatalf("no incident of b's errors from 10 s to 20 s: %s\n%+v", d.Verdict, d.Incidents)
+	}
+	page := filepath.Join(dir, "report.html")
+	plots := writeReport(t, rd, page)
+	bctx := browsertest.New(t, chromium, 2*time.Minute)
+	problems := browsertest.Problems(t, bctx)
+	open(t, bctx, page, len(plots))
+	banded := checkIncidents(t, bctx, rd, plots)
+	for _, slug := range []string{"p50-over-time", "p95-over-time", "p99-over-time", "throughput-over-time", "errors-over-time", "vus-over-time", "drift-all-error-ratio"} {
+		if !slices.Contains(banded, slug) {
+			t.Errorf("no incident's band on %s (the charts with bands: %q)", slug, banded)
+		}
+	}
+	errs := slices.IndexFunc(plots, func(p report.Plot) bool { return p.Slug == "errors-over-time" })
+	eval[bool](t, bctx, `window.scrollTo(0, 0), true`)
+	capture(t, bctx, "report-outage.png")
+	eval[bool](t, bctx, fmt.Sprintf(`document.querySelector('div.plot[data-plot="%d"]').scrollIntoView(), true`, errs-1))
+	capture(t, bctx, "report-outage-errors.png")
+	for _, p := range problems() {
+		t.Error(p)
+	}
 }

@@ -49,6 +49,7 @@ func WriteDrift(w io.Writer, d *results.Drift) error {
 		}
 	}
 	fmt.Fprintf(w, "\ndrift over time: %s\n", d.Verdict)
+	incidentsText(w, d)
 	driftWhy(w, d)
 	fmt.Fprintf(w, "method: %s.\n", d.Method)
 	return nil
@@ -88,22 +89,37 @@ func driftLine(w io.Writer, d *results.Drift) {
 		return
 	}
 	fmt.Fprintf(w, "\ndrift over time: %s\n", d.Verdict)
+	incidentsText(w, d)
 	driftWhy(w, d)
 }
 
 // driftMarkdown is a long run's verdict in a Markdown report: the verdict,
 // each series, how it was reached.
-func driftMarkdown(w io.Writer, d *results.Drift) {
+func driftMarkdown(w io.Writer, d *results.Drift, start time.Time) {
 	if d == nil {
 		return
 	}
 	head := "No degradation"
-	if d.Degraded {
+	switch {
+	case d.Degraded:
 		head = "Degraded"
+	case len(d.Incidents) > 0:
+		head = "Not degraded; incidents above"
 	}
 	fmt.Fprintf(w, "## Drift over time\n\n**%s.** %s\n\n", head, mdEscape(upperFirst(d.Verdict)))
-	if d.Hint != "" {
-		fmt.Fprintf(w, "What changed, in order: %s.\n\n", mdEscape(d.Hint))
+	tl := Timeline(d, start)
+	if d.Hint != "" || len(tl) > 0 {
+		fmt.Fprint(w, "What changed, in order:")
+		if d.Hint != "" {
+			fmt.Fprintf(w, " %s.", mdEscape(d.Hint))
+		}
+		fmt.Fprint(w, "\n\n")
+		for _, e := range tl {
+			fmt.Fprintf(w, "- %s\n", mdEscape(e.Text))
+		}
+		if len(tl) > 0 {
+			fmt.Fprintln(w)
+		}
 	}
 	fmt.Fprintf(w, "| Stage | Series | Start | End | Change | Verdict |\n|---|---|--:|--:|---|---|\n")
 	rows := d.Series
@@ -196,7 +212,7 @@ func driftCharts(s *results.Summary) []Chart {
 		end := t0 + s.SpanS
 		c := Chart{Slug: "drift-" + slug(s.Stage+"-"+s.Name), Title: fmt.Sprintf("%s: %s (%s)", s.Stage, s.Name, strings.ReplaceAll(s.Verdict, "_", " ")),
 			XLabel: "seconds into the stage", XKind: XSeconds, Start: starts[s.Stage], RobustY: s.Kind == "latency", YLabel: s.Unit, YUnit: s.Unit, Series: []Series{{Name: s.Name, Points: pts}},
-			Bands: []Band{{From: t0, To: math.Min(t0+first, end), Label: "start"}, {From: math.Max(end-last, t0), To: end, Label: "end"}}}
+			Bands: append([]Band{{From: t0, To: math.Min(t0+first, end), Label: "start"}, {From: math.Max(end-last, t0), To: end, Label: "end"}}, incidentBands(d, s.Stage)...)}
 		if ch := s.Change; ch != nil && s.Significant {
 			c.Marks = []Mark{{X: ch.AtS, Label: "change"}}
 		}

@@ -44,7 +44,7 @@ type PageParts struct {
 func WriteHTMLPage(w io.Writer, rd *results.Run, parts PageParts) error {
 	s := rd.Summary
 	page := htmlPage{S: s, Generated: time.Now().UTC().Format(time.RFC3339), ResourceHeader: ResourceHeader, Parts: parts, Errors: RunErrorRowsOf(rd), FailureLog: rd.FailureLog,
-		Web: parts.Before != "" || parts.After != "" || len(parts.Scripts) > 0 || len(parts.Styles) > 0}
+		Incidents: Incidents(s.Drift), Timeline: Timeline(s.Drift, DriftStart(s)), Web: parts.Before != "" || parts.After != "" || len(parts.Scripts) > 0 || len(parts.Styles) > 0}
 	page.ErrorTimes = ErrorTimes(page.Errors)
 	if s.Resources != nil {
 		page.Resources = ResourceRows(s.Resources)
@@ -99,6 +99,7 @@ func RunCharts(rd *results.Run) (*Charts, error) {
 			return nil, err
 		}
 		cs = append(cs, resourceCharts(rd.Points, ph)...)
+		withIncidents(cs, s.Drift, ph.Name)
 		out.Stages = append(out.Stages, cs)
 	}
 	if len(s.Stages) > 1 {
@@ -379,6 +380,10 @@ type htmlPage struct {
 	// ErrorTimes says whether the errors table has First and Last
 	// columns (ErrorTimes).
 	ErrorTimes bool
+	// Incidents are the drift's incidents, Timeline its changes and
+	// incidents in order.
+	Incidents []IncidentView
+	Timeline  []TimelineEntry
 	// Parts, when Web, make the report a page of perflab serve.
 	Parts PageParts
 	Web   bool
@@ -546,6 +551,7 @@ func scalingCharts(sc *results.Scaling) []Chart {
 var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":          results.Ms,
 	"chartCSS":    func() template.CSS { return chartCSS },
+	"driftClass":  DriftClass,
 	"pct":         func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) },
 	"f1":          func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f2":          func(v float64) string { return fmt.Sprintf("%.2f", v) },
@@ -570,7 +576,7 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1400
 h1 { font-size: 22px; margin-bottom: 4px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-variant-numeric: tabular-nums; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; } th:first-child, td:first-child { text-align: left; }
-th { background: #f6f6f6; } .meta { color: #555; } .fail { color: #b00; font-weight: 600; } .ok { color: #070; }
+th { background: #f6f6f6; } .meta { color: #555; } .fail { color: #b00; font-weight: 600; } .ok { color: #070; } .warn { color: #9a5b00; font-weight: 600; }
 svg.chart { display: block; margin: 8px 0 20px; max-width: 100%; height: auto; }
 {{chartCSS}}
 code { background: #f4f4f4; padding: 1px 4px; }
@@ -590,10 +596,12 @@ details.sample { margin: 4px 0; } details.sample summary { cursor: pointer; } de
 <p class="meta">Run <code>{{.S.RunID}}</code> — {{.S.StatusLine}}{{if .S.Error}} ({{.S.Error}}){{end}} — started {{.S.Start.Format "2006-01-02 15:04:05 MST"}}, {{f1 .S.Duration}} s{{if .S.Host.CPUs}} — load generator {{.S.Host.Hostname}}: {{.S.Host.CPUs}} CPUs {{.S.Host.CPUModel}}, perflab {{.S.Host.Perflab}}{{end}}</p>
 {{with .S.LabelList}}<p class="meta">Labels: {{.}}</p>
 {{end}}{{with .S.Origin.Sentence}}<p class="meta">{{.}}</p>
-{{end}}{{with .S.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>Drift over time:</strong> {{.Verdict}}</p>
+{{end}}{{with .S.Drift}}<p class="{{driftClass .}}" id="drift-verdict"><strong>Drift over time:</strong> {{.Verdict}}</p>
+{{end}}{{with .Incidents}}{{template "incidents" .}}
 {{end}}<p><code>{{.S.Total.Line}}</code></p>
 <nav id="toc"><strong>Contents</strong> <span class="plot-zone"></span><ul>
-{{if .S.Thresholds}}<li><a href="#thresholds">Thresholds</a></li>
+{{if .Incidents}}<li><a href="#incidents">Incidents</a></li>
+{{end}}{{if .S.Thresholds}}<li><a href="#thresholds">Thresholds</a></li>
 {{end}}{{if .S.Warnings}}<li><a href="#warnings">Warnings</a></li>
 {{end}}{{if .S.Drift}}<li><a href="#drift">Drift over time</a></li>
 {{end}}{{range .Stages}}<li><a href="#stage-{{.P.Index}}">Stage {{.P.Index}}: {{.P.Name}}</a>: <a href="#stage-{{.P.Index}}-operations">operations</a>{{if .Open}} · <a href="#stage-{{.P.Index}}-open">open model</a>{{end}}{{with .Charts}} · <span class="charts">charts: {{range .}}<a href="#{{.ID}}">{{.Name}}</a> {{end}}</span>{{end}}</li>
@@ -611,7 +619,9 @@ details.sample { margin: 4px 0; } details.sample summary { cursor: pointer; } de
 {{with .S.Drift}}<h2 id="drift">Drift over time</h2><table class="drift"><tr><th>Stage</th><th>Series</th><th title="{{help "Start"}}">Start</th><th title="{{help "End"}}">End</th><th title="{{help "Change"}}">Change</th><th>Verdict</th></tr>
 {{range .Series}}<tr><td>{{.Stage}}</td><td>{{.Name}}</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{if eq .Verdict "degraded"}}<span class="fail">degraded</span>{{else}}{{.Verdict}}{{end}}</td></tr>
 {{end}}{{with .Generator}}{{range .Series}}<tr class="generator"><td>{{.Stage}}</td><td>{{.Name}} (generator)</td><td>{{driftValue . .Start}}</td><td>{{driftValue . .End}}</td><td>{{driftChange .}}</td><td>{{.Verdict}}</td></tr>
-{{end}}{{end}}</table>{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}<p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed.</p>
+{{end}}{{end}}</table>{{if or .Hint $.Timeline}}<div id="timeline"><p><strong>What changed, in order:</strong>{{with .Hint}} {{.}}.{{end}}</p>{{with $.Timeline}}<ol class="timeline">
+{{range .}}<li{{if .Incident}} class="incident"{{end}}>{{if .ID}}<a href="#{{.ID}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</li>
+{{end}}</ol>{{end}}</div>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}<p class="meta">{{upper .Method}}. Shaded: the stretches whose levels are compared; dashed: where the level changed{{if $.Incidents}}; amber: the incidents, whose intervals the level tests leave out{{end}}.</p>
 {{range $.Drift}}{{.}}{{end}}{{end}}
 {{range $st := .Stages}}<h2 id="stage-{{.P.Index}}">Stage {{.P.Index}}: {{.P.Name}}</h2>
 <p class="meta">{{f1 .P.Duration}} s{{range .P.Load}} — {{.Scenario}}: {{.VUs}} VUs{{if .Iterations}} × {{.Iterations}} iterations{{end}}{{if .TotalIterations}}, {{.TotalIterations}} iterations shared{{end}}{{if .Rate}}, {{.Rate}} iterations/s{{end}}{{end}}{{if .P.Error}} — stopped: {{.P.Error}}{{end}}</p>
@@ -645,7 +655,9 @@ details.sample { margin: 4px 0; } details.sample summary { cursor: pointer; } de
 <p class="meta">Generated by perflab at {{.Generated}}.</p>
 <script type="application/json" class="perflab-plots">{{.Plots}}</script>
 {{if .Web}}</main>{{.Parts.After}}{{else}}<script id="perflab-charts">{{plotJS}}</script>{{end}}</body></html>
-`))
+{{define "incidents"}}<div class="incidents" id="incidents"><p><strong>{{len .}} {{if eq (len .) 1}}incident{{else}}incidents{{end}}</strong>: changes that did not last (an outage, a burst of errors, a latency excursion), each shaded amber on the charts of its stage.</p><ol>
+{{range .}}<li id="{{.ID}}"><strong>Incident {{.N}}</strong>, stage {{.Stage}}: {{.When}}.<ul>{{range .Effects}}<li>{{.}}</li>{{end}}</ul>{{with .Suspect}}<p class="suspect">suspect: the generator's host meanwhile: {{.}} (the generator's doing as likely as the system's)</p>{{end}}</li>
+{{end}}</ol></div>{{end}}`))
 
 // asset is one of the charts' files (Assets).
 func asset(name string) string {

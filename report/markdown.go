@@ -42,6 +42,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	if s.Error != "" {
 		fmt.Fprintf(w, "%s\n\n", mdEscape(s.Error))
 	}
+	incidentsMarkdown(w, s.Drift)
 	// The headline first, as the HTML report gives it: the thresholds and
 	// the warnings, then the figures, then the resources.
 	if len(s.Thresholds) > 0 {
@@ -59,7 +60,7 @@ func WriteMarkdown(w io.Writer, s *results.Summary) error {
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "> **Warning:** %s\n\n", mdEscape(warn))
 	}
-	driftMarkdown(w, s.Drift)
+	driftMarkdown(w, s.Drift, DriftStart(s))
 	if across := acrossStages(s); across != "" {
 		fmt.Fprintf(w, "## Response times (ms)\n\n%s\n", across)
 	}

@@ -79,6 +79,11 @@ type Band struct {
 	From  float64 `json:"from"`
 	To    float64 `json:"to"`
 	Label string  `json:"label"`
+	// Kind is BandIncident for an incident (drawn amber, over the
+	// compared stretches), empty for a stretch a drift verdict compares;
+	// Text says the band on hover.
+	Kind string `json:"kind,omitempty"`
+	Text string `json:"text,omitempty"`
 }
 
 // Mark is a vertical line across a chart at X.
@@ -179,8 +184,12 @@ func (c Chart) SVG() string {
 		if x1 <= x0 {
 			continue
 		}
-		fmt.Fprintf(&b, `<rect class="band" x="%.1f" y="%d" width="%.1f" height="%.1f" fill="#eef3fa"><title>%s</title></rect><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
-			x0, padT, x1-x0, ph, html.EscapeString(band.Label), (x0+x1)/2, padT+12, html.EscapeString(band.Label))
+		class, fill, title := "band", "#eef3fa", band.Label
+		if band.Kind == BandIncident { // amber, said in full on hover
+			class, fill, title = "band incident", "#ffe08a", band.Text
+		}
+		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%d" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect><text class="tick" x="%.1f" y="%d" text-anchor="middle">%s</text>`,
+			class, x0, padT, x1-x0, ph, fill, html.EscapeString(title), (x0+x1)/2, padT+12, html.EscapeString(band.Label))
 	}
 	for _, m := range c.Marks {
 		x := inside(m.X)

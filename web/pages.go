@@ -192,13 +192,20 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.storeFailed(w, r, err)
 		return
 	}
+	// The live charts shade the run's incidents, as the report's do.
+	incidents, err := json.Marshal(report.IncidentBandsAt(rd.Summary.Drift))
+	if err != nil {
+		s.fail(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
 	var before bytes.Buffer
 	if err := pages.ExecuteTemplate(&before, "runtop", struct {
-		L    layout
-		ID   string
-		S    *results.Summary
-		Live bool
-	}{layout{Version: s.o.Version, Nav: "runs"}, id, rd.Summary, rd.Summary.Status == metrics.StatusRunning}); err != nil {
+		L         layout
+		ID        string
+		S         *results.Summary
+		Live      bool
+		Incidents string
+	}{layout{Version: s.o.Version, Nav: "runs"}, id, rd.Summary, rd.Summary.Status == metrics.StatusRunning, string(incidents)}); err != nil {
 		s.fail(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
@@ -743,11 +750,12 @@ func (s *Server) driftPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	page(w, "drift", layout{Title: "Drift of " + id, Version: s.o.Version, Nav: "runs", Styles: chartStyles, Scripts: chartScripts}, struct {
-		ID     string
-		S      *results.Summary
-		Drift  *results.Drift
-		Text   string
-		Charts []template.HTML
-		Plots  template.JS
-	}{id, rd.Summary, drift, text.String(), places, data})
+		ID        string
+		S         *results.Summary
+		Drift     *results.Drift
+		Incidents template.HTML
+		Text      string
+		Charts    []template.HTML
+		Plots     template.JS
+	}{id, rd.Summary, drift, report.IncidentBox(drift), text.String(), places, data})
 }

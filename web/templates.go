@@ -5,19 +5,21 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/results"
 )
 
 // pages are the application's pages; html/template escapes every value
 // (plan, step and label names, queries) in its context.
 var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
-	"ms":      results.Ms,
-	"f1":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"pct1":    func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) },
-	"time":    func(t interface{ Format(string) string }) string { return t.Format("2006-01-02 15:04:05") },
-	"running": func(s string) bool { return strings.HasPrefix(s, "running") },
-	"join":    strings.Join,
+	"ms":         results.Ms,
+	"f1":         func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"f2":         func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"pct1":       func(v float64) string { return fmt.Sprintf("%+.1f%%", 100*v) },
+	"time":       func(t interface{ Format(string) string }) string { return t.Format("2006-01-02 15:04:05") },
+	"running":    func(s string) bool { return strings.HasPrefix(s, "running") },
+	"join":       strings.Join,
+	"driftClass": report.DriftClass,
 }).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -59,7 +61,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 
 {{define "runtop"}}{{template "nav" .L}}
 <p class="meta"><a href="/runs/{{.ID}}/drift">Drift over the run</a> · <a href="/compare?candidate={{.ID}}">Compare with…</a> · <a href="/history?plan={{.S.Plan.Name}}">History of {{.S.Plan.Name}}</a></p>
-<section id="live" data-run="{{.ID}}" data-status="{{.S.Status}}" data-points="0">
+<section id="live" data-run="{{.ID}}" data-status="{{.S.Status}}" data-points="0" data-incidents="{{.Incidents}}">
 <p class="meta" id="live-status">{{if .Live}}running{{else}}{{.S.StatusLine}}{{end}}</p>
 <div id="live-rate" class="plot"></div><div id="live-p95" class="plot"></div>
 </section>{{end}}
@@ -98,7 +100,7 @@ var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 {{define "drift"}}{{template "head" .}}
 <h1>Drift of run <a href="/runs/{{.D.ID}}">{{.D.ID}}</a></h1>
 <p class="meta">{{.D.S.Plan.Name}} — {{.D.S.Status}}, started {{time .D.S.Start}}, {{f1 .D.S.Duration}} s</p>
-{{with .D.Drift}}<p class="{{if .Degraded}}fail{{else}}ok{{end}}"><strong>{{.Verdict}}</strong></p>{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}{{else}}<p>The run is too short to judge its drift.</p>{{end}}
+{{with .D.Drift}}<p class="{{driftClass .}}" id="drift-verdict"><strong>{{.Verdict}}</strong></p>{{$.D.Incidents}}{{with .Hint}}<p><strong>What changed, in order:</strong> {{.}}.</p>{{end}}{{with .Generator}}<p>The load generator, judged apart: {{.Verdict}}.</p>{{end}}{{else}}<p>The run is too short to judge its drift.</p>{{end}}
 {{with .D.Text}}<pre>{{.}}</pre>{{end}}
 {{range .D.Charts}}{{.}}{{end}}
 <script type="application/json" class="perflab-plots">{{.D.Plots}}</script>

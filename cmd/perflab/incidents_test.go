@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/runtest"
 	"github.com/perflab/perflab/results"
 )
 
@@ -43,16 +44,7 @@ func TestIncidentBurstInARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 12 s run")
 	}
-	var first, n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		now := time.Now().UnixNano()
-		first.CompareAndSwap(0, now)
-		since := time.Duration(now - first.Load())
-		time.Sleep(2 * time.Millisecond)
-		if since >= 4800*time.Millisecond && since < 7200*time.Millisecond && n.Add(1)%3 == 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	}))
+	srv := httptest.NewServer(runtest.Outage(4800*time.Millisecond, 7200*time.Millisecond))
 	defer srv.Close()
 	sum := runSummary(t, srv.URL, "[{name: b, url: /b}]", "12s")
 	d := sum.Drift

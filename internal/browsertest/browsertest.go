@@ -7,6 +7,7 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,3 +124,42 @@ const (
 	.filter(h => !h.startsWith('#') || !document.getElementById(decodeURIComponent(h.slice(1))))`
 	TOCLinks = `document.querySelectorAll('nav#toc a').length`
 )
+
+// IncidentBands is a script that reads where the chart of the element a
+// CSS selector (%q) finds painted its incidents' bands (charts.js's
+// u.incidentBands): for each, its label, its from and to (x values),
+// where uPlot puts them on the canvas (want0, want1: valToPos, within
+// the plot), and the first and last columns of amber pixels in five rows
+// across the plot between them, 8 pixels either side (lo, hi; -1 when
+// none). Amber is the band's colour alone, or over a compared stretch's
+// blue: red at least green, green above 150, red above blue by 50; no
+// line's colour is that.
+const IncidentBands = `(() => { const u = document.querySelector(%q).uplot, c = u.ctx.canvas, b = u.bbox;
+	const img = u.ctx.getImageData(0, 0, c.width, c.height).data;
+	const amber = (x, y) => { const k = 4 * (y * c.width + x); return img[k+3] > 0 && img[k] >= img[k+1] && img[k+1] >= 150 && img[k] - img[k+2] >= 50; };
+	const rows = [0.2, 0.4, 0.6, 0.8, 0.97].map(f => Math.round(b.top + f * b.height));
+	return (u.incidentBands || []).map(ib => {
+		const want0 = Math.max(b.left, u.valToPos(ib.from, 'x', true)), want1 = Math.min(b.left + b.width, u.valToPos(ib.to, 'x', true));
+		let lo = null, hi = null;
+		rows.forEach(y => { for (let x = Math.max(0, Math.floor(want0) - 8); x <= Math.min(c.width - 1, Math.ceil(want1) + 8); x++) if (amber(x, y)) {
+			lo = lo == null ? x : Math.min(lo, x); hi = hi == null ? x : Math.max(hi, x); } });
+		return {label: ib.label, from: ib.from, to: ib.to, want0: want0, want1: want1, lo: lo == null ? -1 : lo, hi: hi == null ? -1 : hi + 1};
+	}) })()`
+
+// PaintedBand is an incident's band as IncidentBands reads it.
+type PaintedBand struct {
+	Label                  string
+	From, To, Want0, Want1 float64
+	Lo, Hi                 float64
+}
+
+// Off says whether the band's amber pixels miss where uPlot puts its
+// start and end by more than 2 pixels (its edges, the lines over it), or
+// are not there; a band that uPlot puts outside the plot (a chart with
+// no data: its x range is none of the stage's) must have none.
+func (p PaintedBand) Off() bool {
+	if p.Want1 <= p.Want0 {
+		return p.Lo >= 0
+	}
+	return p.Lo < 0 || math.Abs(p.Lo-p.Want0) > 2 || math.Abs(p.Hi-p.Want1) > 2
+}

@@ -37,3 +37,19 @@ func NewFlaky() *Flaky {
 	}))
 	return f
 }
+
+// Outage is a handler that answers each request after 2 ms, and every
+// third request with 503 from `from` to `to` after its first request:
+// an outage of a third of the requests, an incident of a run.
+func Outage(from, to time.Duration) http.HandlerFunc {
+	var first, n atomic.Int64
+	return func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now().UnixNano()
+		first.CompareAndSwap(0, now)
+		since := time.Duration(now - first.Load())
+		time.Sleep(2 * time.Millisecond)
+		if since >= from && since < to && n.Add(1)%3 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}
+}

@@ -24,6 +24,11 @@
 // spike of 500 ms), every point above marked by a triangle at the top
 // edge and counted under the chart ("N points above the axis, max X");
 // "full range", up to the max; and "log scale" (uPlot's distr 3).
+// A band of spec.bands whose kind is "incident" (a change that did not
+// last, from the run's drift verdict) is shaded amber over the stretch it
+// spans, labelled, named in the legend, and its text said in the tooltip
+// when the cursor is inside it; the other bands (the stretches a drift
+// verdict compares) are shaded blue beneath.
 "use strict";
 (function () {
   const HEIGHT = 280;
@@ -505,6 +510,14 @@
       p.textContent = "○ a partial interval (cut short by the stage's end), apart from its line";
       legend.appendChild(p);
     }
+    const incs = incidents(u.spec);
+    if (incs.length > 0) {
+      const p = document.createElement("span");
+      p.className = "plot-note plot-incidents";
+      p.textContent = "amber: " + incs.map(function (band) { return band.label; }).join(", ") +
+        " (a change that did not last; hover over the band for what it was)";
+      legend.appendChild(p);
+    }
     if (u.groups.some(function (g) { return g.max != null; })) {
       const p = document.createElement("span");
       p.className = "plot-note";
@@ -544,7 +557,8 @@
       g.value.textContent = s == null ? "" : s;
       if (s != null && u.series[g.line].show) rows.push([g.spec.color, g.spec.name, s]);
     });
-    if (rows.length === 0 || !u.hovered) { // a chart whose cursor follows another's has no tooltip
+    const hit = u.hovered ? incidentsAt(u, u.posToVal(u.cursor.left, "x")) : [];
+    if (rows.length + hit.length === 0 || !u.hovered) { // a chart whose cursor follows another's has no tooltip
       tip.style.display = "none";
       return;
     }
@@ -562,6 +576,12 @@
       tip.appendChild(d);
     });
     if (rows.length > 12) tip.appendChild(document.createTextNode("… " + (rows.length - 12) + " more"));
+    hit.forEach(function (band) {
+      const d = document.createElement("div");
+      d.className = "plot-tip-incident";
+      d.textContent = band.text || band.label;
+      tip.appendChild(d);
+    });
     tip.style.display = "block";
     const left = u.cursor.left, top = u.cursor.top, w = u.over.clientWidth;
     tip.style.left = (left > w / 2 ? left - tip.offsetWidth - 12 : left + 12) + "px";
@@ -596,25 +616,52 @@
     }, true);
   }
 
-  // drawBands shades the stretches a drift verdict compares, under the
-  // lines; drawMarks draws where a level changed, over them.
+  // INCIDENT is the amber of an incident's band (a change that did not
+  // last: band.kind "incident"), INCIDENT_EDGE its edges and label.
+  const INCIDENT = "rgba(255,184,0,0.32)", INCIDENT_EDGE = "#c77f00";
+
+  // incidents are the bands of spec that are incidents.
+  function incidents(spec) {
+    return (spec.bands || []).filter(function (band) { return band.kind === "incident"; });
+  }
+
+  // drawBands shades the stretches a drift verdict compares, then its
+  // incidents in amber, each labelled, under the lines; drawMarks draws
+  // where a level changed, over them. u.incidentBands says where each
+  // incident was painted: its from and to, and its pixels on the canvas
+  // (x0 to x1, within the plot).
   function drawBands(spec) {
     return function (u) {
+      u.incidentBands = [];
       if (!spec.bands) return;
-      const ctx = u.ctx, b = u.bbox;
+      const ctx = u.ctx, b = u.bbox, dpr = devicePixelRatio;
       ctx.save();
-      spec.bands.forEach(function (band) {
+      ctx.font = Math.round(11 * dpr) + "px system-ui, sans-serif";
+      ctx.textAlign = "center";
+      const ordered = spec.bands.filter(function (band) { return band.kind !== "incident"; }).concat(incidents(spec));
+      ordered.forEach(function (band) {
+        const incident = band.kind === "incident";
         const x0 = Math.max(b.left, u.valToPos(band.from, "x", true)), x1 = Math.min(b.left + b.width, u.valToPos(band.to, "x", true));
+        if (incident) u.incidentBands.push({ label: band.label, from: band.from, to: band.to, x0: x0, x1: x1, shown: x1 > x0 });
         if (x1 <= x0) return;
-        ctx.fillStyle = "#e3ecf7";
+        ctx.fillStyle = incident ? INCIDENT : "#e3ecf7";
         ctx.fillRect(x0, b.top, x1 - x0, b.height);
-        ctx.fillStyle = "#445";
-        ctx.font = Math.round(11 * devicePixelRatio) + "px system-ui, sans-serif";
-        ctx.textAlign = "center";
-        ctx.fillText(band.label, (x0 + x1) / 2, b.top + 14 * devicePixelRatio);
+        if (incident) {
+          ctx.fillStyle = INCIDENT_EDGE;
+          ctx.fillRect(x0, b.top, Math.min(dpr, x1 - x0), b.height);
+          ctx.fillRect(Math.max(x0, x1 - dpr), b.top, Math.min(dpr, x1 - x0), b.height);
+        }
+        ctx.fillStyle = incident ? INCIDENT_EDGE : "#445";
+        ctx.fillText(band.label, (x0 + x1) / 2, b.top + (incident ? 26 : 14) * dpr);
       });
       ctx.restore();
     };
+  }
+
+  // incidentsAt are the incidents of u's spec whose band holds x.
+  function incidentsAt(u, x) {
+    if (x == null || isNaN(x)) return [];
+    return incidents(u.spec).filter(function (band) { return x >= band.from && x <= band.to; });
   }
 
   function drawMarks(spec) {

@@ -19,9 +19,17 @@
   // data is y, its partial intervals' points the column partial.
   // x is clock time (Unix seconds); a latency chart's y axis is clipped,
   // full or log, as the report's (robust).
+  // The run's incidents (changes that did not last, from its drift
+  // verdict) are shaded amber on them, as on the report's charts: bands
+  // in Unix seconds (data-incidents).
+  function incidents(el) {
+    try { return JSON.parse(el.dataset.incidents || "[]") || []; } catch (e) { return []; }
+  }
+  const bands = incidents(live);
+
   function chart(id, slug, title, yLabel, yUnit, series, robust) {
     const el = document.getElementById(id);
-    const spec = { slug: slug, title: title, x: "time", xLabel: "clock time", yLabel: yLabel, yUnit: yUnit, series: series, robustY: robust };
+    const spec = { slug: slug, title: title, x: "time", xLabel: "clock time", yLabel: yLabel, yUnit: yUnit, series: series, robustY: robust, bands: bands };
     const empty = [[]].concat(series.map(function () { return []; }), series.map(function () { return []; }));
     perflabCharts.make(el, spec, empty);
     return el; // its chart, el.uplot, is drawn anew when its y axis changes
@@ -70,6 +78,13 @@
     if (fresh && old) {
       old.replaceWith(document.adoptNode(fresh));
       perflabCharts.draw(fresh);
+    }
+    // The verdict judged at the run's end brings its incidents.
+    const top = doc.getElementById("live");
+    if (top && top.dataset.incidents !== live.dataset.incidents) {
+      live.dataset.incidents = top.dataset.incidents;
+      bands.splice(0, bands.length, ...incidents(top));
+      [rate, p95].forEach(function (el) { if (el.uplot) el.uplot.redraw(false, false); });
     }
   }
 
