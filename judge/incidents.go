@@ -10,6 +10,7 @@ import (
 
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/results"
 )
 
@@ -310,6 +311,12 @@ func generatorDuring(gen []*series, stage string, a, b float64) string {
 			continue
 		}
 		switch g.out.Kind {
+		case seriesHostBusy:
+			// A host saturated meanwhile: the generator shared cores
+			// that were all taken, whatever took them.
+			if during >= 100*monitor.SaturationBusy {
+				why = append(why, fmt.Sprintf("%s at %s", g.out.Name, g.value(during)))
+			}
 		case seriesOther, seriesSteal:
 			if during-before >= 100*minGeneratorRise {
 				why = append(why, fmt.Sprintf("%s at %s (%s around it)", g.out.Name, g.value(during), g.value(before)))
@@ -390,12 +397,28 @@ func topMessage(op results.Operation) string {
 	return ""
 }
 
-// incidentsVerdict says a run's incidents after its verdict: "; 2
-// incidents: ...".
+// incidentsVerdict says a run's incidents after its verdict: "2
+// incidents: ...", those the generator cannot explain first (failures
+// first: a generator makes none), then the longest; those it can are
+// counted.
 func incidentsVerdict(incs []results.Incident) string {
 	if len(incs) == 0 {
 		return ""
 	}
+	incs = slices.Clone(incs)
+	suspect := 0
+	failures := func(inc results.Incident) bool {
+		return slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool { return e.Failures > 0 })
+	}
+	for _, inc := range incs {
+		if inc.Suspect != "" {
+			suspect++
+		}
+	}
+	slices.SortStableFunc(incs, func(a, b results.Incident) int {
+		return cmp.Or(cmp.Compare(boolInt(a.Suspect != ""), boolInt(b.Suspect != "")), cmp.Compare(boolInt(!failures(a)), boolInt(!failures(b))),
+			cmp.Compare(b.EndS-b.StartS, a.EndS-a.StartS))
+	})
 	var texts []string
 	for i, inc := range incs {
 		if i == maxVerdictIncidents {
@@ -407,6 +430,9 @@ func incidentsVerdict(incs []results.Incident) string {
 	word := "incidents"
 	if len(incs) == 1 {
 		word = "incident"
+	}
+	if suspect > 0 {
+		word += fmt.Sprintf(" (%d of them while the generator's host was busier or saturated: suspect)", suspect)
 	}
 	return fmt.Sprintf("%d %s: %s", len(incs), word, strings.Join(texts, "; "))
 }

@@ -227,3 +227,40 @@ func TestLeakOnsetLocated(t *testing.T) {
 		t.Errorf("the timeline does not place it at its onset: %+v", d.Timeline)
 	}
 }
+
+// A latency excursion while the generator's host was saturated is a
+// suspect incident; the verdict names first what the generator cannot
+// explain (a burst of failures), and counts the suspect ones.
+func TestIncidentsVerdictOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	const n = 400
+	iv := 100 * time.Millisecond
+	rd := longRun(r, n, iv, func(i int) float64 {
+		if between(i, 50, 80) {
+			return 30
+		}
+		return 3
+	}, func(r *rand.Rand) float64 { return math.Exp(0.1 * r.NormFloat64()) }, constant(30), func(i int) int {
+		if between(i, 200, 260) {
+			return 10
+		}
+		return 0
+	})
+	rd.Points = generatorPoints(n, iv, results.GeneratorMonitor, results.SelfMonitor, func(i int) float64 {
+		if between(i, 50, 80) {
+			return 0.97
+		}
+		return 0.3
+	}, flat(0.05), flat(40))
+	d := Longevity(rd, LongevityOptions{})
+	if d.Degraded || len(d.Incidents) != 2 || d.Incidents[0].Suspect == "" || d.Incidents[1].Suspect != "" {
+		t.Fatalf("verdict %s\nincidents %+v", d.Verdict, d.Incidents)
+	}
+	if !strings.Contains(d.Incidents[0].Suspect, "CPU busy share of generator's host at 97.00%") {
+		t.Errorf("suspect: %s", d.Incidents[0].Suspect)
+	}
+	burst, excursion := strings.Index(d.Verdict, "error ratio of GET a"), strings.Index(d.Verdict, "p95 of GET a 3")
+	if !strings.Contains(d.Verdict, "2 incidents (1 of them while the generator's host was busier or saturated: suspect): from 20.0 s") || burst < 0 || excursion < burst {
+		t.Errorf("verdict: %s", d.Verdict)
+	}
+}
