@@ -267,8 +267,17 @@ func incidentOf(ph results.PhaseSummary, runStart time.Time, group []excursion, 
 		inc.Effects = append(inc.Effects, results.IncidentEffect{Series: s.out.Name, Kind: s.out.Kind, Operation: s.out.Operation, Unit: s.out.Unit,
 			Baseline: s.baselineOutside(a, b), Level: e.level, Peak: e.peak, Failures: e.failures, Message: s.message})
 	}
-	inc.Suspect = generatorDuring(gen, ph.Name, a, b)
+	// Failures are the system's answers (a 503, a refused connection):
+	// the generator's host explains latencies, not them.
+	host := generatorDuring(gen, ph.Name, a, b)
+	failed := slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool { return e.Failures > 0 })
+	if !failed {
+		inc.Suspect = host
+	}
 	inc.Sentence = incidentSentence(inc)
+	if failed && host != "" {
+		inc.Sentence += "; meanwhile the generator's host: " + host
+	}
 	return inc
 }
 
@@ -420,12 +429,20 @@ func incidentsVerdict(incs []results.Incident) string {
 			cmp.Compare(b.EndS-b.StartS, a.EndS-a.StartS))
 	})
 	var texts []string
-	for i, inc := range incs {
+	// Named: those the generator cannot explain; the suspect ones only
+	// when there are no others.
+	named := incs[:len(incs)-suspect]
+	if len(named) == 0 {
+		named = incs
+	}
+	for i, inc := range named {
 		if i == maxVerdictIncidents {
-			texts = append(texts, fmt.Sprintf("and %d more", len(incs)-maxVerdictIncidents))
 			break
 		}
 		texts = append(texts, inc.Sentence)
+	}
+	if rest := len(incs) - min(len(named), maxVerdictIncidents); rest > 0 {
+		texts = append(texts, fmt.Sprintf("and %d more", rest))
 	}
 	word := "incidents"
 	if len(incs) == 1 {
