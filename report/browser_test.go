@@ -673,7 +673,7 @@ func checkIncidents(t *testing.T, bctx context.Context, rd *results.Run, plots [
 	got := eval[top](t, bctx, `(() => { const v = document.getElementById('drift-verdict'), box = document.getElementById('incidents');
 		return {class: v.className, color: getComputedStyle(v).color, box: getComputedStyle(box).backgroundColor,
 			toc: document.querySelector('nav#toc a').getAttribute('href'),
-			items: Array.from(box.querySelectorAll(':scope > ol > li')).map(li => li.id + ': ' + li.textContent),
+			items: Array.from(box.querySelectorAll('li[id^="incident-"]')).map(li => li.id + ': ' + li.textContent),
 			boxAbove: box.getBoundingClientRect().top < document.querySelector('nav#toc').getBoundingClientRect().top} })()`)
 	wantClass := report.DriftClass(d)
 	if got.Class != wantClass || wantClass == "warn" && got.Color != "rgb(154, 91, 0)" || got.Box != "rgb(255, 246, 219)" || got.TOC != "#incidents" || !got.BoxAbove {

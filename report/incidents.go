@@ -64,6 +64,18 @@ func Incidents(d *results.Drift) []IncidentView {
 	return out
 }
 
+// suspects are the incidents the generator's host could explain (suspect),
+// or those it could not.
+func suspects(v []IncidentView, suspect bool) []IncidentView {
+	var out []IncidentView
+	for _, inc := range v {
+		if (inc.Suspect != "") == suspect {
+			out = append(out, inc)
+		}
+	}
+	return out
+}
+
 // effectText says one series' part in an incident: "error ratio of GET b:
 // 33.33% (worst 50.00%) against 0.00% around it; 1200 failures, most
 // often: HTTP 503 Service Unavailable".

@@ -743,7 +743,12 @@
   });
   // Printed, a chart is as wide as the paper's text: about 680 CSS pixels
   // on A4 or Letter with their margins.
-  window.addEventListener("beforeprint", function () { resize(680); window.perflabCharts.printed = (window.perflabCharts.printed || 0) + 1; });
+  // A printed report shows what a reader could unfold on screen: the
+  // suspect incidents, the failures' samples.
+  window.addEventListener("beforeprint", function () {
+    resize(680); window.perflabCharts.printed = (window.perflabCharts.printed || 0) + 1;
+    document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  });
   window.addEventListener("afterprint", function () { resize(); });
 
   window.perflabCharts = { draw: draw, make: make, update: update, charts: all, duration: dur, setZone: setZone, setYMode: setYMode, zone: zone };
