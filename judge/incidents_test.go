@@ -265,3 +265,52 @@ func TestIncidentsVerdictOrder(t *testing.T) {
 		t.Errorf("verdict: %s", d.Verdict)
 	}
 }
+
+// saturatedPoints are a generator's host saturated all along (97% busy,
+// 10 tasks runnable on its 2 cores), perflab's own CPU flat.
+func saturatedPoints(n int, iv time.Duration) []monitor.Point {
+	var out []monitor.Point
+	for i := 0; i <= n; i++ {
+		at := runtest.T0.Add(time.Duration(i) * iv)
+		add := func(mon, metric string, v float64) {
+			out = append(out, monitor.Point{Time: at, Monitor: mon, Metric: metric, Value: v})
+		}
+		add(results.GeneratorMonitor, monitor.MetricBusy, 0.97)
+		add(results.GeneratorMonitor, monitor.MetricCPUs, 2)
+		add(results.GeneratorMonitor, monitor.MetricRunQueue, 10)
+		add(results.GeneratorMonitor, monitor.MetricLoopbackRTT, 0.00008)
+		add(results.SelfMonitor, monitor.MetricCPUUser, 0.3*float64(i)*iv.Seconds())
+		add(results.SelfMonitor, monitor.MetricCPUSystem, 0)
+		add(results.SelfMonitor, monitor.MetricRSS, 40<<20)
+	}
+	return out
+}
+
+// On a host saturated all along (10 tasks runnable on 2 cores), a p95 that
+// rose from 4.6 to 7.4 ms is within what a wait for a core makes (up to
+// 15 ms: a scheduler's 3 ms for each task on each core): suspect, the
+// wait named. A rise from 20 to 60 ms is more than that: the system's.
+func TestSaturatedHostExplainsItsWait(t *testing.T) {
+	for _, c := range []struct {
+		from, to float64
+		verdict  string
+	}{{4.6, 7.4, results.DriftSuspect}, {20, 60, results.DriftDegraded}} {
+		r := rand.New(rand.NewPCG(53, 54))
+		const n = 300
+		rd := longRun(r, n, 100*time.Millisecond, func(i int) float64 {
+			if i >= 150 {
+				return c.to
+			}
+			return c.from
+		}, func(r *rand.Rand) float64 { return math.Exp(0.1 * r.NormFloat64()) }, constant(100), constant(0))
+		rd.Points = saturatedPoints(n, 100*time.Millisecond)
+		d := Longevity(rd, LongevityOptions{})
+		p95 := runtest.DriftSeries(t, d, "p95 of GET a")
+		if p95.Verdict != c.verdict {
+			t.Errorf("%v to %v ms: %s", c.from, c.to, p95.Sentence)
+		}
+		if c.verdict == results.DriftSuspect && (d.Degraded || !strings.Contains(p95.Sentence, "10 tasks runnable on 2 cores: a wait of up to 15.00 ms for a core")) {
+			t.Errorf("%s\n%s", p95.Sentence, d.Verdict)
+		}
+	}
+}

@@ -103,6 +103,8 @@ type series struct {
 	message       string
 	// chart is the series' points before its incidents were taken out.
 	chart [][2]float64
+	// cpus is, for a host's run queue, the host's cores.
+	cpus float64
 }
 
 // Longevity judges whether a run degraded over time (results.Drift): for
@@ -461,6 +463,7 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 	for _, w := range a.Windows {
 		t := offset(w.Start.UnixMilli())
 		cores, cpus, busy := 0.0, 0.0, -1.0
+		var runq *series
 		host := ""
 		for _, m := range w.Monitors {
 			gen := results.IsGeneratorMonitor(m.Monitor)
@@ -505,6 +508,7 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 					q := get(m.Monitor, seriesRunQueue, "run queue of "+m.Monitor+"'s host", "tasks")
 					q.add(t, g.Avg)
 					q.least = minGeneratorGrowth
+					runq = q
 				case monitor.MetricLoopbackRTT:
 					l := get(m.Monitor, seriesLoopback, "loopback round trip p90 of "+m.Monitor+"'s host", "ms")
 					l.add(t, 1000*g.Avg)
@@ -514,6 +518,9 @@ func resourceSeries(rd *results.Run, ph results.PhaseSummary, windows []monitor.
 					}
 				}
 			}
+		}
+		if runq != nil && cpus > 0 {
+			runq.cpus = cpus
 		}
 		if host != "" && cpus > 0 && busy >= 0 {
 			// What the host's CPU did beside perflab and the system's
@@ -936,6 +943,13 @@ func suspects(all, gen []*series) {
 		}
 		explained := max(4*max(s.floor, rtt[s.out.Stage]), schedulerSlice)
 		g, why := busier(s, gen)
+		if g != nil && g.out.Kind == seriesHostBusy {
+			// A saturated host: the generator waits for a core behind
+			// the tasks runnable on each, a scheduler's slice each.
+			if w, words := coreWait(s.out.Stage, gen); w > explained {
+				explained, why = w, why+", "+words
+			}
+		}
 		if g == nil || math.Abs(s.out.End-s.out.Start) > explained {
 			systems[s.out.Stage] = true
 			continue
@@ -949,6 +963,24 @@ func suspects(all, gen []*series) {
 			}
 		}
 	}
+}
+
+// schedulerWait is a task's share of the scheduler's period on a busy core
+// (Linux's CFS: a period of 6 ms times 1 + log2 of the cores, shared by the
+// runnable tasks, no slice under 0.75 ms): about 3 ms on 2 cores.
+const schedulerWait = 3.0 // ms
+
+// coreWait is how long the generator can wait for a core on its saturated
+// host, in ms: a scheduler's slice for each task runnable on each core at
+// the end of the stage (its run queue's level over its cores), and says it.
+func coreWait(stage string, gen []*series) (float64, string) {
+	for _, g := range gen {
+		if g.out.Stage == stage && g.out.Kind == seriesRunQueue && g.cpus > 0 && g.out.Verdict != results.DriftTooShort {
+			w := g.out.End / g.cpus * schedulerWait
+			return w, fmt.Sprintf("%.3g tasks runnable on %g cores: a wait of up to %s for a core", g.out.End, g.cpus, results.Human(w))
+		}
+	}
+	return 0, ""
 }
 
 // starved says how the generator was starved when the system's series s
