@@ -299,7 +299,8 @@ func (s *series) baselineOutside(a, b float64) float64 {
 // generatorDuring says what the generator's host did from a to b seconds
 // into the stage that could explain an incident then: other processes'
 // CPU up by minGeneratorRise or more, its run queue or loopback round trip
-// doubled, perflab's own CPU down by half; "" when none did.
+// doubled, the host saturated; "" when none did. perflab's own CPU is no
+// sign: a slower service gives it less work.
 func generatorDuring(gen []*series, stage string, a, b float64) string {
 	var why []string
 	for _, g := range gen {
@@ -331,12 +332,8 @@ func generatorDuring(gen []*series, stage string, a, b float64) string {
 				why = append(why, fmt.Sprintf("%s at %s (%s around it)", g.out.Name, g.value(during), g.value(before)))
 			}
 		case seriesRunQueue, seriesLoopback:
-			if during >= (1+minGeneratorGrowth)*before && during > before {
+			if during >= (1+minGeneratorGrowth)*before && during > before && before > 0 {
 				why = append(why, fmt.Sprintf("%s at %s (%s around it)", g.out.Name, g.value(during), g.value(before)))
-			}
-		case seriesGenCPU:
-			if strings.Contains(g.out.Name, results.SelfMonitor) && during <= before/2 {
-				why = append(why, fmt.Sprintf("%s fell to %s (%s around it)", g.out.Name, g.value(during), g.value(before)))
 			}
 		}
 	}

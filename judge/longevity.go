@@ -943,7 +943,7 @@ func suspects(all, gen []*series) {
 		}
 		explained := max(4*max(s.floor, rtt[s.out.Stage]), schedulerSlice)
 		g, why := busier(s, gen)
-		if g != nil && g.out.Kind == seriesHostBusy {
+		if g != nil && hostSaturated(s.out.Stage, gen) {
 			// A saturated host: the generator waits for a core behind
 			// the tasks runnable on each, a scheduler's slice each.
 			if w, words := coreWait(s.out.Stage, gen); w > explained {
@@ -984,55 +984,81 @@ func coreWait(stage string, gen []*series) (float64, string) {
 }
 
 // starved says how the generator was starved when the system's series s
-// got worse, if it was: at the time of s's change (or over the stage, for
-// a trend), its host's run queue doubled, or its loopback round trip
-// doubled and rose by a tenth of s's change or more (the same order), or
-// other processes took a tenth more of its host while perflab's own CPU
-// fell by a third. A generator waiting for a core times that wait into
-// every latency it measures, however large; a flat run queue and a flat
-// round trip say it was not waiting. "" when it was not starved.
+// got worse, if it was: around s's change (the generator's series' levels
+// before and after it; their start and end for a trend), its host's run
+// queue rose by half or more to more tasks than cores, or its loopback
+// round trip doubled and rose by a tenth of s's change or more (the same
+// order), or other processes took a tenth more of the host while more
+// tasks than cores were runnable. A generator waiting for a core times
+// the wait into every latency it measures, however large. perflab's own
+// CPU is no sign: a slower service gives it less work, and over short
+// intervals the kernel's 10 ms ticks read it as 0. "" when it was not
+// starved.
 func starved(s *series, gen []*series) string {
-	at := func(g *series) bool {
-		if !s.stepFits() || !g.stepFits() {
-			return true
+	around := func(g *series) (before, after float64) {
+		if !s.stepFits() || len(g.v) < 2 {
+			return g.out.Start, g.out.End
 		}
-		step := s.out.SpanS / float64(max(1, len(s.v)))
-		return math.Abs(s.at-g.at) <= max(3*step, s.out.SpanS/10)
+		var b, a []float64
+		for i, t := range g.t {
+			if t < s.at {
+				b = append(b, g.v[i])
+			} else {
+				a = append(a, g.v[i])
+			}
+		}
+		if len(b) == 0 || len(a) == 0 {
+			return g.out.Start, g.out.End
+		}
+		return analyze.Median(b), analyze.Median(a)
 	}
-	rose := func(g *series) float64 { return g.diff(g.out.Start, g.out.End) }
 	change := math.Abs(s.out.End - s.out.Start)
-	var other, self *series
 	var why []string
+	crowded := false // more tasks runnable than cores after the change
+	var other string
 	for _, g := range gen {
 		if g.out.Stage != s.out.Stage || g.out.Verdict == results.DriftTooShort {
 			continue
 		}
+		before, after := around(g)
 		switch g.out.Kind {
 		case seriesRunQueue:
-			if rose(g) >= minGeneratorGrowth && at(g) {
-				why = append(why, g.out.Name+" "+g.moved(g.out.Start, g.out.End))
+			cores := g.cpus
+			if cores <= 0 {
+				cores = before // unknown: it must double
+			}
+			crowded = after > cores
+			if after >= 1.5*before && crowded {
+				why = append(why, g.out.Name+" "+g.moved(before, after))
 			}
 		case seriesLoopback:
-			if rose(g) >= minGeneratorGrowth && g.out.End-g.out.Start >= change/10 && at(g) {
-				why = append(why, g.out.Name+" "+g.moved(g.out.Start, g.out.End))
+			if g.diff(before, after) >= minGeneratorGrowth && after-before >= change/10 {
+				why = append(why, g.out.Name+" "+g.moved(before, after))
 			}
 		case seriesOther:
-			if g.out.End-g.out.Start >= 100*minGeneratorRise && at(g) {
-				other = g
-			}
-		case seriesGenCPU:
-			if strings.HasPrefix(g.out.Monitor, results.SelfMonitor) && rose(g) <= -1.0/3 && at(g) {
-				self = g
+			if after-before >= 100*minGeneratorRise {
+				other = g.out.Name + " " + g.moved(before, after)
 			}
 		}
 	}
-	if other != nil && self != nil {
-		why = append(why, other.out.Name+" "+other.moved(other.out.Start, other.out.End), self.out.Name+" "+self.moved(self.out.Start, self.out.End))
+	if other != "" && crowded && len(why) == 0 {
+		why = append(why, other)
 	}
 	if len(why) == 0 {
 		return ""
 	}
 	return "the generator was starved (" + strings.Join(why, "; ") + ")"
+}
+
+// hostSaturated tells whether the generator's host was saturated at the
+// end of the stage (90% busy or more).
+func hostSaturated(stage string, gen []*series) bool {
+	for _, g := range gen {
+		if g.out.Stage == stage && g.out.Kind == seriesHostBusy && g.out.Verdict != results.DriftTooShort && g.out.End >= 100*monitor.SaturationBusy {
+			return true
+		}
+	}
+	return false
 }
 
 // suspect marks the series suspect, saying what the generator's host did.
