@@ -62,17 +62,29 @@ type Stall struct {
 // Degrade replaces a route's latency once the server has served for After:
 // at once, or spread over Over, the latency moving in a straight line from
 // the route's own to Latency from After to After + Over (a service whose
-// data grows, a leak). At least one of After and Over is positive.
+// data grows, a leak). At least one of After and Over is positive. With
+// For, the route is back to its own latency at After + For (a blip, an
+// incident that does not last); For is longer than Over.
 type Degrade struct {
 	After   Duration `yaml:"after"`
 	Over    Duration `yaml:"over,omitempty"`
 	Latency *Latency `yaml:"latency"`
+	For     Duration `yaml:"for,omitempty"`
 }
 
-// Errors injects failures into a share of a route's responses.
+// Errors injects failures into a share of a route's responses: at random
+// (Ratio) or every Every-th request, all along or, with After or For, from
+// After to After + For since the server's start (an error burst).
 type Errors struct {
 	// Ratio is the probability, in [0, 1], that a request fails.
 	Ratio float64 `yaml:"ratio"`
+	// Every fails the route's requests whose number is a multiple of it
+	// (3: the 3rd, 6th, 9th ...), instead of Ratio.
+	Every int `yaml:"every,omitempty"`
+	// After and For bound the failures in time from the server's start;
+	// For zero: from After on.
+	After Duration `yaml:"after,omitempty"`
+	For   Duration `yaml:"for,omitempty"`
 	// Status is the failure's status; the default is 500.
 	Status int `yaml:"status,omitempty"`
 	// Body is the failure's body, sent as is.

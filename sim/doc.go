@@ -24,7 +24,9 @@
 //	      # normal: {mean: 10ms, stddev: 2ms}   truncated at 0 (negative draws are redrawn)
 //	      # lognormal: {p50: 20ms, p99: 120ms}  mu = ln p50, sigma = (ln p99 - ln p50) / 2.3263
 //	    errors:              # optional injected failures
-//	      ratio: 0.01        # probability in [0, 1]
+//	      ratio: 0.01        # probability in [0, 1]; or every: 3, the 3rd, 6th ... request
+//	      # after: 8s        # optional: only from after (since the server's start)
+//	      # for: 4s          # for this long (an error burst)
 //	      status: 500        # default 500
 //	      body: injected failure
 //	    degrade:             # optional: slower after the server has served a while
@@ -32,6 +34,7 @@
 //	      # over: 10m        # optional: from the route's latency to this one in a
 //	                         # straight line, from after to after + over
 //	      latency: {lognormal: {p50: 60ms, p99: 400ms}}
+//	      # for: 2s          # optional: back to the route's latency at after + for
 //	    stall:               # optional: frozen for 1s at the end of every 10s from
 //	      every: 10s         # the start; a request arriving then waits for the end
 //	      for: 1s
@@ -41,7 +44,8 @@
 // conflicting pattern (two patterns matching the same requests with neither
 // more specific), a status outside 200-599 or a body on 204 and 304, a latency
 // with zero or several distributions or with durations not positive and
-// ordered, an error ratio outside [0, 1], a stall not shorter than its
+// ordered, an error ratio outside [0, 1] or with every, a degradation's for not
+// longer than its over, a stall not shorter than its
 // period, and a body variable that does not exist.
 //
 // # Body templates

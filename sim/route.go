@@ -36,6 +36,7 @@ type route struct {
 	degradeIn   time.Duration
 	degradeOver time.Duration
 	degradeAt   atomic.Int64
+	degradeFor  time.Duration // back to latency at degradeAt + degradeFor
 	// stallEvery and stallFor freeze the route at the end of every period
 	// from stallFrom (unix ns, set by Start).
 	stallEvery, stallFor time.Duration
@@ -45,6 +46,13 @@ type route struct {
 	errStatus int
 	errBody   []byte
 	errLen    []string
+	// errEvery fails every errEvery-th request; errFrom (unix ns, set by
+	// Start) to errFrom + errFor bounds the failures when errWindow.
+	errEvery  int64
+	errWindow bool
+	errAfter  time.Duration
+	errFor    time.Duration
+	errFrom   atomic.Int64
 
 	requests atomic.Int64
 	injected atomic.Int64
@@ -152,7 +160,15 @@ func compileRoute(r *Route) (*route, error) {
 		if err := checkStatus(e.Status, e.Body); err != nil {
 			return nil, fail("errors: %v", err)
 		}
+		if e.Every < 0 || e.Every > 0 && e.Ratio > 0 {
+			return nil, fail("errors: give ratio or every (a positive count), not both")
+		}
+		if e.After < 0 || e.For < 0 {
+			return nil, fail("errors: after and for are durations, not negative")
+		}
 		rt.errRatio, rt.errStatus, rt.errBody = e.Ratio, e.Status, []byte(e.Body)
+		rt.errEvery, rt.errWindow = int64(e.Every), e.After > 0 || e.For > 0
+		rt.errAfter, rt.errFor = time.Duration(e.After), time.Duration(e.For)
 		rt.errLen = contentLength(e.Status, len(e.Body))
 	}
 	if d := r.Degrade; d != nil {
@@ -162,7 +178,11 @@ func compileRoute(r *Route) (*route, error) {
 		if err := d.Latency.Validate(); err != nil {
 			return nil, fail("degrade: %v", err)
 		}
+		if d.For < 0 || d.For > 0 && d.For <= d.Over {
+			return nil, fail("degrade: for must be longer than over")
+		}
 		rt.degraded, rt.degradeIn, rt.degradeOver = d.Latency.clone(), time.Duration(d.After), time.Duration(d.Over)
+		rt.degradeFor = time.Duration(d.For)
 	}
 	if st := r.Stall; st != nil {
 		if st.Every <= 0 || st.For <= 0 || st.For >= st.Every {
@@ -375,7 +395,7 @@ func (rt *route) draw(n int64) (time.Duration, bool) {
 	lat, blend := rt.latency, 0.0
 	if rt.degraded != nil {
 		if at := rt.degradeAt.Load(); at != 0 {
-			if now := time.Now().UnixNano(); now >= at {
+			if now := time.Now().UnixNano(); now >= at && (rt.degradeFor == 0 || now < at+int64(rt.degradeFor)) {
 				blend = 1
 				if rt.degradeOver > 0 {
 					blend = min(1, float64(now-at)/float64(rt.degradeOver))
@@ -396,6 +416,17 @@ func (rt *route) draw(n int64) (time.Duration, bool) {
 	if blend > 0 && blend < 1 { // on the way: between the two
 		d += time.Duration(blend * float64(rt.degraded.Sample(r)-d))
 	}
-	fail := rt.errRatio > 0 && r.Float64() < rt.errRatio
+	fail := rt.errRatio > 0 && r.Float64() < rt.errRatio || rt.errEvery > 0 && n%rt.errEvery == 0
+	if fail && rt.errWindow {
+		fail = rt.inErrWindow(time.Now().UnixNano())
+	}
 	return d, fail
+}
+
+// inErrWindow tells whether now (unix ns) is within the route's window of
+// failures: from errFrom for errFor (for ever when errFor is 0); never
+// before the server starts.
+func (rt *route) inErrWindow(now int64) bool {
+	from := rt.errFrom.Load()
+	return from != 0 && now >= from && (rt.errFor == 0 || now < from+int64(rt.errFor))
 }

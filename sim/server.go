@@ -175,6 +175,9 @@ func (s *Server) Start() error {
 			rt.degradeAt.Store(time.Now().Add(rt.degradeIn).UnixNano())
 		}
 		rt.stallFrom.Store(time.Now().UnixNano())
+		if rt.errWindow {
+			rt.errFrom.Store(time.Now().Add(rt.errAfter).UnixNano())
+		}
 	}
 	s.hs = &http.Server{
 		Handler:           s.mux,
@@ -201,8 +204,17 @@ func (s *Server) logRoutes() {
 	tw := tabwriter.NewWriter(s.log, 0, 0, 2, ' ', 0)
 	for _, rt := range s.routes {
 		errs := ""
-		if rt.errRatio > 0 {
+		switch {
+		case rt.errRatio > 0:
 			errs = fmt.Sprintf("errors %g%% -> %d", rt.errRatio*100, rt.errStatus)
+		case rt.errEvery > 0:
+			errs = fmt.Sprintf("errors every %d -> %d", rt.errEvery, rt.errStatus)
+		}
+		if errs != "" && rt.errWindow {
+			errs += fmt.Sprintf(" from %v", rt.errAfter)
+			if rt.errFor > 0 {
+				errs += fmt.Sprintf(" for %v", rt.errFor)
+			}
 		}
 		fmt.Fprintf(tw, "sim:   %s\t%s\t%d\tlatency %s\t%s\t(%s)\n",
 			rt.method, rt.path, rt.status, rt.latency, errs, rt.name)

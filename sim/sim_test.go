@@ -521,3 +521,77 @@ func TestStall(t *testing.T) {
 		}
 	}
 }
+
+// A degradation with for is a blip: the degraded latency from after to
+// after + for, the route's own before and after it.
+func TestDegradeFor(t *testing.T) {
+	cfg, err := Parse([]byte("routes:\n  - path: /x\n    latency: {fixed: 1ms}\n    degrade: {after: 1s, for: 2s, latency: {fixed: 10ms}}\n"), "stubs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := compileRoute(cfg.Routes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		since time.Duration // the degradation began this long ago
+		want  time.Duration
+	}{{-500 * time.Millisecond, time.Millisecond}, {time.Second, 10 * time.Millisecond}, {2500 * time.Millisecond, time.Millisecond}} {
+		rt.degradeAt.Store(time.Now().Add(-c.since).UnixNano())
+		if d, _ := rt.draw(1); d != c.want {
+			t.Errorf("%v into the degradation: %v, want %v", c.since, d, c.want)
+		}
+	}
+	for _, bad := range []string{"degrade: {after: 1s, over: 2s, for: 1s, latency: {fixed: 1ms}}", "degrade: {after: 1s, for: -1s, latency: {fixed: 1ms}}"} {
+		if _, err := Parse([]byte("routes:\n  - path: /x\n    "+bad+"\n"), "stubs.yaml"); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// errors: {every: 3} fails the 3rd, 6th, 9th ... request, and only within
+// its window of after and for from the server's start.
+func TestErrorsEveryWindow(t *testing.T) {
+	cfg, err := Parse([]byte("routes:\n  - path: /x\n    errors: {every: 3, status: 503, after: 1s, for: 2s}\n"), "stubs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := compileRoute(cfg.Routes[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := func(from time.Duration) []int64 { // the server started from ago
+		rt.errFrom.Store(time.Now().Add(time.Second - from).UnixNano())
+		var out []int64
+		for n := int64(1); n <= 9; n++ {
+			if _, fail := rt.draw(n); fail {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if got := failed(500 * time.Millisecond); len(got) != 0 {
+		t.Errorf("before the window: %v failed", got)
+	}
+	if got := failed(2 * time.Second); !slices.Equal(got, []int64{3, 6, 9}) {
+		t.Errorf("in the window: %v failed, want [3 6 9]", got)
+	}
+	if got := failed(3500 * time.Millisecond); len(got) != 0 {
+		t.Errorf("after the window: %v failed", got)
+	}
+	// Served: every third request answers 503 from the start, no window.
+	s := start(t, "listen: 127.0.0.1:0\nroutes:\n  - path: /x\n    errors: {every: 3, status: 503}\n")
+	c := client(t)
+	var codes []int
+	for range 6 {
+		codes = append(codes, do(t, c, "GET", s.URL()+"/x", "").code)
+	}
+	if want := []int{200, 200, 503, 200, 200, 503}; !slices.Equal(codes, want) {
+		t.Errorf("statuses %v, want %v", codes, want)
+	}
+	for _, bad := range []string{"errors: {every: 3, ratio: 0.1}", "errors: {every: -1}", "errors: {every: 3, after: -1s}"} {
+		if _, err := Parse([]byte("routes:\n  - path: /x\n    "+bad+"\n"), "stubs.yaml"); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
