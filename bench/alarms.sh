@@ -38,6 +38,8 @@
 #   OUT=dir                    where it works (default bench/out/alarms)
 #   PORT=18094                 the simulator's port
 #   SUMMARY=OUT/alarms.tsv     only print the table of a finished run
+#   KEEP=1                     keep each run whole (its histograms), for
+#                              perflab drift RUN to judge it again
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USER_OUT=${OUT:-}
@@ -249,7 +251,8 @@ for i in $(seq "$N"); do
     fi
     if [ "$OK" = no ] && [ -n "$sum" ]; then cp "$sum" "$DIR/wrong/$k-$i.summary.json"; fi
     printf '%s\t%s\t%s\t%s\t%s\n' "$k" "$i" "$OK" "$WRONG" "load $load; $(tr '\t\n' '  ' <<< "$WHY")" | tee -a "$TSV" | cut -c1-300
-    rm -rf "$RUNDIR/runs"/*/latency.hlog "$RUNDIR/runs"/*/totals.jsonl
+    # The runs' histograms are large; KEEP=1 keeps them, to judge again.
+    [ -n "${KEEP:-}" ] || rm -rf "$RUNDIR/runs"/*/latency.hlog "$RUNDIR/runs"/*/totals.jsonl
   done
 done
 
