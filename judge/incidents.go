@@ -70,10 +70,12 @@ func (s *series) excursions(dt float64, o LongevityOptions) []excursion {
 		rise := max(100*o.MinErrorRise, incidentSigmas*sigma)
 		bad = func(x float64) bool { return x-base >= rise && x > 0 }
 	case s.lower:
-		drop := max(incidentDrop*base, incidentSigmas*sigma)
+		// However noisy the series, a fall to a tenth of its level is far.
+		drop := min(max(incidentDrop*base, incidentSigmas*sigma), 0.9*base)
 		bad = func(x float64) bool { return base-x >= drop && drop > 0 }
 	default:
-		rise := max(incidentLatency*base, incidentSigmas*sigma, 4*s.floor, schedulerSlice)
+		// However noisy, ten times the level is far (past the floors).
+		rise := max(min(max(incidentLatency*base, incidentSigmas*sigma), 9*base), 4*s.floor, schedulerSlice)
 		bad = func(x float64) bool { return x-base >= rise }
 	}
 	var out []excursion

@@ -67,8 +67,7 @@ func TestRunNotLostToItsAnalysis(t *testing.T) {
 		t.Fatalf("status %s, analysis errors %v, drift %v", sum.Status, sum.AnalysisErrors, sum.Drift != nil)
 	}
 	// Nothing answered for the first 3 s: an incident at the start, its
-	// throughput 0, whose change from its level around it is told by
-	// levels, never a percentage.
+	// throughput a tenth of its level or less.
 	if len(sum.Drift.Incidents) == 0 || sum.Drift.Incidents[0].StartS != 0 || sum.Drift.Incidents[0].EndS < 2.5 {
 		t.Errorf("incidents: %+v", sum.Drift.Incidents)
 	}
