@@ -121,13 +121,18 @@ func TestIncidentNotReady(t *testing.T) {
 // (busy 45% then 100%), its run queue goes from 8 to 24 tasks, perflab's
 // own CPU falls from 0.6 to 0.08 cores; the loopback round trip stays.
 func starvedPoints(n, k int, iv time.Duration) []monitor.Point {
+	return starvedQueue(n, k, iv, 8, 24)
+}
+
+// starvedQueue is starvedPoints with the run queue from q0 to q1 tasks.
+func starvedQueue(n, k int, iv time.Duration, q0, q1 float64) []monitor.Point {
 	var out []monitor.Point
 	cpu := 0.0
 	for i := 0; i <= n; i++ {
 		at := runtest.T0.Add(time.Duration(i) * iv)
-		busy, runq, self := 0.45, 8.0, 0.6
+		busy, runq, self := 0.45, q0, 0.6
 		if i >= k {
-			busy, runq, self = 1.0, 24, 0.08
+			busy, runq, self = 1.0, q1, 0.08
 		}
 		add := func(mon, metric string, v float64) {
 			out = append(out, monitor.Point{Time: at, Monitor: mon, Metric: metric, Value: v})
@@ -288,8 +293,8 @@ func saturatedPoints(n int, iv time.Duration) []monitor.Point {
 
 // On a host saturated all along (10 tasks runnable on 2 cores), a p95 that
 // rose from 4.6 to 7.4 ms is within what a wait for a core makes (up to
-// 15 ms: a scheduler's 3 ms for each task on each core): suspect, the
-// wait named. A rise from 20 to 60 ms is more than that: the system's.
+// 7.5 ms: 1.5 ms for each task on each core): suspect, the wait named. A
+// rise from 20 to 60 ms is more than that: the system's.
 func TestSaturatedHostExplainsItsWait(t *testing.T) {
 	for _, c := range []struct {
 		from, to float64
@@ -309,8 +314,27 @@ func TestSaturatedHostExplainsItsWait(t *testing.T) {
 		if p95.Verdict != c.verdict {
 			t.Errorf("%v to %v ms: %s", c.from, c.to, p95.Sentence)
 		}
-		if c.verdict == results.DriftSuspect && (d.Degraded || !strings.Contains(p95.Sentence, "10 tasks runnable on 2 cores: a wait of up to 15.00 ms for a core")) {
+		if c.verdict == results.DriftSuspect && (d.Degraded || !strings.Contains(p95.Sentence, "10 tasks runnable on 2 cores: a wait of up to 7.500 ms for a core")) {
 			t.Errorf("%s\n%s", p95.Sentence, d.Verdict)
 		}
+	}
+}
+
+// A real step from 3 to 13 ms while the host's run queue went from 4 to 9
+// tasks on 2 cores is more than the generator's waits for a core make (up
+// to 6.75 ms): the system's, degraded, however starved the generator.
+func TestStarvedGeneratorExplainsOnlyItsWaits(t *testing.T) {
+	r := rand.New(rand.NewPCG(55, 56))
+	const n, k = 300, 150
+	rd := longRun(r, n, 100*time.Millisecond, func(i int) float64 {
+		if i >= k {
+			return 13
+		}
+		return 3
+	}, func(r *rand.Rand) float64 { return math.Exp(0.1 * r.NormFloat64()) }, constant(200), constant(0))
+	rd.Points = starvedQueue(n, k, 100*time.Millisecond, 4, 9)
+	d := Longevity(rd, LongevityOptions{})
+	if p95 := runtest.DriftSeries(t, d, "p95 of GET a"); p95.Verdict != results.DriftDegraded || !d.Degraded {
+		t.Errorf("p95: %s\n%s", p95.Sentence, d.Verdict)
 	}
 }
