@@ -176,9 +176,22 @@ func grow() {
 // after the duration it gives (see TestMain), and stays there.
 const stepEnv = "PERFLAB_TEST_STEP"
 
+// stepFromEnv names a file whose appearance starts stepEnv's wait.
+const stepFromEnv = "PERFLAB_TEST_STEP_FROM"
+
 // stepUp is the test binary as that process: after d it touches 200 MB
 // at once, and holds them for 20 s.
 func stepUp(d time.Duration) {
+	// From the run's first request (the file the test's server writes
+	// then, when it names one), not from this process's start: a busy
+	// machine starts the run seconds after it.
+	if f := os.Getenv(stepFromEnv); f != "" {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if _, err := os.Stat(f); err == nil {
+				break
+			}
+		}
+	}
 	time.Sleep(d)
 	held := make([]byte, 200<<20)
 	for i := 0; i < len(held); i += 4096 {
@@ -329,7 +342,9 @@ func TestLongevityHintInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := exec.Command(self, "-test.run=^$")
-	child.Env = append(os.Environ(), stepEnv+"=4s")
+	// Both the step and the slowdown count from the run's first request.
+	first := filepath.Join(t.TempDir(), "first-request")
+	child.Env = append(os.Environ(), stepEnv+"=4s", stepFromEnv+"="+first)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -337,9 +352,12 @@ func TestLongevityHintInOrder(t *testing.T) {
 		child.Process.Kill()
 		child.Wait()
 	}()
-	began := time.Now()
+	var began atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if time.Since(began) > 6*time.Second {
+		if began.CompareAndSwap(0, time.Now().UnixNano()) {
+			os.WriteFile(first, nil, 0o644)
+		}
+		if time.Since(time.Unix(0, began.Load())) > 6*time.Second {
 			time.Sleep(10 * time.Millisecond)
 		} else {
 			time.Sleep(time.Millisecond)
