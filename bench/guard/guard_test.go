@@ -1,0 +1,331 @@
+package guard
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/perflab/perflab/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite budgets.json with the figures measured")
+
+// Budgets is budgets.json: what one more request may cost, per case,
+// and by how much a measured cost may differ from its budget before the
+// test fails (Margins). A cost over budget is a regression; a cost under
+// it by more than the margin is a stale budget, lowered with the change
+// that made the request cheaper (go test ./bench/guard -update).
+type Budgets struct {
+	Margins Margins `json:"margins"`
+	// CaseMargins are a case's own margins, where its figures vary more:
+	// those it gives replace Margins'.
+	CaseMargins map[string]Margins `json:"case_margins,omitempty"`
+	Cases       map[string]Budget  `json:"cases"`
+}
+
+// margins are case's.
+func (b *Budgets) margins(name string) Margins {
+	m, own := b.Margins, b.CaseMargins[name]
+	for _, f := range []struct{ to, from *float64 }{
+		{&m.Instructions, &own.Instructions}, {&m.TotalInstructions, &own.TotalInstructions},
+		{&m.Atomics, &own.Atomics}, {&m.Allocs, &own.Allocs}, {&m.Fixed, &own.Fixed},
+	} {
+		if *f.from != 0 {
+			*f.to = *f.from
+		}
+	}
+	return m
+}
+
+// Margins are relative (0.03 is 3%) but for atomics and allocations, which
+// are counts a request.
+type Margins struct {
+	Instructions      float64 `json:"instructions"`
+	TotalInstructions float64 `json:"total_instructions"`
+	Atomics           float64 `json:"atomics"`
+	Allocs            float64 `json:"allocs"`
+	Fixed             float64 `json:"fixed"`
+}
+
+// Budget is one case's, a request: the instructions of perflab's code and
+// the libraries' but the Go runtime's and the histograms' (Steady), all
+// instructions, the atomic instructions of the same code as Instructions
+// (a lock taken, a shared counter), the heap allocations; and the
+// steady instructions of a run that do not grow with its requests
+// (start-up, plan loading, writing the run directory), in millions.
+type Budget struct {
+	Instructions      float64 `json:"instructions"`
+	TotalInstructions float64 `json:"total_instructions"`
+	Atomics           float64 `json:"atomics"`
+	Allocs            float64 `json:"allocs"`
+	Fixed             float64 `json:"fixed_millions"`
+}
+
+// A guardCase is a plan run twice, with n and 3n requests.
+type guardCase struct {
+	name string
+	// plan is the plan's text for n requests; %s is the target.
+	plan func(n int) string
+	n    int
+}
+
+// closed is a closed-model plan of 10 VUs sharing n iterations of flow.
+func closed(loop bool, flow string) func(n int) string {
+	return func(n int) string {
+		return fmt.Sprintf(`name: guard
+target: %%s
+interval: 1h
+http: {event_loop: %t}
+scenarios:
+  - name: load
+    vus: 10
+    iterations: %d
+    flow:
+%s`, loop, n/10, flow)
+	}
+}
+
+const getFlow = `      - {name: GET /, url: /}
+`
+
+// scriptedFlow logs in, extracts a token, sends it, checks a JSON field
+// and takes a 43/57 weighted branch: two requests an iteration.
+const scriptedFlow = `      - name: log in
+        method: POST
+        url: /login
+        body: '{"user": "u${vu}"}'
+        extract: {token: $.token}
+      - name: item
+        url: /items/1
+        headers: {Authorization: "Bearer ${token}"}
+        check: {json: {$.state: open}}
+      - choose:
+          - {weight: 43, steps: [{name: return, method: POST, url: /returns}]}
+          - {weight: 57, steps: [{name: renew, method: POST, url: /renewals}]}
+`
+
+var cases = []guardCase{
+	{name: "http1-loop", plan: closed(true, getFlow), n: 10000},
+	{name: "http1-goroutines", plan: closed(false, getFlow), n: 10000},
+	{name: "flow-loop", plan: closed(true, scriptedFlow), n: 4000},
+	{name: "flow-goroutines", plan: closed(false, scriptedFlow), n: 4000},
+	{name: "open-loop", n: 4000, plan: func(n int) string {
+		return fmt.Sprintf(`name: guard
+target: %%s
+interval: 1h
+scenarios:
+  - name: load
+    rate: 2000
+    duration: %dms
+    vus: 20
+    flow:
+%s`, n/2, getFlow)
+	}},
+}
+
+// server answers the cases' requests as the same bytes every time.
+func server() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/login":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"token": "abcdef0123456789"}`)
+		case "/items/1":
+			if r.Header.Get("Authorization") != "Bearer abcdef0123456789" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id": 1, "state": "open"}`)
+		default:
+			io.WriteString(w, "ok")
+		}
+	})
+	return mux
+}
+
+// measured is what a case costs.
+type measured struct {
+	Budget
+	requests [2]int64
+	runs     [2]*Profile
+}
+
+var summaryLine = regexp.MustCompile(`summary = (\d+) .* Err: (\d+) `)
+
+// TestCostBudgets runs each case under callgrind and holds what a
+// request costs to its budget. Only the work that grows with requests is
+// counted: the difference between a run of n and of 3n requests, with the
+// garbage collector off (its pace depends on time, not on the requests;
+// what it would have to collect is counted as allocations), and the plans'
+// intervals an hour long (no interval closes while the load runs; with no
+// progress display, the recorder is drained only when one does).
+func TestCostBudgets(t *testing.T) {
+	valgrind, err := exec.LookPath("valgrind")
+	if err != nil {
+		testenv.Missing(t, "valgrind is not installed (apt-get install valgrind)")
+	}
+	raw, err := os.ReadFile("budgets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var budgets Budgets
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&budgets); err != nil {
+		t.Fatalf("budgets.json: %v", err)
+	}
+	dir := t.TempDir()
+	// GUARD_BIN measures another build of perflab (another revision's,
+	// to find which change made a request dearer) in place of this tree's.
+	bin := os.Getenv("GUARD_BIN")
+	if bin == "" {
+		bin = filepath.Join(dir, "perflab")
+		build := exec.Command("go", "build", "-o", bin, "github.com/perflab/perflab/cmd/perflab")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+	}
+	srv := httptest.NewServer(server())
+	defer srv.Close()
+
+	got := map[string]Budget{}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := measure(t, valgrind, bin, dir, srv.URL, c)
+			got[c.name] = m.Budget
+			t.Logf("%s, a request: %.0f instructions (%.0f with the runtime's), %.2f atomic, %.2f allocations; %.1f M fixed (%d and %d requests)",
+				c.name, m.Instructions, m.TotalInstructions, m.Atomics, m.Allocs, m.Fixed, m.requests[0], m.requests[1])
+			if *update {
+				return
+			}
+			b, ok := budgets.Cases[c.name]
+			if !ok {
+				t.Fatalf("budgets.json has no case %q: add it (go test ./bench/guard -run TestCostBudgets -update)", c.name)
+			}
+			mg := budgets.margins(c.name)
+			check := func(what string, got, budget, margin float64) {
+				switch {
+				case got > budget+margin:
+					t.Errorf("%s: %.2f %s, over its budget of %.2f (+%.1f%%): a request got dearer\n%s",
+						c.name, got, what, budget, (got/budget-1)*100, m.dearest())
+				case got < budget-margin:
+					t.Errorf("%s: %.2f %s, under its budget of %.2f (-%.1f%%): lower the budget with the change that made it cheaper (go test ./bench/guard -update)",
+						c.name, got, what, budget, (1-got/budget)*100)
+				}
+			}
+			check("instructions a request (steady)", m.Instructions, b.Instructions, b.Instructions*mg.Instructions)
+			check("instructions a request (all)", m.TotalInstructions, b.TotalInstructions, b.TotalInstructions*mg.TotalInstructions)
+			check("atomic instructions a request", m.Atomics, b.Atomics, mg.Atomics)
+			check("allocations a request", m.Allocs, b.Allocs, mg.Allocs)
+			check("million instructions fixed", m.Fixed, b.Fixed, b.Fixed*mg.Fixed)
+		})
+	}
+	if *update && !t.Failed() {
+		budgets.Cases = got
+		out, err := json.MarshalIndent(budgets, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("budgets.json", append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// measure runs c with n and 3n requests under callgrind.
+func measure(t *testing.T, valgrind, bin, dir, target string, c guardCase) *measured {
+	m := &measured{}
+	for i, n := range []int{c.n, 3 * c.n} {
+		plan := filepath.Join(dir, fmt.Sprintf("%s-%d.yaml", c.name, n))
+		if err := os.WriteFile(plan, []byte(fmt.Sprintf(c.plan(n), target)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, fmt.Sprintf("%s-%d.callgrind", c.name, n))
+		cmd := exec.Command(valgrind, "--tool=callgrind", "--collect-bus=yes", "--callgrind-out-file="+out,
+			bin, "run", plan, "--out", filepath.Join(dir, "runs"), "--store", "off", "--quiet")
+		// asyncpreemptoff: valgrind does not deliver the runtime's
+		// preemption signals as it expects; GOMAXPROCS=1: one scheduler,
+		// as valgrind runs one thread at a time anyway.
+		cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1", "GOMAXPROCS=1", "GOGC=off")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("perflab under callgrind: %v\n%s\n%s", err, stdout.Bytes(), stderr.Bytes())
+		}
+		sm := summaryLine.FindSubmatch(stdout.Bytes())
+		if sm == nil || string(sm[2]) != "0" {
+			t.Fatalf("perflab's run did not succeed without errors:\n%s\n%s", stdout.Bytes(), stderr.Bytes())
+		}
+		m.requests[i], _ = strconv.ParseInt(string(sm[1]), 10, 64)
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.runs[i], err = ParseCallgrind(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := float64(m.requests[1] - m.requests[0])
+	if d <= 0 {
+		t.Fatalf("runs of %d and %d requests", m.requests[0], m.requests[1])
+	}
+	a, b := m.runs[0], m.runs[1]
+	ir, ge := a.Event("Ir"), a.Event("Ge")
+	if ir < 0 || ge < 0 {
+		t.Fatalf("callgrind counted %v, not Ir and Ge", a.Events)
+	}
+	per := func(e int) float64 { return float64(b.Sum(e, Steady)-a.Sum(e, Steady)) / d }
+	m.Instructions = per(ir)
+	m.TotalInstructions = float64(b.Total[ir]-a.Total[ir]) / d
+	m.Atomics = per(ge)
+	m.Allocs = float64(b.Allocs()-a.Allocs()) / d
+	m.Fixed = (float64(a.Sum(ir, Steady)) - m.Instructions*float64(m.requests[0])) / 1e6
+	return m
+}
+
+// dearest lists the functions whose own instructions a request are the
+// most, for a failure's message.
+func (m *measured) dearest() string {
+	a, b := m.runs[0], m.runs[1]
+	d := float64(m.requests[1] - m.requests[0])
+	ir, ge := a.Event("Ir"), a.Event("Ge")
+	type row struct {
+		name   string
+		ir, ge float64
+	}
+	var rows []row
+	for fn, c := range b.Self {
+		r := row{fn, float64(c[ir]) / d, float64(c[ge]) / d}
+		if o := a.Self[fn]; o != nil {
+			r.ir, r.ge = float64(c[ir]-o[ir])/d, float64(c[ge]-o[ge])/d
+		}
+		if r.ir >= 1 || r.ge >= 0.01 {
+			rows = append(rows, r)
+		}
+	}
+	slices.SortFunc(rows, func(x, y row) int { return cmp.Compare(y.ir, x.ir) })
+	var sb strings.Builder
+	sb.WriteString("a request's own instructions and atomic instructions, by function:\n")
+	for _, r := range rows[:min(len(rows), 30)] {
+		fmt.Fprintf(&sb, "  %8.1f %5.2f  %s\n", r.ir, r.ge, r.name)
+	}
+	return sb.String()
+}
