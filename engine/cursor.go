@@ -235,7 +235,7 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 	} else {
 		lat = w.record(n, res)
 	}
-	if !res.Start.IsZero() {
+	if n.correlate != nil && !res.Start.IsZero() {
 		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)
 	}
 	if res.Dump != nil {

@@ -167,6 +167,10 @@ var loopsStarted atomic.Int64
 
 func (el *evLoop) newVU(index int) *loopVU {
 	v := &loopVU{worker: el.e.bareWorker(el.s, index), el: el, x: el.l.NewExchange(), index: index}
+	// A loop's VUs record in one shard, the loop's (there are at least as
+	// many shards as loops): its thread takes that shard's lock only, and
+	// the loops do not contend for each other's.
+	v.shard = el.k
 	v.onRes = v.response
 	v.timer = el.l.NewTimer(v.wake)
 	el.vus = append(el.vus, v)

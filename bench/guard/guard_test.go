@@ -190,12 +190,19 @@ func TestCostBudgets(t *testing.T) {
 	if err := dec.Decode(&budgets); err != nil {
 		t.Fatalf("budgets.json: %v", err)
 	}
-	dir := t.TempDir()
+	// GUARD_KEEP=DIR keeps the runs' plans and callgrind outputs there
+	// (callgrind_annotate reads them).
+	dir := os.Getenv("GUARD_KEEP")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// GUARD_BIN measures another build of perflab (another revision's,
 	// to find which change made a request dearer) in place of this tree's.
 	bin := os.Getenv("GUARD_BIN")
 	if bin == "" {
-		bin = filepath.Join(dir, "perflab")
+		bin = filepath.Join(t.TempDir(), "perflab")
 		build := exec.Command("go", "build", "-o", bin, "github.com/perflab/perflab/cmd/perflab")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)

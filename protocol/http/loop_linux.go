@@ -958,14 +958,16 @@ func (x *Exchange) finish() {
 	default:
 		res := Result{Start: x.start, Status: p.status, Bytes: int(p.size), Latency: lat}
 		limit, _ := x.l.c.bodyLimit(r)
-		v := view{body: p.body()}
+		v := &s.view
+		*v = view{body: p.body()}
 		if r.reads&readsHeaders != 0 {
 			v.headers = p.buf[:p.headEnd]
 		}
 		if r.reads&readsURL != 0 {
 			v.url = x.url
 		}
-		x.l.c.settle(r, s, &res, &v, x.hdr, x.vars, limit)
+		x.l.c.settle(r, s, &res, v, x.hdr, x.vars, limit)
+		s.view = view{}
 		x.dump(&res)
 		if cap(p.buf) > 1<<20 { // one large response does not pin its buffer
 			p.buf = nil

@@ -219,6 +219,24 @@ type Scratch struct {
 	// The exchange of the request in flight (session.go).
 	ex   exchange
 	hops []Hop
+	// What the response in flight is judged on, kept here so that judging
+	// allocates nothing (a view or a closure passed down escapes): its
+	// view, and on goroutines its response and a header lookup made once.
+	view     view
+	fastResp *fasthttp.Response
+	fastHdr  headerFunc
+}
+
+// fastHeader is the header lookup of the fasthttp response s.fastResp.
+func (s *Scratch) fastHeader(resp *fasthttp.Response) headerFunc {
+	s.fastResp = resp
+	if s.fastHdr == nil {
+		s.fastHdr = func(name string) ([]byte, bool) {
+			v := s.fastResp.Header.Peek(name)
+			return v, v != nil
+		}
+	}
+	return s.fastHdr
 }
 
 // Do sends the request with the VU's variables and judges the response,
@@ -281,18 +299,17 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			return c.fastFailed(s.failed(start, status, n, kind, detail), req, resp, body)
 		}
 		res := Result{Start: start, Status: status, Bytes: int(n), Latency: time.Since(start)}
-		header := func(name string) ([]byte, bool) {
-			v := resp.Header.Peek(name)
-			return v, v != nil
-		}
-		v := view{body: body}
+		header := s.fastHeader(resp)
+		v := &s.view
+		*v = view{body: body}
 		if r.reads&readsHeaders != 0 {
 			v.headers = resp.Header.Header()
 		}
 		if r.reads&readsURL != 0 {
 			v.url = req.URI().FullURI()
 		}
-		c.settle(r, s, &res, &v, header, vars, limit)
+		c.settle(r, s, &res, v, header, vars, limit)
+		s.fastResp, s.view = nil, view{} // released below: nothing of it is kept
 		if res.Err != metrics.OK {
 			res = c.fastFailed(res, req, resp, body)
 		}

@@ -326,33 +326,33 @@ func (p *response) head() (int, error) {
 		default:
 			continue
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon < 0 {
-			continue
-		}
-		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+		// A name is followed by its colon at once (RFC 9112 5.1), so the
+		// three names are known by where the colon stands.
 		switch {
-		case equalFold(name, "Content-Length"):
+		case hasName(line, "Content-Length"):
+			value := trimSpace(line[len("Content-Length")+1:])
 			n, ok := atoi(value)
 			if !ok {
 				return 0, errors.New("bad Content-Length " + strconv.Quote(string(value)))
 			}
 			p.length = n
-		case equalFold(name, "Transfer-Encoding"):
+		case hasName(line, "Transfer-Encoding"):
+			value := trimSpace(line[len("Transfer-Encoding")+1:])
 			p.chunked = false // the last coding is what frames the body
 			for rest := value; len(rest) > 0; {
 				var tok []byte
 				tok, rest, _ = bytes.Cut(rest, []byte(","))
-				p.chunked = bytes.EqualFold(bytes.TrimSpace(tok), []byte("chunked"))
+				p.chunked = equalFold(trimSpace(tok), "chunked")
 			}
-		case equalFold(name, "Connection"): // a list: "keep-alive, close"
+		case hasName(line, "Connection"): // a list: "keep-alive, close"
+			value := trimSpace(line[len("Connection")+1:])
 			closes, keeps := false, false
 			for rest := value; len(rest) > 0; {
 				var tok []byte
 				tok, rest, _ = bytes.Cut(rest, []byte(","))
-				tok = bytes.TrimSpace(tok)
-				closes = closes || bytes.EqualFold(tok, []byte("close"))
-				keeps = keeps || bytes.EqualFold(tok, []byte("keep-alive"))
+				tok = trimSpace(tok)
+				closes = closes || equalFold(tok, "close")
+				keeps = keeps || equalFold(tok, "keep-alive")
 			}
 			if closes {
 				p.close = true
@@ -507,12 +507,40 @@ func equalFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
+	if string(b) == s { // as most servers write it
+		return true
+	}
 	for i := range len(b) {
 		if lower(b[i]) != lower(s[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// hasName tells whether header line is of header name (any case): the
+// name, then its colon.
+func hasName(line []byte, name string) bool {
+	return len(line) > len(name) && line[len(name)] == ':' && equalFold(line[:len(name)], name)
+}
+
+// trimSpace is bytes.TrimSpace, without its look at Unicode spaces where
+// b has none at its ends.
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && asciiSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && asciiSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && (b[0] >= 0x80 || b[len(b)-1] >= 0x80) {
+		return bytes.TrimSpace(b)
+	}
+	return b
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
 }
 
 func lower(c byte) byte {
