@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -53,11 +54,11 @@ func (b *Budgets) margins(name string) Margins {
 // Margins are relative (0.03 is 3%) but for atomics and allocations, which
 // are counts a request.
 type Margins struct {
-	Instructions      float64 `json:"instructions"`
-	TotalInstructions float64 `json:"total_instructions"`
-	Atomics           float64 `json:"atomics"`
-	Allocs            float64 `json:"allocs"`
-	Fixed             float64 `json:"fixed"`
+	Instructions      float64 `json:"instructions,omitempty"`
+	TotalInstructions float64 `json:"total_instructions,omitempty"`
+	Atomics           float64 `json:"atomics,omitempty"`
+	Allocs            float64 `json:"allocs,omitempty"`
+	Fixed             float64 `json:"fixed,omitempty"`
 }
 
 // Budget is one case's, a request: the instructions of perflab's code and
@@ -215,7 +216,8 @@ func TestCostBudgets(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := measure(t, valgrind, bin, dir, srv.URL, c)
-			got[c.name] = m.Budget
+			r := func(x float64) float64 { return math.Round(x*100) / 100 }
+			got[c.name] = Budget{r(m.Instructions), r(m.TotalInstructions), r(m.Atomics), r(m.Allocs), r(m.Fixed)}
 			t.Logf("%s, a request: %.0f instructions (%.0f with the runtime's), %.2f atomic, %.2f allocations; %.1f M fixed (%d and %d requests)",
 				c.name, m.Instructions, m.TotalInstructions, m.Atomics, m.Allocs, m.Fixed, m.requests[0], m.requests[1])
 			if *update {
@@ -328,11 +330,18 @@ func (m *measured) dearest() string {
 			rows = append(rows, r)
 		}
 	}
-	slices.SortFunc(rows, func(x, y row) int { return cmp.Compare(y.ir, x.ir) })
 	var sb strings.Builder
-	sb.WriteString("a request's own instructions and atomic instructions, by function:\n")
-	for _, r := range rows[:min(len(rows), 30)] {
-		fmt.Fprintf(&sb, "  %8.1f %5.2f  %s\n", r.ir, r.ge, r.name)
+	for _, by := range []struct {
+		what string
+		key  func(row) float64
+	}{{"instructions", func(r row) float64 { return r.ir }}, {"atomic instructions", func(r row) float64 { return r.ge }}} {
+		slices.SortFunc(rows, func(x, y row) int { return cmp.Compare(by.key(y), by.key(x)) })
+		fmt.Fprintf(&sb, "the functions with the most %s a request (instructions, atomic):\n", by.what)
+		for _, r := range rows[:min(len(rows), 20)] {
+			if by.key(r) > 0 {
+				fmt.Fprintf(&sb, "  %8.1f %5.2f  %s\n", r.ir, r.ge, r.name)
+			}
+		}
 	}
 	return sb.String()
 }
