@@ -80,6 +80,7 @@ type runFlags struct {
 	quiet      bool
 	progress   string
 	cpuprofile string
+	memprofile string
 	monitors   monitorFlags
 	// a distributed run: --segment and --run-id make a worker; --workers
 	// starts workers on this machine
@@ -131,6 +132,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line per interval), none")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of perflab itself to this file (go tool pprof)")
+	fs.StringVar(&f.memprofile, "memprofile", "", "write a heap profile of perflab itself to this file as the run ends, what it allocated and what it held (go tool pprof -sample_index=alloc_space)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
 	fs.Var(&f.failures, "dump-failures", fmt.Sprintf("write the first failed HTTP requests and their responses (%d, or --dump-failures=N) to the run directory's %s, %d KiB of each, secrets redacted", phttp.DefaultFailures, lab.FailuresFile, phttp.FailureBytes>>10))
@@ -339,6 +341,19 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 			return exitUsage, ""
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if f.memprofile != "" {
+		pf, err := os.Create(f.memprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "perflab: %v\n", err)
+			return exitUsage, ""
+		}
+		defer func() {
+			if err := pprof.Lookup("heap").WriteTo(pf, 0); err != nil {
+				fmt.Fprintf(stderr, "perflab: %v\n", err)
+			}
+			pf.Close()
+		}()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
