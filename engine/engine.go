@@ -413,7 +413,7 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		if r.p.Consecutive {
 			start = time.Now()
 		}
-		ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: start, workers: workers}
+		ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: start, workers: workers, inflight: newShardedCount()}
 		ph.Abandoned += r.runTogether(ctx, ex, g, st)
 		workers = ex.workers
 		for name, d := range ex.spans(g) {
@@ -469,7 +469,7 @@ func (r *runner) runTogether(ctx context.Context, ex *executor, scens []*scenari
 		select {
 		case <-done:
 		case <-time.After(r.opts.Grace):
-			abandoned = ex.inflight.Load()
+			abandoned = ex.abandoned()
 			r.opts.OnEvent(fmt.Sprintf("stage %s: %d requests still in flight after %v; not waiting for them (counted as abandoned)", st.Name(), abandoned, r.opts.Grace))
 		}
 	}

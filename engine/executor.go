@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	phttp "github.com/perflab/perflab/protocol/http"
+
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 )
@@ -24,8 +26,10 @@ type executor struct {
 
 	mu      sync.Mutex
 	workers int // workers made so far: their shard and random stream
-	// inflight counts requests being sent or awaited.
-	inflight atomic.Int64
+	// inflight counts the goroutine VUs' requests being sent or awaited;
+	// the event loops count their own (loops, abandoned).
+	inflight *shardedCount
+	evLoops  []*phttp.Loop // under mu
 	// finish runs once every goroutine of the stage has ended, or the
 	// interrupted stage's grace is over.
 	finish []func()
@@ -66,7 +70,7 @@ func (e *executor) bareWorker(s *scenario, vu int) *worker {
 	e.workers++
 	e.mu.Unlock()
 	v := newVars(vu, s.sc.Name, e.stage.Name(), e.r.opts.RunID, e.base, e.data, e.r.opts.Seed, uint64(e.stage.Index)<<32|uint64(n))
-	return &worker{r: e.r, s: s, vars: v, rec: e.rec, shard: n, inflight: &e.inflight}
+	return &worker{r: e.r, s: s, vars: v, rec: e.rec, shard: n, inflight: e.inflight}
 }
 
 // ended notes that a VU of scenario s stopped now, for the scenario's span.
@@ -341,7 +345,7 @@ func (e *executor) arrivals(ctx, parent context.Context, s *scenario) {
 			}
 			e.rec.DropN(0, s.iterOp, dueBefore(p, end.Sub(e.start))-n)
 		}
-		al := newAlarm(ctx, func() bool { return e.inflight.Load() == 0 })
+		al := newAlarm(ctx, func() bool { return e.inflight.load() == 0 })
 		defer al.close()
 		for n := int64(0); ; n++ {
 			d, ok := p.Due(n)
@@ -388,3 +392,17 @@ var pacerLateness time.Duration
 
 // maxBacklog bounds the iterations queued for busy VUs.
 const maxBacklog = 1 << 20
+
+// abandoned is the number of requests still in flight: the goroutine VUs'
+// and the event loops' (each loop is asked on its own thread, which a hung
+// server does not hold up).
+func (e *executor) abandoned() int64 {
+	n := e.inflight.load()
+	e.mu.Lock()
+	loops := e.evLoops
+	e.mu.Unlock()
+	for _, l := range loops {
+		n += int64(l.InFlight(time.Second))
+	}
+	return n
+}

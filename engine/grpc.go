@@ -39,8 +39,8 @@ func (g *grpcStep) do(vars *vars) pgrpc.Result {
 // grpcCall makes a VU's call, counted in flight.
 func (w *worker) grpcCall(g *grpcStep) pgrpc.Result {
 	if w.inflight != nil {
-		w.inflight.Add(1)
-		defer w.inflight.Add(-1)
+		w.inflight.add(w.shard, 1)
+		defer w.inflight.add(w.shard, -1)
 	}
 	return g.do(w.vars)
 }

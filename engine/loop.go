@@ -127,6 +127,9 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 		}
 		ls[k] = l
 	}
+	e.mu.Lock()
+	e.evLoops = append(e.evLoops, ls...)
+	e.mu.Unlock()
 	for k, l := range ls {
 		el := &evLoop{e: e, s: s, l: l, ctx: vctx, k: k, n: n, shared: shared, target: target, sched: ctx, p: p, next: int64(k)}
 		for i := k + 1; i <= top; i += n {
@@ -394,6 +397,7 @@ func (v *loopVU) nextIteration() {
 		return
 	}
 	if el.target != nil && int64(v.index) > el.target.Load() {
+		v.setBusy(false)
 		v.sleep(20*time.Millisecond, false, pcNext, pcDead)
 		return
 	}
@@ -439,7 +443,12 @@ func (v *loopVU) begin(iter int64, due time.Time) {
 
 // endIteration is the end of worker.iteration.
 func (v *loopVU) endIteration(stop, complete bool) {
-	v.setBusy(false)
+	// A closed model's VU stays counted in an iteration into its next,
+	// which begins at once: nextIteration (or pcDead) uncounts it where
+	// it does not. An open model's waits for its next arrival.
+	if v.el.p != nil {
+		v.setBusy(false)
+	}
 	if !complete && v.ctx().Err() != nil {
 		v.pc = pcDead // cut short by the end of the load: not a whole iteration
 		return
@@ -457,7 +466,6 @@ func (v *loopVU) endIteration(stop, complete bool) {
 }
 
 func (v *loopVU) send(n *node) {
-	v.inflight.Add(1)
 	v.step = n
 	v.pc, v.waiting = pcStepDone, true
 	v.x.Send(n.req, v.vars, &v.scr, v.onRes)
@@ -465,7 +473,6 @@ func (v *loopVU) send(n *node) {
 
 // response is the loop's callback with a step's result.
 func (v *loopVU) response(res phttp.Result) {
-	v.inflight.Add(-1)
 	v.res, v.waiting = res, false
 	v.advance()
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/perflab/perflab/metrics"
@@ -16,7 +15,7 @@ import (
 type worker struct {
 	r        *runner
 	client   *phttp.Client
-	inflight *atomic.Int64 // shared by the stage; nil in setup/teardown
+	inflight *shardedCount // the stage's; nil in setup/teardown
 	s        *scenario
 	vars     *vars
 	rec      *metrics.Recorder
@@ -90,8 +89,8 @@ func (w *worker) setBusy(b bool) {
 // request sends one request; the result's Latency is its service time.
 func (w *worker) request(req *phttp.Request) phttp.Result {
 	if w.inflight != nil {
-		w.inflight.Add(1)
-		defer w.inflight.Add(-1)
+		w.inflight.add(w.shard, 1)
+		defer w.inflight.add(w.shard, -1)
 	}
 	return w.client.Do(req, w.vars, &w.scr)
 }

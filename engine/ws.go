@@ -42,8 +42,8 @@ func (w *worker) wsDo(ctx context.Context, n *node) pws.Result {
 		w.ws = pws.NewConns(n.ws.dialer)
 	}
 	if w.inflight != nil {
-		w.inflight.Add(1)
-		defer w.inflight.Add(-1)
+		w.inflight.add(w.shard, 1)
+		defer w.inflight.add(w.shard, -1)
 	}
 	r := n.ws.step.Do(ctx, w.ws, w.vars)
 	if r.Dialed {

@@ -177,6 +177,20 @@ func (l *Loop) Post(f func()) {
 	syscall.Write(l.efd, (*[8]byte)(unsafe.Pointer(&one))[:]) //nolint:errcheck // a full counter still wakes the loop
 }
 
+// InFlight is the number of exchanges with a request in flight, read on
+// the loop's own thread; 0 if the loop does not answer within timeout (it
+// has ended, and closed its connections).
+func (l *Loop) InFlight(timeout time.Duration) int {
+	ch := make(chan int, 1)
+	l.Post(func() { ch <- l.busy })
+	select {
+	case n := <-ch:
+		return n
+	case <-time.After(timeout):
+		return 0
+	}
+}
+
 // Stop makes Run return after the callbacks it is running.
 func (l *Loop) Stop() { l.stopped = true }
 

@@ -25,6 +25,7 @@ func (c *Client) NewLoop() (*Loop, error) {
 
 func (l *Loop) Post(func())                                     {}
 func (l *Loop) Stop()                                           {}
+func (l *Loop) InFlight(time.Duration) int                      { return 0 }
 func (l *Loop) Close()                                          {}
 func (l *Loop) Run()                                            {}
 func (l *Loop) NewTimer(func()) *Timer                          { return nil }

@@ -125,12 +125,26 @@ func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 // with (in any case), else 0.
 func schemeLen[T string | []byte](u T) int {
 	switch {
-	case len(u) >= 7 && strings.EqualFold(string(u[:7]), "http://"):
+	case hasPrefixFold(u, "http://"):
 		return 7
-	case len(u) >= 8 && strings.EqualFold(string(u[:8]), "https://"):
+	case hasPrefixFold(u, "https://"):
 		return 8
 	}
 	return 0
+}
+
+// hasPrefixFold tells whether u starts with prefix, which is in lower
+// case, in any case (without converting u, which allocates).
+func hasPrefixFold[T string | []byte](u T, prefix string) bool {
+	if len(u) < len(prefix) {
+		return false
+	}
+	for i := range len(prefix) {
+		if lower(u[i]) != prefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // isHTTPS reports whether an origin from splitURL is https.
