@@ -42,7 +42,10 @@ func (r *Request) keepLast(s *Scratch, header func(string) ([]byte, bool), body 
 	if !r.keepBody && len(r.keepHeaders) == 0 {
 		return
 	}
-	k := &s.last
+	if s.last == nil {
+		s.last = &kept{}
+	}
+	k := s.last
 	k.body = append(k.body[:0], body...)
 	k.names, k.values, k.found = k.names[:0], k.values[:0], k.found[:0]
 	for _, name := range r.keepHeaders {
@@ -57,15 +60,25 @@ func (r *Request) keepLast(s *Scratch, header func(string) ([]byte, bool), body 
 // response may keep nothing (it failed before one came, or it is no HTTP
 // request).
 func (s *Scratch) ForgetLast() {
-	s.last.body = s.last.body[:0]
-	s.last.names = s.last.names[:0]
+	if s.last != nil {
+		s.last.body = s.last.body[:0]
+		s.last.names = s.last.names[:0]
+	}
 }
 
 // LastBody is the body the VU's last response kept (nil if none).
-func (s *Scratch) LastBody() []byte { return s.last.body }
+func (s *Scratch) LastBody() []byte {
+	if s.last == nil {
+		return nil
+	}
+	return s.last.body
+}
 
 // LastHeader is a header the VU's last response kept.
 func (s *Scratch) LastHeader(name string) (string, bool) {
+	if s.last == nil {
+		return "", false
+	}
 	for i, n := range s.last.names {
 		if strings.EqualFold(n, name) {
 			return s.last.values[i], s.last.found[i]

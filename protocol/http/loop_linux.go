@@ -40,6 +40,7 @@ import (
 // times a second (bench/README.md measures what this saves).
 type Loop struct {
 	c       *Client
+	view    view // what finish judges a response on
 	ep, efd int
 	xs      []*Exchange
 	events  []syscall.EpollEvent
@@ -972,7 +973,7 @@ func (x *Exchange) finish() {
 	default:
 		res := Result{Start: x.start, Status: p.status, Bytes: int(p.size), Latency: lat}
 		limit, _ := x.l.c.bodyLimit(r)
-		v := &s.view
+		v := &x.l.view // the loop judges one response at a time
 		*v = view{body: p.body()}
 		if r.reads&readsHeaders != 0 {
 			v.headers = p.buf[:p.headEnd]
@@ -981,7 +982,7 @@ func (x *Exchange) finish() {
 			v.url = x.url
 		}
 		x.l.c.settle(r, s, &res, v, x.hdr, x.vars, limit)
-		s.view = view{}
+		*v = view{}
 		x.dump(&res)
 		if cap(p.buf) > 1<<20 { // one large response does not pin its buffer
 			p.buf = nil

@@ -210,7 +210,7 @@ type Result struct {
 type Scratch struct {
 	buf, body []byte
 	drop      []byte // what a body over its limit is read into
-	last      kept   // what the last response kept for the flow (Keep)
+	last      *kept  // what the last response kept for the flow (Keep); nil until one keeps something
 	// What a VU keeps from one request to the next (cookies.go,
 	// auth.go): its cookies, nil until a response sets one; the digest
 	// challenges of its origins.
@@ -219,10 +219,11 @@ type Scratch struct {
 	// The exchange of the request in flight (session.go).
 	ex   exchange
 	hops []Hop
-	// What the response in flight is judged on, kept here so that judging
-	// allocates nothing (a view or a closure passed down escapes): its
-	// view, and on goroutines its response and a header lookup made once.
-	view     view
+	// On goroutines, what the response in flight is judged on, kept here
+	// so that judging allocates nothing (a view or a closure passed down
+	// escapes): its view, its response and a header lookup, each made
+	// once. (An event loop has one view for all its VUs.)
+	view     *view
 	fastResp *fasthttp.Response
 	fastHdr  headerFunc
 }
@@ -300,7 +301,10 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 		}
 		res := Result{Start: start, Status: status, Bytes: int(n), Latency: time.Since(start)}
 		header := s.fastHeader(resp)
-		v := &s.view
+		if s.view == nil {
+			s.view = &view{}
+		}
+		v := s.view
 		*v = view{body: body}
 		if r.reads&readsHeaders != 0 {
 			v.headers = resp.Header.Header()
@@ -309,7 +313,7 @@ func (c *Client) Do(r *Request, vars Vars, s *Scratch) Result {
 			v.url = req.URI().FullURI()
 		}
 		c.settle(r, s, &res, v, header, vars, limit)
-		s.fastResp, s.view = nil, view{} // released below: nothing of it is kept
+		s.fastResp, *s.view = nil, view{} // released below: nothing of it is kept
 		if res.Err != metrics.OK {
 			res = c.fastFailed(res, req, resp, body)
 		}
