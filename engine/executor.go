@@ -136,6 +136,8 @@ func (e *executor) closed(ctx context.Context, s *scenario) {
 			if delay > 0 && !w.sleep(ctx, delay) {
 				return
 			}
+			w.keepBusy = true
+			defer w.setBusy(false)
 			for i := int64(0); ctx.Err() == nil; i++ {
 				iter := i
 				switch {

@@ -51,6 +51,7 @@ var engineTests = []struct {
 	{"LatePacerLosesNoIteration", TestLatePacerLosesNoIteration},
 	{"RampingVUs", TestRampingVUs},
 	{"PeakVUsFollowTheRamp", TestPeakVUsFollowTheRamp},
+	{"PeakVUsEndWithTheIterations", TestPeakVUsEndWithTheIterations},
 	{"InterruptOpenModelCounts", TestInterruptOpenModelCounts},
 	{"RatesOverEachScenariosSpan", TestRatesOverEachScenariosSpan},
 	{"OpenIterationsFinishAfterTheEnd", TestOpenIterationsFinishAfterTheEnd},

@@ -561,3 +561,39 @@ scenarios:
 		t.Errorf("the ramp's last whole interval had %d VUs, want 4", prev)
 	}
 }
+
+// A closed model's VU stays counted in an iteration from one iteration
+// into the next, and no longer once its last has ended: two VUs of two
+// iterations each count 2 while they run and 0 in the intervals after,
+// while another scenario of the stage goes on.
+func TestPeakVUsEndWithTheIterations(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			time.Sleep(150 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+interval: 200ms
+scenarios:
+  - {name: s, vus: 2, iterations: 2, flow: [{name: a, url: /slow}]}
+  - {name: other, vus: 1, duration: 1500ms, flow: [{name: b, url: /b, think: 100ms}]}
+`, nil)
+	var sink ivSink
+	if _, err := Run(context.Background(), p, Options{RunID: "t", Sink: func(*metrics.Phase) metrics.Sink { return &sink }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.ivs) < 7 {
+		t.Fatalf("%d intervals of a 1.5 s stage, want 7 at least", len(sink.ivs))
+	}
+	if first := sink.ivs[0].PeakVUs["s"]; first != 2 {
+		t.Errorf("first interval: %d VUs of s in an iteration, want 2", first)
+	}
+	// Two iterations of 150 ms end by 0.3 s, or late on a busy machine:
+	// by the sixth interval (from 1 s) none is counted.
+	for _, iv := range sink.ivs[5:] {
+		if n := iv.PeakVUs["s"]; n != 0 {
+			t.Errorf("interval %d: %d VUs of s in an iteration, want 0 after their last", iv.Index, n)
+		}
+	}
+}

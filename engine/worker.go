@@ -21,6 +21,9 @@ type worker struct {
 	rec      *metrics.Recorder
 	shard    int
 	busy     bool // in an iteration, counted in rec's VUs (Recorder.Busy)
+	// keepBusy: the VU begins its next iteration as one ends (a closed
+	// model's), and stays counted in between; its goroutine uncounts it.
+	keepBusy bool
 	timer    *time.Timer
 	scr      phttp.Scratch
 	// ws are the VU's WebSocket connections, closed when it ends.
@@ -50,7 +53,9 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 	}
 	w.due = due
 	w.begin(iter)
-	defer w.setBusy(false)
+	if !w.keepBusy {
+		defer w.setBusy(false)
+	}
 	for {
 		a := w.next(ctx.Err() != nil)
 		switch a.kind {

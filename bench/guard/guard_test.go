@@ -123,17 +123,20 @@ var cases = []guardCase{
 	{name: "http1-goroutines", plan: closed(false, getFlow), n: 10000},
 	{name: "flow-loop", plan: closed(true, scriptedFlow), n: 4000},
 	{name: "flow-goroutines", plan: closed(false, scriptedFlow), n: 4000},
-	{name: "open-loop", n: 4000, plan: func(n int) string {
+	// At 500 arrivals a second, well within what perflab does under
+	// valgrind, every arrival is paced alone (one that finds the loop late
+	// is started with others, at another cost).
+	{name: "open-loop", n: 1500, plan: func(n int) string {
 		return fmt.Sprintf(`name: guard
 target: %%s
 interval: 1h
 scenarios:
   - name: load
-    rate: 2000
+    rate: 500
     duration: %dms
     vus: 20
     flow:
-%s`, n/2, getFlow)
+%s`, n*2, getFlow)
 	}},
 }
 
@@ -246,7 +249,12 @@ func TestCostBudgets(t *testing.T) {
 		})
 	}
 	if *update && !t.Failed() {
-		budgets.Cases = got
+		if budgets.Cases == nil {
+			budgets.Cases = map[string]Budget{}
+		}
+		for name, b := range got { // the cases run (-run may pick some)
+			budgets.Cases[name] = b
+		}
 		out, err := json.MarshalIndent(budgets, "", "  ")
 		if err != nil {
 			t.Fatal(err)
