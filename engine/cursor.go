@@ -76,7 +76,15 @@ type cursor struct {
 	// none is empty.
 	acts int
 	// last is the last step's outcome in the iteration, for expressions.
-	last phttp.Result
+	last outcome
+}
+
+// outcome is what expressions read of a step's result (env).
+type outcome struct {
+	status, bytes int
+	latency       time.Duration
+	err           metrics.ErrKind
+	sent          bool // the request was sent (a result with a start)
 }
 
 // begin starts iteration iter at the flow's first node: the VU's
@@ -93,7 +101,7 @@ func (w *worker) begin(iter int64) {
 	c.stack = append(c.stack[:0], frame{nodes: w.s.nodes})
 	c.tx, c.ending = nil, nil
 	c.first, c.pending = metrics.OK, 0
-	c.last = phttp.Result{}
+	c.last = outcome{}
 }
 
 // next says what the VU does next. done reports whether the load has
@@ -241,7 +249,7 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 	if res.Dump != nil {
 		w.dumpFailure(n, res)
 	}
-	c.last = res
+	c.last = outcome{status: res.Status, bytes: res.Bytes, latency: res.Latency, err: res.Err, sent: !res.Start.IsZero()}
 	if res.Err != metrics.OK && c.first == metrics.OK {
 		c.first = res.Err
 	}

@@ -46,10 +46,10 @@ func (w *worker) env() *expr.Env {
 	}
 	e.VU, e.Iteration = w.vars.vu, int(w.vars.iteration)
 	res := w.cur.last
-	e.Response = expr.Response{Status: res.Status, Duration: float64(res.Latency) / 1e6, Size: res.Bytes,
-		OK: res.Err == metrics.OK && !res.Start.IsZero(), Body: string(w.scr.LastBody())}
-	if res.Err != metrics.OK {
-		e.Response.Error = res.Err.String()
+	e.Response = expr.Response{Status: res.status, Duration: float64(res.latency) / 1e6, Size: res.bytes,
+		OK: res.err == metrics.OK && res.sent, Body: string(w.scr.LastBody())}
+	if res.err != metrics.OK {
+		e.Response.Error = res.err.String()
 	}
 	return e
 }

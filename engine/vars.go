@@ -57,7 +57,7 @@ type vars struct {
 	stage     string
 	runID     string
 	base      map[string]string // stage variables, setup extractions, env
-	own       map[string]string // extracted by this VU
+	own       map[string]string // extracted by this VU; nil until the first
 	data      *sources
 	picks     []int // row picked per source this iteration, -1 = none yet
 	rng       *rand.Rand
@@ -73,7 +73,7 @@ type vars struct {
 func newVars(vu int, scenario, stage, runID string, base map[string]string, data *sources, seed, stream uint64) *vars {
 	v := &vars{
 		vu: vu, vuStr: strconv.Itoa(vu), scenario: scenario, stage: stage, runID: runID,
-		base: base, own: map[string]string{}, data: data,
+		base: base, data: data,
 		picks: make([]int, len(data.list)),
 		rng:   rand.New(rand.NewPCG(seed, stream)),
 	}
@@ -114,6 +114,9 @@ func (v *vars) endRepeat() { v.index, v.item, v.itemDS = "", nil, nil }
 
 // Set stores an extracted value.
 func (v *vars) Set(name, value string) {
+	if v.own == nil { // a VU that extracts nothing has no map
+		v.own = map[string]string{}
+	}
 	v.own[name] = value
 	if v.missed != nil {
 		delete(v.missed, name)
