@@ -62,6 +62,8 @@ type Request struct {
 	redirects int
 	// auth authenticates the request; nil: none.
 	auth *auth
+	// wire is the URL as sent, where it has no placeholders (literalURL).
+	wire []byte
 }
 
 type header struct {
@@ -163,7 +165,29 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 	ar, _ := r.that.reads()
 	r.reads = xr | ar
 	r.judged = len(r.extract) > 0 || len(r.contains) > 0 || len(r.jsonChecks) > 0 || len(r.that) > 0
+	r.wire = r.literalURL()
 	return r, nil
+}
+
+// literalURL is the URL as it goes on the wire (appendURL) of a request
+// whose URL and query parameters have no placeholders: made once, not at
+// every request; nil for any other (or one appendURL refuses).
+func (r *Request) literalURL() []byte {
+	for _, t := range []*tmpl.Template{r.url, r.joinBase, r.joinRel} {
+		if t != nil && !t.IsLiteral() {
+			return nil
+		}
+	}
+	for _, q := range r.query {
+		if !q.value.IsLiteral() {
+			return nil
+		}
+	}
+	u, err := r.appendURL(nil, nil)
+	if err != nil {
+		return nil
+	}
+	return u
 }
 
 // setAuth sets the request's authentication: a basic one without
@@ -467,6 +491,9 @@ func setCookies(req *fasthttp.Request, header string) {
 // encoded for the wire (wireURL): a URL that would not be valid HTTP is an
 // invalidRequest error.
 func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
+	if r.wire != nil {
+		return append(b, r.wire...), nil
+	}
 	start := len(b)
 	b, err := r.appendRawURL(b, vars)
 	if err != nil {
