@@ -107,9 +107,12 @@ func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + " is not absolute http:// or https://")
 	}
 	rest := u[n:]
-	end := bytes.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
+	end := len(rest) // the authority ends at the path, the query or the fragment
+	for i, c := range rest {
+		if c == '/' || c == '?' || c == '#' {
+			end = i
+			break
+		}
 	}
 	authority, uri = rest[:end], rest[end:]
 	if bytes.IndexByte(authority, '@') >= 0 || len(authority) == 0 {
@@ -124,27 +127,16 @@ func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 // schemeLen is the length of the "http://" or "https://" that u starts
 // with (in any case), else 0.
 func schemeLen[T string | []byte](u T) int {
+	if len(u) < 7 || lower(u[0]) != 'h' || lower(u[1]) != 't' || lower(u[2]) != 't' || lower(u[3]) != 'p' {
+		return 0
+	}
 	switch {
-	case hasPrefixFold(u, "http://"):
+	case u[4] == ':' && u[5] == '/' && u[6] == '/':
 		return 7
-	case hasPrefixFold(u, "https://"):
+	case len(u) >= 8 && lower(u[4]) == 's' && u[5] == ':' && u[6] == '/' && u[7] == '/':
 		return 8
 	}
 	return 0
-}
-
-// hasPrefixFold tells whether u starts with prefix, which is in lower
-// case, in any case (without converting u, which allocates).
-func hasPrefixFold[T string | []byte](u T, prefix string) bool {
-	if len(u) < len(prefix) {
-		return false
-	}
-	for i := range len(prefix) {
-		if lower(u[i]) != prefix[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // isHTTPS reports whether an origin from splitURL is https.

@@ -190,3 +190,18 @@ func BenchmarkWire(b *testing.B) {
 		}
 	}
 }
+
+// schemeLen knows http:// and https:// in any case, and nothing else.
+func TestSchemeLen(t *testing.T) {
+	for u, want := range map[string]int{
+		"http://a": 7, "HTTP://a": 7, "hTtP://": 7, "https://a": 8, "HTTPS://a": 8, "HttpS://": 8,
+		"http:/a": 0, "https:/a": 0, "httpx://a": 0, "http//a": 0, "ftp://a": 0, "": 0, "http": 0, "https:": 0, "/http://a": 0,
+	} {
+		if got := schemeLen(u); got != want {
+			t.Errorf("schemeLen(%q) = %d, want %d", u, got, want)
+		}
+		if got := schemeLen([]byte(u)); got != want {
+			t.Errorf("schemeLen([]byte(%q)) = %d, want %d", u, got, want)
+		}
+	}
+}
