@@ -67,6 +67,10 @@ type h2Conn struct {
 	dec     *hpack.Decoder
 
 	live bool // the preface is written
+	// settled: the server's first SETTINGS has come. The request body
+	// waits for it: a server may apply a window below the default as soon
+	// as it has sent it (Go's does).
+	settled bool
 
 	// The peer's settings.
 	maxFrame   int
@@ -209,20 +213,27 @@ func (x *Exchange) h2write() {
 		}
 		h.preface()
 	}
-	if x.state == stateWriting && h.sid == 0 && h.maxStreams > 0 {
-		if err := x.h2open(); err != nil {
-			x.fail(metrics.NotSent, err.Error())
-			return
-		}
-		x.state = stateReading
-	}
-	if !x.h2push() {
+	if !x.h2start() || !x.h2push() {
 		return
 	}
 	if x.readable {
 		x.readable = false
 		x.h2read()
 	}
+}
+
+// h2start opens the request's stream if it waits for one and the server
+// lets one more open; it returns false when the request failed.
+func (x *Exchange) h2start() bool {
+	if x.state != stateWriting || x.h2.sid != 0 || x.h2.maxStreams == 0 {
+		return true
+	}
+	if err := x.h2open(); err != nil {
+		x.fail(metrics.NotSent, err.Error())
+		return false
+	}
+	x.state = stateReading
+	return true
 }
 
 // h2open opens the request's stream: its header block from the request
@@ -318,7 +329,7 @@ const h2Strings = 4096
 func (x *Exchange) h2push() bool {
 	h := x.h2
 	for {
-		for h.sid != 0 && !h.bodyEnd && len(h.out)-h.opos < h2MaxQueued {
+		for h.sid != 0 && !h.bodyEnd && h.settled && len(h.out)-h.opos < h2MaxQueued {
 			n := int(min(int64(len(h.body)), int64(h.maxFrame), h.sendConn, h.sendStream))
 			if n <= 0 && len(h.body) > 0 {
 				break // until a WINDOW_UPDATE
@@ -334,7 +345,7 @@ func (x *Exchange) h2push() bool {
 			x.fail(metrics.Write, "write: "+err.Error())
 			return false
 		}
-		if queued < h2MaxQueued || x.h2pending() || h.sid == 0 || h.bodyEnd {
+		if queued < h2MaxQueued || x.h2pending() || h.sid == 0 || h.bodyEnd || !h.settled {
 			return true
 		}
 	}
@@ -380,7 +391,7 @@ func (x *Exchange) h2pending() bool {
 // h2event handles the readiness of an HTTP/2 connection, between requests
 // too: the server's PINGs, SETTINGS and GOAWAY are read whenever they come.
 func (x *Exchange) h2event(events uint32, in bool) {
-	if events&(syscall.EPOLLOUT|syscall.EPOLLERR) != 0 && (x.h2pending() || x.h2.sid != 0 && !x.h2.bodyEnd) {
+	if events&(syscall.EPOLLOUT|syscall.EPOLLERR) != 0 && (x.h2pending() || x.h2.sid != 0 && !x.h2.bodyEnd && x.h2.settled) {
 		if !x.h2push() {
 			return
 		}
@@ -560,15 +571,9 @@ func (x *Exchange) h2frame(f http2.Frame) bool {
 			x.h2lost(metrics.Read, "http2: "+err.Error())
 			return false
 		}
-		h.fr.WriteSettingsAck()                                        //nolint:errcheck // queued
-		if x.state == stateWriting && h.sid == 0 && h.maxStreams > 0 { // it waited for MAX_CONCURRENT_STREAMS
-			if err := x.h2open(); err != nil {
-				x.fail(metrics.NotSent, err.Error())
-				return false
-			}
-			x.state = stateReading
-		}
-		return x.h2push()
+		h.fr.WriteSettingsAck() //nolint:errcheck // queued
+		h.settled = true
+		return x.h2start() && x.h2push() // a request may wait for MAX_CONCURRENT_STREAMS, a body for the window
 	case *http2.PingFrame:
 		if !f.IsAck() {
 			h.fr.WritePing(true, f.Data) //nolint:errcheck // queued
