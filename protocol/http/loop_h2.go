@@ -64,7 +64,11 @@ type h2Conn struct {
 	src, in []byte
 	enc     *hpack.Encoder
 	blk     headerBlock // the header block being encoded
-	dec     *hpack.Decoder
+	// blkFor is the request whose header block blk holds, unchanged while
+	// the encoder's table is (h2encode); its body is at bodyAt of wbuf.
+	blkFor *Request
+	bodyAt int
+	dec    *hpack.Decoder
 
 	live bool // the preface is written
 	// settled: the server's first SETTINGS has come. The request body
@@ -239,9 +243,38 @@ func (x *Exchange) h2start() bool {
 // h2open opens the request's stream: its header block from the request
 // in wbuf, then its body, framed as the windows allow.
 func (x *Exchange) h2open() error {
+	h := x.h2
+	var body []byte
+	if x.built != nil && h.blkFor == x.built { // the same bytes, encoded the same
+		body = x.wbuf[h.bodyAt:]
+	} else {
+		body = x.h2encode()
+	}
+	if h.nextID > 1<<31-1 {
+		return errors.New("http2: stream ids used up") // h2spent closes the connection first
+	}
+	h.sid, h.nextID = h.nextID, h.nextID+2
+	h.body, h.bodyEnd = body, len(body) == 0
+	h.sendStream, h.recvStream, h.streamUsed = h.initWin, min(h2Window, 1<<31-1), 0
+	h.head, h.gotHead, h.ended, h.status, h.interim, h.headErr, h.resetWhy = headNone, false, false, 0, 0, nil, ""
+	blk := h.blk.b
+	first := min(len(blk), h.maxFrame)
+	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.sid, BlockFragment: blk[:first], EndStream: h.bodyEnd, EndHeaders: first == len(blk)}) //nolint:errcheck // queued
+	for blk = blk[first:]; len(blk) > 0; {
+		n := min(len(blk), h.maxFrame)
+		h.fr.WriteContinuation(h.sid, n == len(blk), blk[:n]) //nolint:errcheck // queued
+		blk = blk[n:]
+	}
+	return nil
+}
+
+// h2encode encodes the header block of the request in wbuf into h.blk
+// and returns its body. A literal request (Exchange.build) whose every
+// field was found in the encoder's tables encodes the same until the
+// tables change, which they did not: its block is kept for it (blkFor).
+func (x *Exchange) h2encode() (body []byte) {
 	h, l := x.h2, x.l
-	req := x.wbuf
-	line, rest, _ := bytes.Cut(req, []byte("\r\n"))
+	line, rest, _ := bytes.Cut(x.wbuf, []byte("\r\n"))
 	method, line, _ := bytes.Cut(line, []byte(" "))
 	uri, _, _ := bytes.Cut(line, []byte(" "))
 	head, body, _ := bytes.Cut(rest, []byte("\r\n\r\n"))
@@ -263,6 +296,7 @@ func (x *Exchange) h2open() error {
 	enc.WriteField(hpack.HeaderField{Name: ":scheme", Value: scheme})                  //nolint:errcheck
 	enc.WriteField(hpack.HeaderField{Name: ":authority", Value: l.h2value(authority)}) //nolint:errcheck
 	enc.WriteField(hpack.HeaderField{Name: ":path", Value: l.h2value(uri)})            //nolint:errcheck
+	fields := 4
 	for hs := head; len(hs) > 0; {
 		var f []byte
 		f, hs, _ = bytes.Cut(hs, []byte("\r\n"))
@@ -277,23 +311,26 @@ func (x *Exchange) h2open() error {
 			}
 		}
 		enc.WriteField(hpack.HeaderField{Name: n, Value: l.h2value(v)}) //nolint:errcheck
+		fields++
 	}
-	if h.nextID > 1<<31-1 {
-		return errors.New("http2: stream ids used up") // h2spent closes the connection first
+	// Each field indexed, in one byte (0x80 | an index below 127): no
+	// field was added to the table.
+	h.blkFor = nil
+	if len(h.blk.b) == fields && x.built != nil && indexedOnly(h.blk.b) {
+		h.blkFor, h.bodyAt = x.built, len(x.wbuf)-len(body)
 	}
-	h.sid, h.nextID = h.nextID, h.nextID+2
-	h.body, h.bodyEnd = body, len(body) == 0
-	h.sendStream, h.recvStream, h.streamUsed = h.initWin, min(h2Window, 1<<31-1), 0
-	h.head, h.gotHead, h.ended, h.status, h.interim, h.headErr, h.resetWhy = headNone, false, false, 0, 0, nil, ""
-	blk := h.blk.b
-	first := min(len(blk), h.maxFrame)
-	h.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: h.sid, BlockFragment: blk[:first], EndStream: h.bodyEnd, EndHeaders: first == len(blk)}) //nolint:errcheck // queued
-	for blk = blk[first:]; len(blk) > 0; {
-		n := min(len(blk), h.maxFrame)
-		h.fr.WriteContinuation(h.sid, n == len(blk), blk[:n]) //nolint:errcheck // queued
-		blk = blk[n:]
+	return body
+}
+
+// indexedOnly reports whether each byte of a header block is an indexed
+// field of one byte.
+func indexedOnly(b []byte) bool {
+	for _, c := range b {
+		if c < 0x80 || c == 0xff {
+			return false
+		}
 	}
-	return nil
+	return true
 }
 
 // h2name is a header name as HTTP/2 sends it, in lower case; h2value a
@@ -626,6 +663,7 @@ func (h *h2Conn) setting(s http2.Setting) error {
 		h.maxStreams = s.Val
 	case http2.SettingHeaderTableSize:
 		h.enc.SetMaxDynamicTableSizeLimit(s.Val)
+		h.blkFor = nil // the next block says the table's new size
 	}
 	return nil
 }

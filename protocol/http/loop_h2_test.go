@@ -13,6 +13,7 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -614,5 +615,52 @@ func TestLoopH2PingAndSettings(t *testing.T) {
 	checkOK(t, results, 5)
 	if r, n, c := refused.Load(), served.Load(), s.conns.Load(); r != 1 || n != 5 || c != 1 {
 		t.Errorf("server refused %d and served %d streams on %d connections, want 1, 5, 1", r, n, c)
+	}
+}
+
+// A literal request's header block is encoded once its fields are all in
+// the encoder's table, then sent as it is (h2encode): the server decodes
+// the same fields from it each time, and from the request with other
+// values sent between.
+func TestLoopH2LiteralHeaderBlock(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	s := newRawH2(t, nil, func(c *rawConn) {
+		for {
+			sid, _ := c.request()
+			if sid == 0 {
+				return
+			}
+			f := []string{}
+			for k, v := range c.fields {
+				f = append(f, k+": "+v)
+			}
+			slices.Sort(f)
+			mu.Lock()
+			seen = append(seen, strings.Join(f, "\n"))
+			mu.Unlock()
+			c.respond(sid, "ok")
+		}
+	})
+	lit := h2Step(t, &plan.Step{Name: "lit", Method: "GET", URL: text(s.url() + "/lit"), Headers: []plan.Pair{{Name: "X-A", Value: text("a")}}})
+	vu := h2Step(t, &plan.Step{Name: "vu", Method: "GET", URL: text(s.url() + "/vu/${vu}"), Headers: []plan.Pair{{Name: "X-A", Value: text("${vu}")}}})
+	l, err := h2Client(nil).NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := runOn(t, l, 1, 4, vu, lit, lit)
+	checkOK(t, results, 12)
+	lits := strings.Join([]string{":authority: " + s.addr, ":method: GET", ":path: /lit", ":scheme: http", "user-agent: perflab", "x-a: a"}, "\n")
+	vus := strings.Replace(strings.Replace(lits, "/lit", "/vu/1", 1), "x-a: a", "x-a: 1", 1)
+	if len(seen) != 12 {
+		t.Fatalf("the server saw %d requests, want 12", len(seen))
+	}
+	for i, f := range seen {
+		if want := map[bool]string{true: vus, false: lits}[i%3 == 0]; f != want {
+			t.Errorf("request %d: the server decoded\n%s\nwant\n%s", i, f, want)
+		}
+	}
+	if x := l.xs[0]; x.h2 == nil || x.h2.blkFor != lit.r {
+		t.Error("the literal request's header block was not kept")
 	}
 }
