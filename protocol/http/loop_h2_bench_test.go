@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/perflab/perflab/internal/testenv"
-	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
 )
 
@@ -24,37 +22,7 @@ func BenchmarkLoopH2(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := NewClient(Options{KeepAlive: true, Timeout: 5 * time.Second, HTTP2: true})
-	l, err := c.NewLoop()
-	if err != nil {
-		b.Fatal(err)
-	}
-	x := l.NewExchange()
-	vars := testenv.Vars{"vu": "1"}
-	var s Scratch
-	left := b.N
-	var failed Result
-	var done func(Result)
-	done = func(res Result) {
-		if res.Err != metrics.OK {
-			failed = res
-			l.Stop()
-			return
-		}
-		if left--; left == 0 {
-			l.Stop()
-			return
-		}
-		x.Send(r, vars, &s, done)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	l.Post(func() { x.Send(r, vars, &s, done) })
-	l.Run()
-	b.StopTimer()
-	if failed.Err != metrics.OK {
-		b.Fatal(failed.Detail)
-	}
+	benchLoop(b, NewClient(Options{KeepAlive: true, Timeout: 5 * time.Second, HTTP2: true}), r)
 }
 
 // answerH2OK serves h2c: each request's stream gets a 200 with the body
