@@ -652,6 +652,8 @@ func TestLoopH2LiteralHeaderBlock(t *testing.T) {
 	checkOK(t, results, 12)
 	lits := strings.Join([]string{":authority: " + s.addr, ":method: GET", ":path: /lit", ":scheme: http", "user-agent: perflab", "x-a: a"}, "\n")
 	vus := strings.Replace(strings.Replace(lits, "/lit", "/vu/1", 1), "x-a: a", "x-a: 1", 1)
+	mu.Lock()
+	defer mu.Unlock()
 	if len(seen) != 12 {
 		t.Fatalf("the server saw %d requests, want 12", len(seen))
 	}
@@ -662,5 +664,43 @@ func TestLoopH2LiteralHeaderBlock(t *testing.T) {
 	}
 	if x := l.xs[0]; x.h2 == nil || x.h2.blkFor != lit.r {
 		t.Error("the literal request's header block was not kept")
+	}
+}
+
+// A stream the server never answers times out as on HTTP/1.1 (its
+// connection is dropped, the next request opens another); without
+// keep-alive every request has a connection of its own.
+func TestLoopH2TimeoutAndNoKeepAlive(t *testing.T) {
+	s := newRawH2(t, nil, func(c *rawConn) {
+		for {
+			sid, path := c.request()
+			if sid == 0 {
+				return
+			}
+			if path != "/hang" {
+				c.respond(sid, "ok")
+			}
+		}
+	})
+	hang, err := Compile(nil, nil, &plan.Step{Name: "hang", Method: "GET", URL: text(s.url() + "/hang")}, 200*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := runLoop(t, h2Client(nil), 1, 3, step{r: hang}, h2Step(t, &plan.Step{Name: "ok", Method: "GET", URL: text(s.url() + "/ok")}))
+	for i, r := range results[0] {
+		want := map[bool]metrics.ErrKind{true: metrics.Timeout, false: metrics.OK}[i%2 == 0]
+		if r.Err != want {
+			t.Errorf("request %d: %v %q, want %v", i, r.Err, r.Detail, want)
+		}
+	}
+	if n := s.conns.Load(); n != 4 {
+		t.Errorf("%d connections, want 4 (the first, and one after each of 3 timeouts)", n)
+	}
+
+	once := NewClient(Options{Timeout: 10 * time.Second, KeepAlive: false, HTTP2: true})
+	s2 := newH2Server(t, false, nil, func(w nethttp.ResponseWriter, r *nethttp.Request) { io.WriteString(w, "ok") })
+	checkOK(t, runLoop(t, once, 2, 5, h2Step(t, &plan.Step{Name: "k", Method: "GET", URL: text(s2.URL + "/k")})), 10)
+	if n, c := s2.count("/k"), s2.conns.Load(); n != 10 || c != 10 {
+		t.Errorf("server served %d requests on %d connections, want 10 on 10", n, c)
 	}
 }
