@@ -106,6 +106,18 @@ type h2Conn struct {
 	interim   int
 	headErr   error // a header field that cannot be taken
 
+	// The last response header block decoded, if it came in one frame,
+	// and what it said (the response's header, its status, length and
+	// Set-Cookie); seen: how many times in a row it was decoded (h2memo).
+	memo struct {
+		blk, head []byte
+		status    int
+		length    int64
+		setCookie bool
+		seen      int
+		frames    int // the frames of the block being read
+	}
+
 	// Retries of the request of Exchange.seq retrySeq (h2Retries).
 	retries  int
 	retrySeq uint64
@@ -584,7 +596,10 @@ func (x *Exchange) h2frame(f http2.Frame) bool {
 		default:
 			h.head = headResponse
 		}
-		h.headEnd = f.StreamEnded()
+		h.headEnd, h.memo.frames = f.StreamEnded(), 0
+		if h.head == headResponse && f.HeadersEnded() && h.memo.seen >= h2MemoAfter && bytes.Equal(f.HeaderBlockFragment(), h.memo.blk) {
+			return x.h2memo()
+		}
 		return x.h2block(f.HeaderBlockFragment(), f.HeadersEnded())
 	case *http2.ContinuationFrame:
 		return x.h2block(f.HeaderBlockFragment(), f.HeadersEnded())
@@ -672,6 +687,7 @@ func (h *h2Conn) setting(s http2.Setting) error {
 func (x *Exchange) h2block(frag []byte, end bool) bool {
 	h := x.h2
 	h.dec.SetEmitEnabled(h.head == headResponse)
+	h.memo.frames++
 	if _, err := h.dec.Write(frag); err != nil {
 		x.h2lost(metrics.Read, "http2: the response's header block: "+err.Error())
 		return false
@@ -685,6 +701,9 @@ func (x *Exchange) h2block(frag []byte, end bool) bool {
 	}
 	head := h.head
 	h.head = headNone
+	if head != headResponse || h.headErr != nil || h.status < 200 || h.memo.frames > 1 {
+		h.memo.seen = 0 // the table changed otherwise than by the block kept
+	}
 	switch {
 	case head == headOther:
 		return true
@@ -711,10 +730,48 @@ func (x *Exchange) h2block(frag []byte, end bool) bool {
 		p.buf, p.length, p.setCookie = p.buf[:0], -1, false
 		return true
 	}
+	if m := &h.memo; m.frames == 1 {
+		if bytes.Equal(frag, m.blk) {
+			m.seen++
+		} else {
+			m.blk, m.seen = append(m.blk[:0], frag...), 1
+		}
+		m.head, m.status, m.length, m.setCookie = append(m.head[:0], p.buf...), h.status, p.length, p.setCookie
+	}
+	return x.h2head()
+}
+
+// h2head ends the response's header: its body follows, or the stream
+// has ended.
+func (x *Exchange) h2head() bool {
+	h, p := x.h2, &x.resp
 	p.buf = append(p.buf, "\r\n"...)
 	p.headEnd, p.bodyEnd = len(p.buf), len(p.buf)
 	h.gotHead = true
 	return !h.headEnd || x.h2ended()
+}
+
+// h2MemoAfter is how many times in a row a response header block is
+// decoded before it is taken as kept (h2memo): 129 decodes of one block
+// add its entries to the decoder's table 129 times, each entry at least
+// 32 bytes, over the 4,096 bytes the table holds (perflab never offers
+// more); the table then holds only the block's entries, the last that
+// fit, and it holds the same after each further decode of the block.
+const h2MemoAfter = 130
+
+// h2memo takes a response header block that is the one decoded the last
+// h2MemoAfter times or more, as it was decoded then, without decoding it:
+// nginx, for one, sends the same block (five fields added to the table)
+// for every response of a second. Decoding it would change nothing: the
+// fields it refers to in the table and the entries it adds are those of
+// the last time (h2MemoAfter), so the table is the same with it or
+// without it.
+func (x *Exchange) h2memo() bool {
+	h, p, m := x.h2, &x.resp, &x.h2.memo
+	h.head = headNone
+	p.buf = append(p.buf[:0], m.head...)
+	h.status, p.status, p.length, p.setCookie = m.status, m.status, m.length, m.setCookie
+	return x.h2head()
 }
 
 // field takes a header field of the response: its status line, then a

@@ -704,3 +704,85 @@ func TestLoopH2TimeoutAndNoKeepAlive(t *testing.T) {
 		t.Errorf("server served %d requests on %d connections, want 10 on 10", n, c)
 	}
 }
+
+// A response header block sent again and again, adding its fields to the
+// table each time (as nginx sends its headers), is decoded h2MemoAfter
+// times, then taken as it was; the table stays right: a block that then
+// refers to the table's entries by index alone reads the values the
+// repeated block added.
+func TestLoopH2KeptHeaderBlock(t *testing.T) {
+	// :status 200; x-abc: v-1 and content-length: 2, each added to the
+	// table (literal with incremental indexing).
+	same := []byte{0x88, 0x40, 5, 'x', '-', 'a', 'b', 'c', 3, 'v', '-', '1', 0x5c, 1, '2'}
+	// :status 200; the table's oldest entries, by index: once the table
+	// is full of the repeated block's (47 of each, 4,089 bytes), 155 is
+	// x-abc, 154 content-length (0xff: 127 and more, then the rest). A
+	// table that missed the block's last decodes would not have them.
+	byIndex := []byte{0x88, 0xff, 155 - 127, 0xff, 154 - 127}
+	ref := hpack.NewDecoder(4096, nil)
+	for range 200 {
+		ref.DecodeFull(same) //nolint:errcheck // checked below
+	}
+	if f, err := ref.DecodeFull(byIndex); err != nil || len(f) != 3 || f[1].Name != "x-abc" || f[1].Value != "v-1" || f[2].Name != "content-length" {
+		t.Fatalf("the test's own block reads %v, %v", f, err)
+	}
+	var wrong atomic.Int64
+	s := newRawH2(t, nil, func(c *rawConn) {
+		for {
+			sid, path := c.request()
+			block := same
+			switch {
+			case sid == 0:
+				return
+			case path == "/ref":
+				block = byIndex
+			case strings.HasPrefix(path, "/verify/") && path != "/verify/v-1":
+				wrong.Add(1)
+			}
+			c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: sid, BlockFragment: block, EndHeaders: true})
+			c.fr.WriteData(sid, true, []byte("ok"))
+		}
+	})
+	l, err := h2Client(nil).NewLoop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := l.NewExchange()
+	vars := testenv.Vars{}
+	var sc Scratch
+	steps := []*Request{}
+	for range 200 {
+		steps = append(steps, h2Step(t, &plan.Step{Name: "same", Method: "GET", URL: text(s.url() + "/same")}).r)
+	}
+	steps = append(steps,
+		h2Step(t, &plan.Step{Name: "ref", Method: "GET", URL: text(s.url() + "/ref"), Extract: []*plan.Extract{{Name: "abc", Header: "X-Abc"}}}).r,
+		h2Step(t, &plan.Step{Name: "verify", Method: "GET", URL: text(s.url() + "/verify/${abc}")}).r)
+	seen := 0
+	var send func(i int)
+	send = func(i int) {
+		x.Send(steps[i], vars, &sc, func(res Result) {
+			if res.Err != metrics.OK || res.Bytes != 2 {
+				t.Errorf("request %d: %v %d %q, %d bytes", i, res.Err, res.Status, res.Detail, res.Bytes)
+			}
+			if i == 199 {
+				seen = x.h2.memo.seen
+			}
+			if i+1 == len(steps) {
+				l.Stop()
+				return
+			}
+			send(i + 1)
+		})
+	}
+	l.Post(func() { send(0) })
+	waitLoop(t, l, 30*time.Second, "no result")
+	if seen != h2MemoAfter {
+		t.Errorf("the repeated block was decoded %d times in a row, want %d (then kept)", seen, h2MemoAfter)
+	}
+	if vars["abc"] != "v-1" || wrong.Load() != 0 {
+		t.Errorf("the block by index read x-abc %q, want v-1", vars["abc"])
+	}
+	if n := s.conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+}
