@@ -25,13 +25,7 @@ CONNS=${CONNS:-50}
 PORT=${PORT:-18082}
 ROUNDS=${ROUNDS:-5}
 need_wrk_nginx
-if ! need h2load; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client >/dev/null
-  else
-    echo "bench: install h2load (Debian: apt-get install nghttp2-client)" >&2; exit 1
-  fi
-fi
+need_deb h2load nghttp2-client
 
 URL="http://127.0.0.1:$PORT/"
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)   # what else the machine was doing
@@ -39,21 +33,8 @@ nginx_dir
 CURL_OPTS=--http2-prior-knowledge start_nginx "$URL" http2
 
 go build -o "$OUT/perflab" ./cmd/perflab
-plan() { # name event_loop
-  cat <<PLAN
-name: bench-h2-$1
-target: http://127.0.0.1:$PORT
-http: {version: "2", event_loop: $2}
-scenarios:
-  - name: get
-    vus: $CONNS
-    duration: ${SECS}s
-    flow:
-      - {name: GET /, url: /}
-PLAN
-}
-plan loop true > "$OUT/h2-loop.yaml"
-plan goroutines false > "$OUT/h2-goroutines.yaml"
+one_step_plan bench-h2-loop 'version: "2", event_loop: true' > "$OUT/h2-loop.yaml"
+one_step_plan bench-h2-goroutines 'version: "2", event_loop: false' > "$OUT/h2-goroutines.yaml"
 
 # h2load_run ARGS...: one h2load run; sets RUN to "requests cpu rss"
 # (those that succeeded), and fails on any that failed, errored, timed out

@@ -18,6 +18,34 @@ need_wrk_nginx() {
   fi
 }
 
+# need_deb CMD PACKAGE: installs Debian's PACKAGE when CMD is missing (as
+# root), else says what to install.
+need_deb() {
+  need "$1" && return 0
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  else
+    echo "bench: install $1 (Debian: apt-get install $2)" >&2; exit 1
+  fi
+}
+
+# one_step_plan NAME HTTP_OPTIONS: the 1-step plan of the request-path
+# benchmarks (CONNS VUs for SECS seconds, a GET of / at
+# http://127.0.0.1:PORT), with http: {HTTP_OPTIONS}.
+one_step_plan() {
+  cat <<PLAN
+name: $1
+target: http://127.0.0.1:$PORT
+http: {$2}
+scenarios:
+  - name: get
+    vus: $CONNS
+    duration: ${SECS}s
+    flow:
+      - {name: GET /, url: /}
+PLAN
+}
+
 NCPU=$(nproc)
 GEN_CPU=0; SRV_CPU=$(( NCPU > 1 ? 1 : 0 ))
 
