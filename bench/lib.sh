@@ -18,6 +18,34 @@ need_wrk_nginx() {
   fi
 }
 
+# need_deb CMD PACKAGE: installs Debian's PACKAGE when CMD is missing (as
+# root), else says what to install.
+need_deb() {
+  need "$1" && return 0
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+  else
+    echo "bench: install $1 (Debian: apt-get install $2)" >&2; exit 1
+  fi
+}
+
+# one_step_plan NAME HTTP_OPTIONS: the 1-step plan of the request-path
+# benchmarks (CONNS VUs for SECS seconds, a GET of / at
+# http://127.0.0.1:PORT), with http: {HTTP_OPTIONS}.
+one_step_plan() {
+  cat <<PLAN
+name: $1
+target: http://127.0.0.1:$PORT
+http: {$2}
+scenarios:
+  - name: get
+    vus: $CONNS
+    duration: ${SECS}s
+    flow:
+      - {name: GET /, url: /}
+PLAN
+}
+
 NCPU=$(nproc)
 GEN_CPU=0; SRV_CPU=$(( NCPU > 1 ? 1 : 0 ))
 
@@ -33,8 +61,9 @@ nginx_dir() {
 
 # start_nginx URL [LISTEN_OPTIONS [DIRECTIVES]]: nginx serving NGX's body at
 # URL (http or https://127.0.0.1:PORT/), one worker on its own CPU, no
-# logging, connections kept alive; LISTEN_OPTIONS follow the port (ssl),
-# DIRECTIVES go in the server block.
+# logging, connections kept alive; LISTEN_OPTIONS follow the port (ssl,
+# http2), DIRECTIVES go in the server block. CURL_OPTS are curl's, for the
+# check that it answers (--http2-prior-knowledge for h2c).
 start_nginx() {
   local port=${1##*:}; port=${port%/}
   cat > "$NGX/nginx.conf" <<CONF
@@ -54,7 +83,7 @@ CONF
   ulimit -n 65536 2>/dev/null || true
   taskset -c "$SRV_CPU" nginx -p "$NGX" -c "$NGX/nginx.conf" &
   NGX_PID=$!
-  for _ in $(seq 50); do curl -kfs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  for _ in $(seq 50); do curl -kfs ${CURL_OPTS:-} "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "bench: nginx does not answer at $1:" >&2; cat "$NGX/logs/error.log" >&2; exit 1
 }
 

@@ -63,17 +63,7 @@ fi
 # perflab runs the plan twice a round: with http.event_loop (its cheap
 # path, VUs as state machines on epoll, as wrk) and with the default engine
 # (a goroutine per VU, which every other feature runs on).
-cat > "$OUT/plan.yaml" <<PLAN
-name: bench-1step
-target: http://127.0.0.1:$PORT
-http: {event_loop: true}
-scenarios:
-  - name: get
-    vus: $CONNS
-    duration: ${SECS}s
-    flow:
-      - {name: GET /, url: /}
-PLAN
+one_step_plan bench-1step "event_loop: true" > "$OUT/plan.yaml"
 # wrk and perflab alternate for ROUNDS rounds, so that both see the same
 # machine (a shared VM drifts by 10-20% over minutes); the table shows the
 # median round of each.

@@ -24,9 +24,6 @@ func chooseEngine(p *plan.Plan, s *scenario, vars map[string]string) (engine, wh
 	if runtime.GOOS != "linux" {
 		return EngineGoroutines, "the event loop needs Linux (epoll)"
 	}
-	if p.HTTP.Version == "2" {
-		return EngineGoroutines, "http.version 2: the event loop sends HTTP/1.1"
-	}
 	if p.HTTP.MaxConnsPerHost > 0 {
 		return EngineGoroutines, "http.max_conns_per_host: the event loop gives every VU a connection of its own"
 	}

@@ -74,13 +74,21 @@ scenarios:
 `,
 		total: 600, to: map[string]int{"127.0.0.1:8080": 300, "127.0.0.1:9090": 300},
 	}, {
-		name: "HTTP/2: a connection per 100 calls in flight",
+		name: "HTTP/2 on goroutines: a connection per 100 calls in flight",
+		body: `target: TARGET
+http: {version: "2", event_loop: false}
+scenarios:
+  - {name: a, vus: 250, iterations: 1, flow: [{name: x, url: /x}]}
+`,
+		total: 3, to: map[string]int{"127.0.0.1:8080": 3},
+	}, {
+		name: "HTTP/2 on the event loop: a connection per VU, as HTTP/1.1",
 		body: `target: TARGET
 http: {version: "2"}
 scenarios:
   - {name: a, vus: 250, iterations: 1, flow: [{name: x, url: /x}]}
 `,
-		total: 3, to: map[string]int{"127.0.0.1:8080": 3},
+		total: 250, to: map[string]int{"127.0.0.1:8080": 250},
 	}, {
 		name: "a destination only the VUs know counts in all, not to a destination",
 		body: `target: TARGET

@@ -105,8 +105,6 @@ func (v *validator) validate() {
 		switch {
 		case runtime.GOOS != "linux":
 			v.errorf(nil, "http.event_loop: true needs Linux (epoll); remove it to run on %s", runtime.GOOS)
-		case p.HTTP.Version == "2":
-			v.errorf(nil, "http.event_loop: true sends HTTP/1.1: it does not go with http.version 2")
 		case p.HTTP.MaxConnsPerHost > 0:
 			v.errorf(nil, "http.event_loop: true gives every VU a connection of its own: http.max_conns_per_host does not apply")
 		}

@@ -69,6 +69,8 @@ type Loop struct {
 	nextScan int64
 	addrs    map[string]syscall.Sockaddr
 	noPwait2 bool
+	// HTTP/2's header names and values, made strings once (Loop.h2name).
+	h2names, h2values map[string]string
 	// The timers' alarm: a timerfd in the epoll set, armed for the
 	// earliest timer (tAt, in now() nanoseconds; -1 when disarmed or
 	// fired). A timer is thus woken for by the kernel's high-resolution
@@ -112,9 +114,6 @@ const timeoutScan = 2 * time.Millisecond
 // NewLoop returns an event loop sending with c's options. Run it on a
 // goroutine of its own.
 func (c *Client) NewLoop() (*Loop, error) {
-	if c.std != nil {
-		return nil, errors.New("http.event_loop sends HTTP/1.1 only, not http.version 2")
-	}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, err
@@ -581,6 +580,8 @@ type Exchange struct {
 	// tls is the connection's TLS when its origin (authority, as
 	// scheme://host[:port]) is https (loop_tls.go).
 	tls *tlsConn
+	// h2 is the connection's HTTP/2 with http.version 2 (loop_h2.go).
+	h2 *h2Conn
 }
 
 // NewExchange returns an exchange with no connection yet.
@@ -657,7 +658,7 @@ func (x *Exchange) transmit(now int64) {
 	_, keep := x.l.c.bodyLimit(x.req)
 	x.resp.reset(bytes.Equal(x.req.methodOf(x.scr), []byte("HEAD")), keep)
 	origin := x.url[:x.originLen]
-	if x.fd >= 0 && (!bytes.Equal(origin, x.authority) || now-x.lastUsed > int64(maxIdle)) {
+	if x.fd >= 0 && (!bytes.Equal(origin, x.authority) || now-x.lastUsed > int64(maxIdle) || x.h2spent()) {
 		x.closeConn()
 	}
 	if x.fd < 0 {
@@ -744,6 +745,9 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 	if isHTTPS(auth) {
 		x.tls = x.newTLS(sa, auth)
 	}
+	if l.c.opts.HTTP2 {
+		x.openH2()
+	}
 }
 
 // lookup returns the socket address of host:port (the first IPv4 address
@@ -792,6 +796,10 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 		return // an event of a connection closed since
 	}
 	in := ev.Events&(syscall.EPOLLIN|syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0
+	if x.h2on() {
+		x.h2event(ev.Events, in)
+		return
+	}
 	switch x.state {
 	case stateConnecting:
 		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
@@ -831,6 +839,10 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 }
 
 func (x *Exchange) write() {
+	if x.h2 != nil {
+		x.h2write()
+		return
+	}
 	if x.tls != nil {
 		x.writeTLS()
 		return
@@ -856,6 +868,10 @@ func (x *Exchange) write() {
 }
 
 func (x *Exchange) read() {
+	if x.h2 != nil {
+		x.h2read()
+		return
+	}
 	read := 0
 	for {
 		// Straight into the response's buffer when it has room and the
@@ -866,36 +882,19 @@ func (x *Exchange) read() {
 		if free := cap(p.buf) - len(p.buf); free >= 512 && (p.headEnd == 0 || int64(p.bodyEnd-p.headEnd) < p.limit) {
 			rb = p.buf[len(p.buf):cap(p.buf)]
 		}
-		var n int
-		var err error
-		if x.tls == nil {
-			n, err = rawRead(x.fd, rb)
-		} else {
-			n, err = x.tls.read(rb)
-		}
+		n, kind, err := x.readConn(rb)
 		switch {
 		case err == nil && n > 0:
-		case errors.Is(err, syscall.EAGAIN):
-			return
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case errors.Is(err, syscall.ECONNRESET):
-			x.fail(metrics.ConnReset, "read: "+err.Error())
-			return
-		case errors.Is(err, syscall.ETIMEDOUT): // keep-alive probes unanswered
-			x.fail(metrics.Timeout, "read: "+err.Error())
+		case err == syscall.EAGAIN: //nolint:errorlint // readConn returns it as is
 			return
 		case err != nil:
-			x.fail(readKind(err), "read: "+err.Error())
+			x.fail(kind, "read: "+err.Error())
 			return
 		case n == 0:
-			switch {
-			case p.eof():
+			if p.eof() {
 				x.finish()
-			case len(p.buf) == 0:
-				x.fail(metrics.ConnReset, "the server closed the connection before responding")
-			default:
-				x.fail(metrics.Read, "the server closed the connection mid-response")
+			} else {
+				x.closedEarly(len(p.buf) > 0)
 			}
 			return
 		}
@@ -919,6 +918,43 @@ func (x *Exchange) read() {
 			x.l.readLater(x)
 			return
 		}
+	}
+}
+
+// closedEarly fails the request in flight whose connection the server
+// closed before its response was whole: connection_reset before the
+// response began, read once it had.
+func (x *Exchange) closedEarly(begun bool) {
+	if !begun {
+		x.fail(metrics.ConnReset, "the server closed the connection before responding")
+		return
+	}
+	x.fail(metrics.Read, "the server closed the connection mid-response")
+}
+
+// readConn reads what the connection has into rb, as plaintext (over its
+// TLS, if any): n bytes, 0 when the server has closed it; err is EAGAIN
+// when nothing has come, else a failure of the kind kind.
+func (x *Exchange) readConn(rb []byte) (n int, kind metrics.ErrKind, err error) {
+	for {
+		if x.tls == nil {
+			n, err = rawRead(x.fd, rb)
+		} else {
+			n, err = x.tls.read(rb)
+		}
+		switch {
+		case err == nil:
+			return n, metrics.OK, nil
+		case errors.Is(err, syscall.EAGAIN):
+			return 0, metrics.OK, syscall.EAGAIN
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case errors.Is(err, syscall.ECONNRESET):
+			return 0, metrics.ConnReset, err
+		case errors.Is(err, syscall.ETIMEDOUT): // keep-alive probes unanswered
+			return 0, metrics.Timeout, err
+		}
+		return 0, readKind(err), err
 	}
 }
 
@@ -993,13 +1029,19 @@ func (x *Exchange) finish() {
 
 // fail ends the request in flight with an error and drops the connection.
 func (x *Exchange) fail(kind metrics.ErrKind, detail string) {
+	res := x.failure(kind, detail)
+	x.closeConn()
+	x.complete(res)
+}
+
+// failure is the result of the request in flight failing with an error.
+func (x *Exchange) failure(kind metrics.ErrKind, detail string) Result {
 	res := Result{Start: x.start, Latency: time.Since(x.start), Err: kind, Detail: detail}
 	if x.scr != nil && len(x.scr.hops) > 0 {
 		res.Hops = x.scr.hops
 	}
 	x.dump(&res)
-	x.closeConn()
-	x.complete(res)
+	return res
 }
 
 // dump keeps a failed result's request and response for the failure

@@ -79,8 +79,8 @@ type loopTLS struct {
 
 // tlsConfig returns the configuration for a server name (SNI and the name
 // its certificate is verified against): the plan's certificate
-// authorities and insecure_skip_verify, ALPN http/1.1, and the client's
-// session cache.
+// authorities and insecure_skip_verify, ALPN http/1.1 (h2 with
+// http.version 2), and the client's session cache.
 func (c *Client) tlsConfig(serverName string) *tls.Config {
 	t := &c.loopTLS
 	t.mu.Lock()
@@ -98,6 +98,9 @@ func (c *Client) tlsConfig(serverName string) *tls.Config {
 		InsecureSkipVerify: c.opts.InsecureSkipVerify, //nolint:gosec // opt-in, for test systems
 		NextProtos:         []string{"http/1.1"},
 		ClientSessionCache: t.cache,
+	}
+	if c.opts.HTTP2 {
+		cfg.NextProtos = []string{"h2"}
 	}
 	t.byName[serverName] = cfg
 	return cfg

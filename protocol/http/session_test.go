@@ -22,7 +22,7 @@ import (
 )
 
 // vu sends requests one after another as one VU does, through one of the
-// three senders, keeping its Scratch (its cookies, its digest challenges)
+// four senders (HTTP/2 on the event loop the fourth), keeping its Scratch (its cookies, its digest challenges)
 // from one request to the next.
 type vu struct {
 	t    *testing.T
@@ -33,12 +33,12 @@ type vu struct {
 	done chan Result
 }
 
-// sessionSenders are the three senders, each with a VU of its own.
+// sessionSenders are the four senders, each with a VU of its own.
 var sessionSenders = []struct {
 	name  string
 	http2 bool
 	loop  bool
-}{{"event loop", false, true}, {"pooled", false, false}, {"http2", true, false}}
+}{{"event loop", false, true}, {"pooled", false, false}, {"http2", true, false}, {"event loop http2", true, true}}
 
 func newVU(t *testing.T, opts Options, loop bool) *vu {
 	v := &vu{t: t, c: NewClient(opts)}
