@@ -19,6 +19,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+
 	"github.com/perflab/perflab/internal/testenv"
 )
 
@@ -81,15 +84,21 @@ type guardCase struct {
 	// plan is the plan's text for n requests; %s is the target.
 	plan func(n int) string
 	n    int
+	h2   bool // at the HTTP/2 (h2c) server
 }
 
-// closed is a closed-model plan of 10 VUs sharing n iterations of flow.
-func closed(loop bool, flow string) func(n int) string {
+// closed is a closed-model plan of 10 VUs sharing n iterations of flow,
+// over HTTP/1.1.
+func closed(loop bool, flow string) func(n int) string { return closedOver("1.1", loop, flow) }
+
+// closedOver is closed over HTTP version (1.1, or 2: h2c at the
+// cases' HTTP/2 server).
+func closedOver(version string, loop bool, flow string) func(n int) string {
 	return func(n int) string {
 		return fmt.Sprintf(`name: guard
 target: %%s
 interval: 1h
-http: {event_loop: %t}
+http: {event_loop: %t, version: "`+version+`"}
 scenarios:
   - name: load
     vus: 10
@@ -123,6 +132,8 @@ var cases = []guardCase{
 	{name: "http1-goroutines", plan: closed(false, getFlow), n: 10000},
 	{name: "flow-loop", plan: closed(true, scriptedFlow), n: 4000},
 	{name: "flow-goroutines", plan: closed(false, scriptedFlow), n: 4000},
+	{name: "h2c-loop", plan: closedOver("2", true, getFlow), n: 10000, h2: true},
+	{name: "h2c-goroutines", plan: closedOver("2", false, getFlow), n: 10000, h2: true},
 	// At 500 arrivals a second, well within what perflab does under
 	// valgrind, every arrival is paced alone (one that finds the loop late
 	// is started with others, at another cost).
@@ -214,11 +225,18 @@ func TestCostBudgets(t *testing.T) {
 	}
 	srv := httptest.NewServer(server())
 	defer srv.Close()
+	// Go's own HTTP/2 server, h2c with prior knowledge.
+	h2srv := httptest.NewServer(h2c.NewHandler(server(), &http2.Server{}))
+	defer h2srv.Close()
 
 	got := map[string]Budget{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := measure(t, valgrind, bin, dir, srv.URL, c)
+			target := srv.URL
+			if c.h2 {
+				target = h2srv.URL
+			}
+			m := measure(t, valgrind, bin, dir, target, c)
 			r := func(x float64) float64 { return math.Round(x*100) / 100 }
 			got[c.name] = Budget{r(m.Instructions), r(m.TotalInstructions), r(m.Atomics), r(m.Allocs), r(m.Fixed)}
 			t.Logf("%s, a request: %.0f instructions (%.0f with the runtime's), %.2f atomic, %.2f allocations; %.1f M fixed (%d and %d requests)",
