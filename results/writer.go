@@ -181,7 +181,8 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 			// An interval with failures only gets an empty histogram, so
 			// that its counts have a place in the log too.
 			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
-			enc, q := st.Digest()
+			// Encoded once for every sink (the run history writes them too).
+			enc, q := iv.Digest(st)
 			if err := logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc); err != nil {
 				return err
 			}
@@ -190,7 +191,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 					return err
 				}
 			}
-			fenc, fq, failed := st.FailDigest()
+			fenc, fq, failed := iv.FailDigest(st)
 			if failed {
 				if err := logLine(rd.bw, rd.baseMs, tag+FailedTag, iv.Start.UnixMilli(), iv.End.UnixMilli(), fq.Max, fenc); err != nil {
 					return err
@@ -210,6 +211,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 				rd.spans = map[spanKey]MessageSpan{}
 			}
 			addSpans(rd.spans, ph.Index, metrics.KeyOf(op), iv.Start.UnixMilli(), iv.End.UnixMilli(), fs)
+			iv.Point()
 		}
 		// Flush every interval: a crash loses at most the current one.
 		rd.csv.Flush()
@@ -222,9 +224,11 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 
 // logHistogram writes one interval's histogram to the log under tag, as
 // hdr.HistogramLogWriter's OutputIntervalHistogram does, with the
-// encoder that reuses its memory (metrics.Encode).
+// encoder that reuses its memory (metrics.Encode), once for every sink of
+// the interval (metrics.Interval.Encode).
 func (rd *Writer) logHistogram(h *hdr.Histogram, tag string, iv *metrics.Interval) error {
-	return logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), h.Max(), metrics.Encode(h))
+	enc, q := iv.Encode(h)
+	return logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc)
 }
 
 // logLine writes one interval's line of the log: its tag, its start from
