@@ -163,6 +163,18 @@ func UniqueOps(ops []Operation) []Operation {
 // Sink returns the interval sink of a phase.
 func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 	mErr := rd.beginPhase(ph)
+	// Each operation's tag, made once (a regular expression cleans it),
+	// not at every interval.
+	tags := map[metrics.Key]string{}
+	tagOf := func(op metrics.Op) string {
+		k := metrics.KeyOf(op)
+		t, ok := tags[k]
+		if !ok {
+			t = Tag(fmt.Sprintf("s%d", ph.Index), op)
+			tags[k] = t
+		}
+		return t
+	}
 	return sinkFunc(func(iv *metrics.Interval) error {
 		if mErr != nil {
 			return fmt.Errorf("%s: %w", ManifestFile, mErr)
@@ -180,7 +192,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 			}
 			// An interval with failures only gets an empty histogram, so
 			// that its counts have a place in the log too.
-			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
+			tag := tagOf(ops[i])
 			// Encoded once for every sink (the run history writes them too).
 			enc, q := iv.Digest(st)
 			if err := logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc); err != nil {
