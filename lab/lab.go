@@ -295,6 +295,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	// results back for ever.
 	stopCtx, stopCancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	sampled := sampler.Stop(stopCtx)
+	defer sampled.Close() // the files its points were spilled to
 	stopCancel()
 	for _, o := range cfg.Overrides {
 		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Value})
