@@ -85,7 +85,7 @@ func (d *IntervalData) Encoded() string { return d.enc }
 // decoding into a dense one would allocate its whole counts array each time.
 // Merge it into a dense accumulator with MergeInto.
 func (d *IntervalData) Histogram() (*hdr.PackedHistogram, error) {
-	return hdr.DecodePacked([]byte(d.enc))
+	return metrics.DecodePacked([]byte(d.enc))
 }
 
 // readHistogramLog reads an HdrHistogram interval log into compressed
