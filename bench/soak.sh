@@ -14,6 +14,7 @@
 #   PERFLAB=path   a perflab binary to measure (default: built from this tree)
 #   OUT=dir        where it works (default bench/out/soak)
 #   THINK=20ms     think time after each step
+#   STORE=off      without the run history (--store off)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USER_OUT=${OUT:-}
@@ -45,7 +46,7 @@ PLAN
   done
 } > "$DIR/plan.yaml"
 
-/usr/bin/time -v -o "$DIR/time.txt" "$BIN" run "$DIR/plan.yaml" --out "$DIR/runs" --progress none > "$DIR/run.log" 2>&1 &
+/usr/bin/time -v -o "$DIR/time.txt" "$BIN" run "$DIR/plan.yaml" --out "$DIR/runs" --progress none ${STORE:+--store "$STORE"} > "$DIR/run.log" 2>&1 &
 TIME=$!
 for _ in $(seq 50); do PID=$(pgrep -P "$TIME" || true); [ -z "$PID" ] || break; sleep 0.1; done
 kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$PID/status" 2>/dev/null || true; }

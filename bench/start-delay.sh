@@ -8,14 +8,20 @@
 # another. Load goes only to 127.0.0.1 and every run is bounded in time.
 #
 # Usage: bench/start-delay.sh [seconds per run, default 10]
-#   RATES="1000 5000 20000"  ENGINES="event_loop goroutines"
+#   RATES="1000 5000 20000 50000"  ENGINES="event_loop goroutines"
 #   TIMERS="timerfd go"      ROUNDS=3 (alternating; the table shows medians)
 #   PRIO=rt                  also run perflab at real-time priority (chrt -f 10),
 #                            as on a core of its own
+#   BASE=path                also run another perflab binary (a build of an
+#                            earlier revision) in each round, alternating
+#                            with this tree's: the table gets a row per
+#                            version ("base", "this")
+#   INTERVAL=10s             the plan's interval (default: the run's own,
+#                            100 ms for a run under 6 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10}
-RATES=${RATES:-1000 5000 20000}
+RATES=${RATES:-1000 5000 20000 50000}
 ENGINES=${ENGINES:-event_loop goroutines}
 TIMERS=${TIMERS:-timerfd go}
 ROUNDS=${ROUNDS:-3}
@@ -28,6 +34,8 @@ PRE=()
 if [ "${PRIO:-}" = rt ]; then PRE=(chrt -f 10); fi
 
 go build -o "$OUT/perflab" ./cmd/perflab
+VERSIONS="this"
+if [ -n "${BASE:-}" ]; then cp "$BASE" "$OUT/perflab-base"; VERSIONS="base this"; fi
 cat > "$OUT/stubs.yaml" <<STUBS
 listen: 127.0.0.1:$PORT
 routes: [{name: ok, path: /, body: ok}]
@@ -43,6 +51,7 @@ for engine in $ENGINES; do
 name: start-delay
 target: http://127.0.0.1:$PORT
 http: {event_loop: $loop}
+${INTERVAL:+interval: $INTERVAL}
 vars: {rate: 1000}
 scenarios:
   - {name: open, rate: "\${rate}", duration: ${SECS}s, vus: 100, max_vus: 100, flow: [{name: GET /, url: /}]}
@@ -54,13 +63,16 @@ for round in $(seq "$ROUNDS"); do
   for rate in $RATES; do
     for engine in $ENGINES; do
       for timers in $TIMERS; do
+       for version in $VERSIONS; do
+        bin="$OUT/perflab"; [ "$version" = base ] && bin="$OUT/perflab-base"
+        label=$timers; [ "$VERSIONS" = this ] || label="$timers,$version"
         go=0; [ "$timers" = go ] && go=1
-        echo "== round $round/$ROUNDS: $engine, $rate/s, $timers" >&2
+        echo "== round $round/$ROUNDS: $engine, $rate/s, $label" >&2
         PERFLAB_GO_TIMERS=$go GOMAXPROCS=1 /usr/bin/time -f "%U %S" -o "$OUT/time.txt" \
-          "${PRE[@]}" taskset -c "$GEN_CPU" "$OUT/perflab" run "$OUT/$engine.yaml" --set rate="$rate" \
+          "${PRE[@]}" taskset -c "$GEN_CPU" "$bin" run "$OUT/$engine.yaml" --set rate="$rate" \
           --out "$OUT/runs" --store off --quiet > "$OUT/run.out" 2>&1 || { cat "$OUT/run.out" >&2; exit 1; }
         dir=$(grep -o "results in .*" "$OUT/run.out" | awk '{print $3}')
-        python3 - "$dir/summary.json" "$OUT/time.txt" "$engine" "$rate" "$timers" >> "$OUT/rows.txt" <<'PY'
+        python3 - "$dir/summary.json" "$OUT/time.txt" "$engine" "$rate" "$label" >> "$OUT/rows.txt" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 op = [o for o in s["stages"][0]["operations"] if o["kind"] == "scenario"][0]
@@ -68,6 +80,7 @@ d = op["start_delay_ms"]
 u, sy = map(float, open(sys.argv[2]).read().split())
 print(sys.argv[3], sys.argv[4], sys.argv[5], d["p50"], d["p99"], d["max"], round((u + sy) / max(op["count"], 1) * 1e6, 2), op.get("dropped", 0))
 PY
+       done
       done
     done
   done
@@ -81,7 +94,7 @@ for line in open(sys.argv[1]):
     rows.setdefault((e, int(r), t), []).append((float(p50), float(p99), float(mx), float(cpu), int(dropped)))
 print("| engine | rate /s | timers | runs | start delay p50 µs | p99 µs | max µs | CPU µs/request | dropped |")
 print("|---|--:|---|--:|--:|--:|--:|--:|--:|")
-for (e, r, t), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] != "timerfd")):
+for (e, r, t), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1], not kv[0][2].startswith("timerfd"), kv[0][2])):
     med = lambda i: statistics.median(x[i] for x in v)
     print(f"| {e} | {r} | {t} | {len(v)} | {med(0)*1000:.0f} | {med(1)*1000:.0f} | {med(2)*1000:.0f} | {med(3):.2f} | {sum(x[4] for x in v)} |")
 print()

@@ -3,6 +3,8 @@ package metrics
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -138,3 +140,38 @@ func TestBucket(t *testing.T) {
 		t.Errorf("%d distinct buckets", len(seen))
 	}
 }
+
+// The counts and ratio Encode reads in place are the library's own, and
+// encoding a histogram allocates nothing of its size (a copy of its
+// counts is 190 KB).
+func TestEncodeReadsTheCountsInPlace(t *testing.T) {
+	if countsOffset == noOffset || ratioOffset == noOffset {
+		t.Fatal("the library's Histogram has no counts []int64 or conversionRatio float64 field: Encode copies the counts (Export)")
+	}
+	h := NewHistogram()
+	for v := int64(1); v < 5000; v += 7 {
+		h.RecordValue(v) //nolint:errcheck // within range
+	}
+	if got, want := countsOf(h), h.Export().Counts; !slices.Equal(got, want) {
+		t.Fatal("countsOf differs from the library's Export")
+	}
+	if raceEnabled {
+		t.Skip("the race detector empties pools at random: allocations are not counted")
+	}
+	Encode(h) // the pool's encoder, made
+	if a := testing.AllocsPerRun(20, func() { Encode(h) }); a > 4 {
+		t.Errorf("Encode made %v allocations", a)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		Encode(h)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 10; per > 16<<10 {
+		t.Errorf("Encode allocated %d bytes a histogram, want a few KB", per)
+	}
+}
+
+// raceEnabled is set under -race (race_test.go).
+var raceEnabled bool

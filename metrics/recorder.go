@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/perflab/perflab/internal/cede"
 )
 
 // Recorder is where workers record results during a stage. It is split into
@@ -14,6 +16,11 @@ type Recorder struct {
 	ops    []Op
 	shards []shard
 	vus    []vuGauge // per op: a scenario's VUs in an iteration
+
+	// drainMu serialises Drain; spare is a shard's worth of empty
+	// statistics, which Drain swaps with a shard's under its lock.
+	drainMu sync.Mutex
+	spare   []*Stats
 }
 
 // vuGauge counts a scenario's VUs in an iteration now (cur) and the most
@@ -38,14 +45,21 @@ func NewRecorder(ops []Op, n int, open bool) *Recorder {
 	n = max(n, 1)
 	r := &Recorder{ops: ops, shards: make([]shard, n), vus: make([]vuGauge, len(ops))}
 	for i := range r.shards {
-		r.shards[i].stats = newStatsSlice(len(ops))
-		if open {
-			for j := range r.shards[i].stats {
-				r.shards[i].stats[j] = NewOpenStats()
-			}
+		r.shards[i].stats = newShardStats(len(ops), open)
+	}
+	r.spare = newShardStats(len(ops), open)
+	return r
+}
+
+// newShardStats is a shard's statistics for n operations.
+func newShardStats(n int, open bool) []*Stats {
+	s := newStatsSlice(n)
+	if open {
+		for j := range s {
+			s[j] = NewOpenStats()
 		}
 	}
-	return r
+	return s
 }
 
 func newStatsSlice(n int) []*Stats {
@@ -147,16 +161,33 @@ func (r *Recorder) Queue(shardIdx, op int) {
 
 // Drain merges everything recorded since the last Drain into into (indexed by
 // op id) and empties the shards.
-func (r *Recorder) Drain(into []*Stats) {
+func (r *Recorder) Drain(into []*Stats) { r.drain(into, nil) }
+
+// drain is Drain, pausing at sl's points between histograms. A shard's
+// lock, which every Record of its workers takes, is held only to swap its
+// statistics with the spare ones, empty: the merges (tens of microseconds
+// a histogram) and the emptying run outside it, and a worker records on
+// meanwhile. The spare then holds the statistics taken out, emptied, for
+// the next shard.
+func (r *Recorder) drain(into []*Stats, sl *cede.Slicer) {
+	r.drainMu.Lock()
+	defer r.drainMu.Unlock()
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
-		for op, s := range sh.stats {
+		sh.stats, r.spare = r.spare, sh.stats
+		sh.mu.Unlock()
+		for op, s := range r.spare {
 			if s.Count > 0 || s.Dropped > 0 || s.Queued > 0 {
+				drainHook()
 				into[op].Merge(s)
 				s.Reset()
+				sl.Point()
 			}
 		}
-		sh.mu.Unlock()
 	}
 }
+
+// drainHook runs before each merge of Drain: tests check there that no
+// shard's lock is held.
+var drainHook = func() {}

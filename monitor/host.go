@@ -18,6 +18,7 @@ type hostMonitor struct {
 	running float64    // procs_running of the last /proc/stat read
 	buf     []byte
 	probe   *probe
+	last    time.Time // the previous sample's time
 }
 
 // cpuTimes is one "cpu" line of /proc/stat, in ticks.
@@ -57,6 +58,12 @@ func (m *hostMonitor) Sample(_ context.Context, now time.Time) ([]Point, error) 
 	if rtt, ok := m.probe.p90(); ok {
 		p.add(MetricLoopbackRTT, rtt.Seconds())
 	}
+	// The probe times as many round trips before the next sample,
+	// whatever the sampling (probesPerSample).
+	if !m.last.IsZero() {
+		m.probe.paceTo(now.Sub(m.last))
+	}
+	m.last = now
 
 	mem, err := readFile("/proc/meminfo", &m.buf)
 	if err != nil {

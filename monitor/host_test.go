@@ -65,3 +65,25 @@ func TestHostGeneratorHealth(t *testing.T) {
 		t.Errorf("%s = %v with %d busy loops, want at least %d", MetricRunQueue, v, runtime.NumCPU()+1, runtime.NumCPU())
 	}
 }
+
+// The probe times 20 round trips a sample, one every 50 ms at most often
+// and 500 ms at least: a p90 of as many round trips whatever the sampling
+// from 1 s to 10 s, and fewer wake-ups the longer the intervals.
+func TestProbePace(t *testing.T) {
+	p := &probe{}
+	for _, c := range []struct{ every, want time.Duration }{
+		{100 * time.Millisecond, 50 * time.Millisecond},
+		{time.Second, 50 * time.Millisecond},
+		{2 * time.Second, 100 * time.Millisecond},
+		{5 * time.Second, 250 * time.Millisecond},
+		{10 * time.Second, 500 * time.Millisecond},
+		{time.Minute, 500 * time.Millisecond},
+	} {
+		p.paceTo(c.every)
+		if got := time.Duration(p.period.Load()); got != c.want {
+			t.Errorf("samples every %v: a round trip every %v, want %v", c.every, got, c.want)
+		}
+	}
+	var none *probe
+	none.paceTo(time.Second) // a host without a probe
+}

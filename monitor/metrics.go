@@ -44,9 +44,10 @@ const (
 	MetricCPUs        = "cpus"                    // the cores the host counts
 	// MetricLoopbackRTT is the 90th percentile of the round trips of one
 	// byte over a loopback TCP connection that the host monitor times
-	// every 50 ms, since the previous sample: the generator's own timing
-	// noise (how much a measured latency can move for the generator's host
-	// alone).
+	// since the previous sample (paced to 20 a sample, one every 50 ms to
+	// 500 ms: 2 for samples 100 ms apart, 20 for samples 1 s to 10 s
+	// apart), the generator's own timing noise (how much a measured latency can move
+	// for the generator's host alone).
 	MetricLoopbackRTT = "loopback_rtt_p90_s"
 
 	// postgres: the statements pg_stat_statements counts (the monitor's

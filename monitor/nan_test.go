@@ -32,7 +32,7 @@ func TestAnalyzeSkipsNaN(t *testing.T) {
 		t.Errorf("memory %+v", m)
 	}
 	s := StartSampler(context.Background(), time.Hour, nil, nil)
-	s.keep(pts)
+	s.keep(0, pts)
 	res := s.Stop(context.Background())
 	if n := res.Len(); n != 101-15-14 {
 		t.Errorf("%d samples kept of 101, 29 not numbers", n)

@@ -4,11 +4,22 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// probeEvery is how often the host monitor times a loopback round trip.
-const probeEvery = 50 * time.Millisecond
+// probeEvery is how often the host monitor times a loopback round trip at
+// most, and probeEveryMost at least.
+const (
+	probeEvery     = 50 * time.Millisecond
+	probeEveryMost = 500 * time.Millisecond
+)
+
+// probesPerSample is how many round trips the probe times between two
+// samples at least, when it can (at most every probeEvery): the 90th
+// percentile of a sample is the 19th of 20, as it was of a sample of 1 s
+// when the probe timed one every 50 ms whatever the sampling.
+const probesPerSample = 20
 
 // maxProbeRTTs bounds the round trips kept between two samples.
 const maxProbeRTTs = 4096
@@ -16,14 +27,37 @@ const maxProbeRTTs = 4096
 // probe times the round trip of one byte over a loopback TCP connection
 // to an echo of its own, at a steady pace: what a measured latency costs
 // the generator's host alone (its network stack, its scheduler, its CPU's
-// wake-ups), and how much that moves while a load runs. Its cost is a
-// round trip every 50 ms, a few microseconds of CPU.
+// wake-ups), and how much that moves while a load runs. Its pace follows
+// the sampling (paceTo): probesPerSample round trips a sample, one every
+// 50 ms to 500 ms; each costs two goroutines' wake-ups and four raw
+// system calls (rawIO), a few tens of microseconds of CPU on a virtual
+// machine.
 type probe struct {
-	mu   sync.Mutex
-	rtts []time.Duration // since the last p90
-	done chan struct{}
-	wg   sync.WaitGroup
-	ln   net.Listener
+	mu     sync.Mutex
+	rtts   []time.Duration // since the last p90
+	done   chan struct{}
+	wg     sync.WaitGroup
+	ln     net.Listener
+	period atomic.Int64 // time.Duration between round trips
+}
+
+// byteIO moves a byte over a connection: rawIO where raw system calls can
+// be made, else the connection's own Read and Write (connIO).
+type byteIO interface {
+	read(b []byte) error
+	write(b []byte) error
+}
+
+type connIO struct{ c net.Conn }
+
+func (c connIO) read(b []byte) error {
+	_, err := c.c.Read(b)
+	return err
+}
+
+func (c connIO) write(b []byte) error {
+	_, err := c.c.Write(b)
+	return err
 }
 
 // startProbe starts timing round trips every period; nil when no
@@ -44,17 +78,26 @@ func startProbe(period time.Duration) *probe {
 		ln.Close()
 		return nil
 	}
+	cio, err1 := newRawIO(c)
+	sio, err2 := newRawIO(s)
+	if err1 != nil || err2 != nil {
+		c.Close()
+		s.Close()
+		ln.Close()
+		return nil
+	}
 	p := &probe{done: make(chan struct{}), ln: ln}
+	p.period.Store(int64(period))
 	p.wg.Add(2)
 	go func() { // the echo
 		defer p.wg.Done()
 		defer s.Close()
 		b := make([]byte, 1)
 		for {
-			if _, err := s.Read(b); err != nil {
+			if err := sio.read(b); err != nil {
 				return
 			}
-			if _, err := s.Write(b); err != nil {
+			if err := sio.write(b); err != nil {
 				return
 			}
 		}
@@ -71,12 +114,16 @@ func startProbe(period time.Duration) *probe {
 				return
 			case <-t.C:
 			}
+			if d := time.Duration(p.period.Load()); d != period {
+				period = d
+				t.Reset(d)
+			}
 			start := time.Now()
 			c.SetDeadline(start.Add(10 * time.Second))
-			if _, err := c.Write(b); err != nil {
+			if err := cio.write(b); err != nil {
 				return
 			}
-			if _, err := c.Read(b); err != nil {
+			if err := cio.read(b); err != nil {
 				return
 			}
 			rtt := time.Since(start)
@@ -88,6 +135,16 @@ func startProbe(period time.Duration) *probe {
 		}
 	}()
 	return p
+}
+
+// paceTo sets the probe's pace for samples every: probesPerSample round
+// trips a sample, at most one every probeEvery, at least one every
+// probeEveryMost.
+func (p *probe) paceTo(every time.Duration) {
+	if p == nil || every <= 0 {
+		return
+	}
+	p.period.Store(int64(min(max(every/probesPerSample, probeEvery), probeEveryMost)))
 }
 
 // p90 is the 90th percentile of the round trips since the last call;

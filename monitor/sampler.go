@@ -4,7 +4,7 @@ import (
 	"context"
 	"iter"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 )
@@ -26,7 +26,7 @@ type Result struct {
 	Finals   []*Final  `json:"finals"`
 	Warnings []Warning `json:"warnings"`
 	names    []name
-	points   []packed
+	series   []*pointSeries // per monitor, each in time order
 }
 
 // A long run samples its monitors for hours (72 hours at 10 s intervals:
@@ -43,23 +43,56 @@ type packed struct {
 type name struct{ monitor, metric string }
 
 // Len is the number of points.
-func (r *Result) Len() int { return len(r.points) }
+func (r *Result) Len() int {
+	n := 0
+	for _, s := range r.series {
+		n += s.spilled + len(s.mem)
+	}
+	return n
+}
 
-// All yields the points in time order.
+// All yields the points in time order: each monitor's in the order it
+// took them (its samples one after the other, stamped as they start),
+// merged by time, a monitor listed earlier first at the same time. Points
+// spilled to their file are read back a block at a time.
 func (r *Result) All() iter.Seq[Point] {
 	return func(yield func(Point) bool) {
-		for _, p := range r.points {
+		its := make([]*seriesReader, 0, len(r.series))
+		for _, s := range r.series {
+			if it := s.reader(); it.next() {
+				its = append(its, it)
+			}
+		}
+		for len(its) > 0 {
+			k := 0
+			for i, it := range its {
+				if it.cur.t < its[k].cur.t {
+					k = i
+				}
+			}
+			p := its[k].cur
 			n := r.names[p.name]
 			if !yield(Point{Time: time.Unix(0, p.t), Monitor: n.monitor, Metric: n.metric, Value: p.v}) {
 				return
+			}
+			if !its[k].next() {
+				its = slices.Delete(its, k, k+1)
 			}
 		}
 	}
 }
 
+// Close releases the files the points were spilled to; All yields only
+// those still in memory afterwards.
+func (r *Result) Close() {
+	for _, s := range r.series {
+		s.close()
+	}
+}
+
 // Points returns all the points in time order, unpacked.
 func (r *Result) Points() []Point {
-	out := make([]Point, 0, len(r.points))
+	out := make([]Point, 0, r.Len())
 	for p := range r.All() {
 		out = append(out, p)
 	}
@@ -83,8 +116,8 @@ type Sampler struct {
 	stopCtx  context.Context // Stop's, for the last sample and Close
 	wg       sync.WaitGroup
 
-	mu       sync.Mutex // guards what follows
-	points   []packed
+	mu       sync.Mutex     // guards what follows
+	series   []*pointSeries // per monitor
 	names    []name
 	index    map[name]int32 // of names
 	finals   []*Final       // per monitor
@@ -107,9 +140,11 @@ func StartSampler(ctx context.Context, interval time.Duration, monitors []Monito
 		warnings: make([]*Warning, len(monitors)),
 		marks:    make([]chan struct{}, len(monitors)),
 		index:    map[name]int32{},
+		series:   make([]*pointSeries, len(monitors)),
 	}
 	for i := range s.marks {
 		s.marks[i] = make(chan struct{}, 1)
+		s.series[i] = &pointSeries{}
 	}
 	s.wg.Add(len(monitors))
 	for i, m := range monitors {
@@ -149,10 +184,9 @@ func (s *Sampler) Stop(ctx context.Context) Result {
 	return r
 }
 
-// result is the points kept so far, in time order.
+// result is the points kept so far.
 func (s *Sampler) result() Result {
-	sort.SliceStable(s.points, func(i, j int) bool { return s.points[i].t < s.points[j].t })
-	return Result{points: s.points, names: s.names}
+	return Result{series: s.series, names: s.names}
 }
 
 func (s *Sampler) run(ctx context.Context, i int, m Monitor) {
@@ -197,16 +231,19 @@ func (s *Sampler) sample(ctx context.Context, i int, m Monitor, now time.Time) {
 	ctx, cancel := context.WithTimeout(ctx, s.interval)
 	defer cancel()
 	pts, err := m.Sample(ctx, now)
-	s.keep(pts)
+	s.keep(i, pts)
 	if err != nil {
 		s.failed(i, m, err, now)
 	}
 }
 
-// keep adds points, packed.
-func (s *Sampler) keep(pts []Point) {
+// keep adds points of monitor m, packed.
+func (s *Sampler) keep(m int, pts []Point) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for len(s.series) <= m {
+		s.series = append(s.series, &pointSeries{})
+	}
 	for _, p := range pts {
 		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
 			continue // not a measurement (a scraped gauge's NaN): no sample
@@ -218,7 +255,7 @@ func (s *Sampler) keep(pts []Point) {
 			s.index[n] = i
 			s.names = append(s.names, n)
 		}
-		s.points = append(s.points, packed{t: p.Time.UnixNano(), v: p.Value, name: i})
+		s.series[m].add(packed{t: p.Time.UnixNano(), v: p.Value, name: i})
 	}
 }
 

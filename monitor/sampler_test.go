@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,8 +154,8 @@ func TestSamplerPacksPoints(t *testing.T) {
 	pts := synthetic()
 	s := &Sampler{index: map[name]int32{}}
 	// In two halves, the later first: the result is in time order.
-	s.keep(pts[len(pts)/2:])
-	s.keep(pts[:len(pts)/2])
+	s.keep(0, pts[len(pts)/2:])
+	s.keep(0, pts[:len(pts)/2])
 	r := s.result()
 	if r.Len() != len(pts) || len(r.names) != 10 {
 		t.Fatalf("%d points, %d names", r.Len(), len(r.names))
@@ -172,5 +173,59 @@ func TestSamplerPacksPoints(t *testing.T) {
 	jb, _ := json.Marshal(b)
 	if string(ja) != string(jb) {
 		t.Errorf("packed points analyse as\n%s\nnot\n%s", ja, jb)
+	}
+}
+
+// A long run's points go to a file a few thousand at a time, each
+// monitor's apart, and come back the same, in time order: memory holds a
+// block of each monitor's at most, however long the run.
+func TestSamplerSpillsPoints(t *testing.T) {
+	old := spillAt
+	spillAt = 7
+	defer func() { spillAt = old }()
+	pts := synthetic()
+	var api, host []Point
+	for _, p := range pts {
+		if p.Monitor == "api" {
+			api = append(api, p)
+		} else {
+			host = append(host, p)
+		}
+	}
+	s := &Sampler{index: map[name]int32{}}
+	// As two monitors' goroutines keep theirs: a sample's points at a
+	// time, interleaved.
+	for i := 0; i < 11; i++ {
+		s.keep(0, api[i*8:(i+1)*8])
+		s.keep(1, host[i*2:(i+1)*2])
+	}
+	r := s.result()
+	defer r.Close()
+	if r.Len() != len(pts) {
+		t.Fatalf("%d points, want %d", r.Len(), len(pts))
+	}
+	for i, ps := range r.series {
+		if len(ps.mem) >= spillAt || ps.spilled == 0 {
+			t.Errorf("monitor %d: %d points in memory, %d spilled; want fewer than %d in memory", i, len(ps.mem), ps.spilled, spillAt)
+		}
+	}
+	want := slices.Clone(pts)
+	sort.SliceStable(want, func(i, j int) bool { return want[i].Time.Before(want[j].Time) })
+	for range 2 { // read twice: the file stays
+		got := r.Points()
+		if len(got) != len(want) {
+			t.Fatalf("read back %d points, want %d", len(got), len(want))
+		}
+		for i, p := range got {
+			if w := want[i]; !p.Time.Equal(w.Time) || p.Monitor != w.Monitor || p.Metric != w.Metric || p.Value != w.Value {
+				t.Fatalf("point %d: %+v, want %+v", i, p, w)
+			}
+		}
+	}
+	windows := []Window{{Name: "all", Start: at(0), End: at(100), Transactions: 20}}
+	ja, _ := json.Marshal(r.Analyze(windows))
+	jb, _ := json.Marshal(Analyze(pts, nil, windows))
+	if string(ja) != string(jb) {
+		t.Errorf("spilled points analyse as\n%s\nnot\n%s", ja, jb)
 	}
 }

@@ -3,8 +3,8 @@ package results
 import (
 	"encoding/csv"
 	"errors"
-	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/csvcell"
@@ -63,48 +63,32 @@ type intervalFailure struct {
 // readIntervalErrors reads interval_errors.csv (none when the run did not
 // write one: a run before perflab kept it). The last row of a run that was
 // killed may be cut short: it is left out.
-func readIntervalErrors(path string) ([]intervalFailure, error) {
-	rows, err := readCSV(path)
-	if err != nil {
-		return nil, err
-	}
-	var out []intervalFailure
-	for i, r := range rows {
+func readIntervalErrors(path string, f func(intervalFailure)) error {
+	tags := tagCache{}
+	return eachCSVRow(path, func(i int, r []string) error {
 		if i == 0 || len(r) < len(IntervalErrorsHeader) {
-			continue // the header, or a row cut short
+			return nil // the header, or a row cut short
 		}
 		stage, err1 := strconv.Atoi(r[0])
 		start, err2 := strconv.ParseInt(r[5], 10, 64)
 		n, err3 := strconv.ParseInt(r[10], 10, 64)
 		if err := errors.Join(err1, err2, err3); err != nil {
-			if i == len(rows)-1 {
-				continue // cut short
-			}
-			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
+			return err
 		}
-		out = append(out, intervalFailure{tag: StageTag(stage, csvcell.Unescape(r[1]), csvcell.Unescape(r[2]), metrics.Kind(r[3])), startMs: start,
-			e: metrics.ErrorMessage{Kind: r[7], Message: csvcell.Unescape(r[8]), Other: r[9] == "1", Count: n}})
-	}
-	return out, nil
+		f(intervalFailure{tag: tags.of(stage, csvcell.Unescape(r[1]), csvcell.Unescape(r[2]), r[3]), startMs: start,
+			e: metrics.ErrorMessage{Kind: strings.Clone(r[7]), Message: strings.Clone(csvcell.Unescape(r[8])), Other: r[9] == "1", Count: n}})
+		return nil
+	})
 }
 
 // addIntervalErrors gives the intervals their failures, from
-// interval_errors.csv.
+// interval_errors.csv, read a row at a time.
 func addIntervalErrors(path string, ivs map[string][]*IntervalData) error {
-	fs, err := readIntervalErrors(path)
-	if err != nil {
-		return err
-	}
-	if len(fs) == 0 {
-		return nil
-	}
-	byKey := byStart(ivs)
-	for _, f := range fs {
-		if d := byKey[intervalKey{f.tag, f.startMs}]; d != nil {
+	return readIntervalErrors(path, func(f intervalFailure) {
+		if d := findSorted(ivs[f.tag], f.startMs); d != nil {
 			d.Failures = append(d.Failures, f.e)
 		}
-	}
-	return nil
+	})
 }
 
 // MessageSpan is when the failures of one message of an operation were

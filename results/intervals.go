@@ -2,12 +2,15 @@ package results
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,7 +85,7 @@ func (d *IntervalData) Encoded() string { return d.enc }
 // decoding into a dense one would allocate its whole counts array each time.
 // Merge it into a dense accumulator with MergeInto.
 func (d *IntervalData) Histogram() (*hdr.PackedHistogram, error) {
-	return hdr.DecodePacked([]byte(d.enc))
+	return metrics.DecodePacked([]byte(d.enc))
 }
 
 // readHistogramLog reads an HdrHistogram interval log into compressed
@@ -92,46 +95,52 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 	out := map[string][]*IntervalData{}
 	var base, start float64
 	var haveBase bool
+	lists := map[string]*[]*IntervalData{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	line := 0
+	// A line is read in place: what an interval keeps is its encoding
+	// alone, a string of its own, and its tag is the map's key, made once
+	// (a long run's log has hundreds of thousands of lines).
 	for sc.Scan() {
 		line++
-		text := sc.Text()
+		text := sc.Bytes()
 		switch {
-		case text == "":
+		case len(text) == 0:
 			continue
-		case strings.HasPrefix(text, "#[BaseTime: "):
-			v, err := strconv.ParseFloat(firstField(strings.TrimPrefix(text, "#[BaseTime: ")), 64)
+		case bytes.HasPrefix(text, []byte("#[BaseTime: ")):
+			v, err := strconv.ParseFloat(firstField(string(text[len("#[BaseTime: "):])), 64)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", line, err)
 			}
 			base, haveBase = v, true
 			continue
-		case strings.HasPrefix(text, "#[StartTime: "):
-			v, err := strconv.ParseFloat(firstField(strings.TrimPrefix(text, "#[StartTime: ")), 64)
+		case bytes.HasPrefix(text, []byte("#[StartTime: ")):
+			v, err := strconv.ParseFloat(firstField(string(text[len("#[StartTime: "):])), 64)
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", line, err)
 			}
 			start = v
 			continue
-		case text[0] == '#', strings.HasPrefix(text, `"StartTimestamp"`):
+		case text[0] == '#', bytes.HasPrefix(text, []byte(`"StartTimestamp"`)):
 			continue
 		}
-		tag := ""
-		if strings.HasPrefix(text, "Tag=") {
-			i := strings.IndexByte(text, ',')
+		var tag []byte
+		if bytes.HasPrefix(text, []byte("Tag=")) {
+			i := bytes.IndexByte(text, ',')
 			if i < 0 {
 				return nil, fmt.Errorf("line %d: malformed tag", line)
 			}
 			tag, text = text[4:i], text[i+1:]
 		}
-		f := strings.SplitN(text, ",", 4)
-		if len(f) != 4 {
+		tsB, rest, ok1 := bytes.Cut(text, []byte{','})
+		lengthB, rest, ok2 := bytes.Cut(rest, []byte{','})
+		_, enc, ok3 := bytes.Cut(rest, []byte{','})
+		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("line %d: want start,length,max,histogram", line)
 		}
-		ts, err1 := strconv.ParseFloat(f[0], 64)
-		length, err2 := strconv.ParseFloat(f[1], 64)
+		ts, err1 := strconv.ParseFloat(string(tsB), 64)
+		length, err2 := strconv.ParseFloat(string(lengthB), 64)
 		if err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("line %d: malformed timestamps", line)
 		}
@@ -140,7 +149,15 @@ func readHistogramLog(r io.Reader) (map[string][]*IntervalData, error) {
 			b = start
 		}
 		startMs := int64((ts + b) * 1000)
-		out[tag] = append(out[tag], &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, PeakVUs: -1, Bytes: -1, enc: f[3]})
+		d := &IntervalData{StartMs: startMs, EndMs: startMs + int64(length*1000+0.5), Count: -1, PeakVUs: -1, Bytes: -1, enc: string(enc)}
+		if list, ok := lists[string(tag)]; ok { // a lookup: no string made
+			*list = append(*list, d)
+		} else {
+			lists[string(tag)] = &[]*IntervalData{d}
+		}
+	}
+	for tag, list := range lists {
+		out[tag] = *list
 	}
 	return out, sc.Err()
 }
@@ -288,34 +305,53 @@ func InferInterval(starts []IntervalStart) time.Duration {
 // readIntervalCounts fills the intervals' counts from intervals.csv, if the
 // run directory has one.
 func readIntervalCounts(path string, ivs map[string][]*IntervalData) error {
-	rows, err := readIntervalRows(path)
-	if err != nil {
-		return err
-	}
-	byKey := byStart(ivs)
-	for _, r := range rows {
-		if d := byKey[intervalKey{StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind)), r.Start.UnixMilli()}]; d != nil {
+	tags := tagCache{}
+	return eachIntervalRow(path, func(r *store.Histogram) {
+		if d := findSorted(ivs[tags.of(r.Phase, r.Scenario, r.Operation, r.Kind)], r.Start.UnixMilli()); d != nil {
 			d.Count, d.Errors, d.q, d.PeakVUs, d.Bytes = r.Count, r.Errors, r.Quantiles, r.PeakVUs, r.Bytes
 		}
+	})
+}
+
+// findSorted is the interval of list, in order of start, that starts at
+// startMs (nil: none), found by bisection: a long run's lists hold
+// thousands.
+func findSorted(list []*IntervalData, startMs int64) *IntervalData {
+	i, ok := slices.BinarySearchFunc(list, startMs, func(d *IntervalData, t int64) int { return cmp.Compare(d.StartMs, t) })
+	if !ok {
+		return nil
 	}
-	return nil
+	return list[i]
 }
 
-// intervalKey is an interval of an operation: its tag and its start.
-type intervalKey struct {
-	tag   string
-	start int64
-}
-
-// byStart are the intervals of ivs by their tag and start.
-func byStart(ivs map[string][]*IntervalData) map[intervalKey]*IntervalData {
-	out := map[intervalKey]*IntervalData{}
-	for tag, list := range ivs {
-		for _, d := range list {
-			out[intervalKey{tag, d.StartMs}] = d
+// sortByStart puts each list of ivs in order of start, as a run's log
+// has them already.
+func sortByStart(ivs map[string][]*IntervalData) {
+	byStart := func(a, b *IntervalData) int { return cmp.Compare(a.StartMs, b.StartMs) }
+	for _, list := range ivs {
+		if !slices.IsSortedFunc(list, byStart) {
+			slices.SortStableFunc(list, byStart)
 		}
 	}
-	return out
+}
+
+// tagCache is StageTag of the rows of a CSV file of a run directory, made
+// once for each operation rather than for each row.
+type tagCache map[tagKey]string
+
+type tagKey struct {
+	phase                     int
+	scenario, operation, kind string
+}
+
+func (c tagCache) of(phase int, scenario, operation, kind string) string {
+	k := tagKey{phase, scenario, operation, kind}
+	if t, ok := c[k]; ok {
+		return t
+	}
+	t := StageTag(phase, scenario, operation, metrics.Kind(kind))
+	c[tagKey{phase, strings.Clone(scenario), strings.Clone(operation), strings.Clone(kind)}] = t
+	return t
 }
 
 // readIntervalRows reads intervals.csv (none when there is no such file):
@@ -323,20 +359,33 @@ func byStart(ivs map[string][]*IntervalData) map[intervalKey]*IntervalData {
 // their histograms (PeakVUs -1 where peak_vus is empty). The last
 // row of a run that was killed may be cut short: it is left out.
 func readIntervalRows(path string) ([]store.Histogram, error) {
-	rows, err := readCSV(path)
-	if err != nil {
-		return nil, err
-	}
-	// Files before the kind column: stage,scenario,operation,interval,...
-	kinded := len(rows) > 0 && len(rows[0]) > 3 && rows[0][3] == "kind"
 	var out []store.Histogram
-	need := 8 // stage,scenario,operation,interval,start_ms,end_ms,count,errors
-	if kinded {
-		need = 9
-	}
-	for i, r := range rows {
-		if i == 0 || len(r) < need {
-			continue // the header, or a row cut short (a killed run's last)
+	err := eachIntervalRow(path, func(r *store.Histogram) {
+		c := *r
+		c.Scenario, c.Operation, c.Kind = strings.Clone(r.Scenario), strings.Clone(r.Operation), strings.Clone(r.Kind)
+		out = append(out, c)
+	})
+	return out, err
+}
+
+// eachIntervalRow streams the rows of intervals.csv (readIntervalRows) to
+// f, one at a time: a long run's file is never held whole. The strings of
+// the row f gets are valid only during the call.
+func eachIntervalRow(path string, f func(*store.Histogram)) error {
+	kinded := false
+	var h store.Histogram // the row f gets, made once
+	return eachCSVRow(path, func(i int, r []string) error {
+		if i == 0 {
+			// Files before the kind column: stage,scenario,operation,interval,...
+			kinded = len(r) > 3 && r[3] == "kind"
+			return nil
+		}
+		need := 8 // stage,scenario,operation,interval,start_ms,end_ms,count,errors
+		if kinded {
+			need = 9
+		}
+		if len(r) < need {
+			return nil // a row cut short (a killed run's last)
 		}
 		kind, cols := metrics.Kind(r[3]), r[4:]
 		if !kinded {
@@ -349,10 +398,7 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 		count, err5 := strconv.ParseInt(cols[3], 10, 64)
 		errs, err6 := strconv.ParseInt(cols[4], 10, 64)
 		if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-			if i == len(rows)-1 {
-				continue // cut short
-			}
-			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
+			return err
 		}
 		vus := int64(-1)
 		if len(r) > peakVUsCol && r[peakVUsCol] != "" && kinded {
@@ -366,10 +412,11 @@ func readIntervalRows(path string) ([]store.Histogram, error) {
 				bytes = v
 			}
 		}
-		out = append(out, store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
-			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols), PeakVUs: vus, Bytes: bytes})
-	}
-	return out, nil
+		h = store.Histogram{Phase: stage, Scenario: csvcell.Unescape(r[1]), Operation: csvcell.Unescape(r[2]), Kind: string(kind), Interval: ivl,
+			Start: time.UnixMilli(start), End: time.UnixMilli(end), Count: count, Errors: errs, Quantiles: csvQuantiles(count-errs, cols), PeakVUs: vus, Bytes: bytes}
+		f(&h)
+		return nil
+	})
 }
 
 // csvQuantiles are the percentiles of a row of intervals.csv (cols from
@@ -393,24 +440,39 @@ func csvQuantiles(n int64, cols []string) *metrics.Quantiles {
 	return &metrics.Quantiles{N: n, P50: us[0], P95: us[1], P99: us[2], Max: us[3]}
 }
 
-// readCSV reads a CSV file of a run directory whole: none when the run did
-// not write it; rows may differ in length (the last of a killed run's).
-func readCSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
+// eachCSVRow streams a CSV file of a run directory to f a row at a time,
+// the header as row 0 (nothing when the run did not write the file); rows
+// may differ in length, and r is reused from row to row: f copies what it
+// keeps. An error f returns for a row fails the read unless that row is
+// the file's last: a killed run's last row may be cut short.
+func eachCSVRow(path string, f func(i int, r []string) error) error {
+	file, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer f.Close()
-	cr := csv.NewReader(f)
+	defer file.Close()
+	cr := csv.NewReader(bufio.NewReaderSize(file, 64<<10))
 	cr.FieldsPerRecord = -1
-	rows, err := cr.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	cr.ReuseRecord = true
+	var held error // a row's error, forgiven if it was the last
+	for i := 0; ; i++ {
+		r, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if held != nil {
+			return held
+		}
+		if err := f(i, r); err != nil {
+			held = fmt.Errorf("%s: line %d: %w", path, i+1, err)
+		}
 	}
-	return rows, nil
 }
 
 // OpCount is an interval's count of operations, failed ones included, or

@@ -104,7 +104,7 @@ func readUnfinished(dir string) (*Run, error) {
 	var hs []store.Histogram
 	for _, r := range rows {
 		tag := StageTag(r.Phase, r.Scenario, r.Operation, metrics.Kind(r.Kind))
-		d := findInterval(rd.Intervals[tag], r.Start.UnixMilli())
+		d := findSorted(rd.Intervals[tag], r.Start.UnixMilli())
 		if d == nil {
 			continue // its histogram was not flushed before the process ended
 		}

@@ -3,10 +3,10 @@ package results
 import (
 	"encoding/csv"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/perflab/perflab/internal/csvcell"
@@ -15,23 +15,30 @@ import (
 
 // readResources reads a run directory's resources.csv, if it has one.
 func readResources(path string) ([]monitor.Point, error) {
-	rows, err := readCSV(path)
-	if err != nil {
-		return nil, err
-	}
 	var out []monitor.Point
-	for i, r := range rows {
+	names := map[string]string{} // each monitor's and metric's name, once
+	intern := func(s string) string {
+		s = csvcell.Unescape(s)
+		if n, ok := names[s]; ok {
+			return n
+		}
+		n := strings.Clone(s)
+		names[n] = n
+		return n
+	}
+	err := eachCSVRow(path, func(i int, r []string) error {
 		if i == 0 || len(r) != 4 {
-			continue
+			return nil
 		}
 		t, err1 := strconv.ParseInt(r[0], 10, 64)
 		v, err2 := strconv.ParseFloat(r[3], 64)
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("%s: line %d: %w", path, i+1, err)
+			return err
 		}
-		out = append(out, monitor.Point{Time: time.UnixMilli(t), Monitor: csvcell.Unescape(r[1]), Metric: csvcell.Unescape(r[2]), Value: v})
-	}
-	return out, nil
+		out = append(out, monitor.Point{Time: time.UnixMilli(t), Monitor: intern(r[1]), Metric: intern(r[2]), Value: v})
+		return nil
+	})
+	return out, err
 }
 
 // WriteResources writes monitor samples as resources.csv: the monitors'

@@ -178,6 +178,7 @@ func readIntervals(dir string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: latency.hlog: %w", dir, err)
 	}
+	sortByStart(ivs)
 	if err := readIntervalCounts(filepath.Join(dir, IntervalsCSV), ivs); err != nil {
 		return nil, err
 	}

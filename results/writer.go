@@ -163,6 +163,18 @@ func UniqueOps(ops []Operation) []Operation {
 // Sink returns the interval sink of a phase.
 func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 	mErr := rd.beginPhase(ph)
+	// Each operation's tag, made once (a regular expression cleans it),
+	// not at every interval.
+	tags := map[metrics.Key]string{}
+	tagOf := func(op metrics.Op) string {
+		k := metrics.KeyOf(op)
+		t, ok := tags[k]
+		if !ok {
+			t = Tag(fmt.Sprintf("s%d", ph.Index), op)
+			tags[k] = t
+		}
+		return t
+	}
 	return sinkFunc(func(iv *metrics.Interval) error {
 		if mErr != nil {
 			return fmt.Errorf("%s: %w", ManifestFile, mErr)
@@ -180,8 +192,9 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 			}
 			// An interval with failures only gets an empty histogram, so
 			// that its counts have a place in the log too.
-			tag := Tag(fmt.Sprintf("s%d", ph.Index), ops[i])
-			enc, q := st.Digest()
+			tag := tagOf(ops[i])
+			// Encoded once for every sink (the run history writes them too).
+			enc, q := iv.Digest(st)
 			if err := logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc); err != nil {
 				return err
 			}
@@ -190,7 +203,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 					return err
 				}
 			}
-			fenc, fq, failed := st.FailDigest()
+			fenc, fq, failed := iv.FailDigest(st)
 			if failed {
 				if err := logLine(rd.bw, rd.baseMs, tag+FailedTag, iv.Start.UnixMilli(), iv.End.UnixMilli(), fq.Max, fenc); err != nil {
 					return err
@@ -210,6 +223,7 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 				rd.spans = map[spanKey]MessageSpan{}
 			}
 			addSpans(rd.spans, ph.Index, metrics.KeyOf(op), iv.Start.UnixMilli(), iv.End.UnixMilli(), fs)
+			iv.Point()
 		}
 		// Flush every interval: a crash loses at most the current one.
 		rd.csv.Flush()
@@ -222,9 +236,11 @@ func (rd *Writer) Sink(ph *metrics.Phase) metrics.Sink {
 
 // logHistogram writes one interval's histogram to the log under tag, as
 // hdr.HistogramLogWriter's OutputIntervalHistogram does, with the
-// encoder that reuses its memory (metrics.Encode).
+// encoder that reuses its memory (metrics.Encode), once for every sink of
+// the interval (metrics.Interval.Encode).
 func (rd *Writer) logHistogram(h *hdr.Histogram, tag string, iv *metrics.Interval) error {
-	return logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), h.Max(), metrics.Encode(h))
+	enc, q := iv.Encode(h)
+	return logLine(rd.bw, rd.baseMs, tag, iv.Start.UnixMilli(), iv.End.UnixMilli(), q.Max, enc)
 }
 
 // logLine writes one interval's line of the log: its tag, its start from

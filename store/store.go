@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -492,14 +493,17 @@ func (s *Store) Heartbeat(id string) error {
 // ran in it. Each interval is its own transaction, so a crash loses at most
 // the interval being written.
 func (s *Store) Interval(runID string, ph *metrics.Phase, iv *metrics.Interval) error {
-	return s.histograms(runID, ph, iv.Index, iv.Start, iv.End, iv.Ops, iv.PeakVUs)
+	return s.histograms(runID, ph, iv)
 }
 
-// histograms stores a row per operation of ops, and peak (by scenario,
-// nil for a stage's totals) on the scenarios' own rows: a scenario's row
-// is written in an interval where VUs were busy though no iteration
-// ended, as intervals.csv's is.
-func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, end time.Time, ops []*metrics.Stats, peak map[string]int64) error {
+// histograms stores a row per operation of iv.Ops, and iv.PeakVUs (by
+// scenario, nil for a stage's totals, whose iv.Index is -1) on the
+// scenarios' own rows: a scenario's row is written in an interval where
+// VUs were busy though no iteration ended, as intervals.csv's is. The
+// histograms' encodings are iv's (metrics.Interval.Digest): those the run
+// directory's log made of the same interval.
+func (s *Store) histograms(runID string, ph *metrics.Phase, iv *metrics.Interval) error {
+	index, start, end, ops, peak := iv.Index, iv.Start, iv.End, iv.Ops, iv.PeakVUs
 	tx, err := s.db.Begin()
 	if err != nil {
 		return err
@@ -519,13 +523,7 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 	// Steps of one name in several transactions are one API: one row.
 	keys, merged := metrics.MergeByKey(ph.Ops, ops)
 	if index >= 0 {
-		all := metrics.NewStats()
-		for i, st := range merged {
-			if keys[i].Kind == metrics.KindStep {
-				all.Merge(st)
-			}
-		}
-		if err := s.addTraffic(tx, Traffic{runID, ph.Index, index, start.UnixMilli(), end.UnixMilli(), all.Count, all.ErrorCount(), metrics.QuantilesOf(all.Hist)}); err != nil {
+		if err := s.addTraffic(tx, traffic(runID, ph.Index, iv, keys, merged)); err != nil {
 			return err
 		}
 	}
@@ -539,19 +537,20 @@ func (s *Store) histograms(runID string, ph *metrics.Phase, index int, start, en
 		}
 		var svc, delay []byte
 		if st.SvcOK.N > 0 {
-			svc = metrics.Encode(st.Svc)
+			svc, _ = iv.Encode(st.Svc)
 		}
 		if st.DelayAll.N > 0 {
-			delay = metrics.Encode(st.Delay)
+			delay, _ = iv.Encode(st.Delay)
 		}
 		op := keys[i]
-		enc, q := st.Digest()
-		failed, _, _ := st.FailDigest()
+		enc, q := iv.Digest(st)
+		failed, _, _ := iv.FailDigest(st)
 		if _, err := stmt.Exec(runID, ph.Index, ph.Name, op.Scenario, op.Name, string(op.Kind), index,
 			start.UnixMilli(), end.UnixMilli(), st.Count, st.ErrorCount(), string(enc), string(svc), string(delay),
 			q.P50, q.P95, q.P99, q.Max, st.Dropped, string(failed), vus, st.Bytes, failuresJSON(st.Failures())); err != nil {
 			return err
 		}
+		iv.Point()
 	}
 	return tx.Commit()
 }
@@ -565,6 +564,43 @@ type Traffic struct {
 	// Quantiles are of the successful requests' latencies.
 	Quantiles metrics.Quantiles
 }
+
+// traffic is an interval's steps together (keys and stats are its
+// operations, merged by key): one step's own figures, or those of a
+// histogram the steps are merged into, taken from a pool (each is 190 KB,
+// and an interval's end should not make one).
+func traffic(runID string, phase int, iv *metrics.Interval, keys []metrics.Op, stats []*metrics.Stats) Traffic {
+	t := Traffic{RunID: runID, Phase: phase, Ivl: iv.Index, StartMs: iv.Start.UnixMilli(), EndMs: iv.End.UnixMilli()}
+	var steps []*metrics.Stats
+	for i, st := range stats {
+		if keys[i].Kind == metrics.KindStep && st.Count > 0 {
+			steps = append(steps, st)
+			t.Count += st.Count
+			t.Errors += st.ErrorCount()
+		}
+	}
+	switch len(steps) {
+	case 0:
+	case 1:
+		if steps[0].OK.N > 0 {
+			_, t.Quantiles = iv.Digest(steps[0])
+		}
+	default:
+		h := trafficHists.Get().(*hdr.Histogram)
+		defer trafficHists.Put(h)
+		h.Reset()
+		for _, st := range steps {
+			if st.OK.N > 0 {
+				h.Merge(st.Hist)
+				iv.Point()
+			}
+		}
+		t.Quantiles = metrics.QuantilesOf(h)
+	}
+	return t
+}
+
+var trafficHists = sync.Pool{New: func() any { return metrics.NewHistogram() }}
 
 func (s *Store) addTraffic(tx *sql.Tx, t Traffic) error {
 	if t.Count == 0 {
@@ -605,7 +641,7 @@ func (s *Store) TrafficOf(runID string) ([]Traffic, error) {
 // (totals.jsonl) and each stage's histograms over the whole stage.
 func (s *Store) Finish(runID, status, runErr string, end time.Time, summary, totals []byte, stages []*metrics.Phase) error {
 	for _, ph := range stages {
-		if err := s.histograms(runID, ph, -1, ph.Start, ph.End, ph.Totals, nil); err != nil {
+		if err := s.histograms(runID, ph, &metrics.Interval{Index: -1, Start: ph.Start, End: ph.End, Ops: ph.Totals}); err != nil {
 			return err
 		}
 	}

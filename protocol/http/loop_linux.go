@@ -726,16 +726,17 @@ func (x *Exchange) dial(sa syscall.Sockaddr, auth []byte) {
 		x.fail(connectKind(err), "connect: socket: "+err.Error())
 		return
 	}
-	syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1) //nolint:errcheck // as Go's net package
-	if err := syscall.Connect(fd, sa); err != nil && !errors.Is(err, syscall.EINPROGRESS) {
-		syscall.Close(fd)
+	// Raw system calls (rawsys_linux.go), as the loop's reads and writes.
+	rawSetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1) //nolint:errcheck // as Go's net package
+	if err := rawConnect(fd, sa); err != nil && !errors.Is(err, syscall.EINPROGRESS) {
+		rawClose(fd) //nolint:errcheck // a socket never connected
 		x.fail(connectKind(err), "connect: "+err.Error())
 		return
 	}
 	x.gen++
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLOUT | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: x.id, Pad: x.gen}
 	if err := syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		syscall.Close(fd)
+		rawClose(fd) //nolint:errcheck // as above
 		x.fail(connectKind(err), "connect: "+err.Error())
 		return
 	}
@@ -805,7 +806,7 @@ func (x *Exchange) event(ev syscall.EpollEvent) {
 		if ev.Events&(syscall.EPOLLOUT|syscall.EPOLLERR|syscall.EPOLLHUP) == 0 {
 			return
 		}
-		errno, err := syscall.GetsockoptInt(x.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
+		errno, err := rawGetsockoptInt(x.fd, syscall.SOL_SOCKET, syscall.SO_ERROR)
 		if err == nil && errno != 0 {
 			err = syscall.Errno(errno)
 		}
@@ -1085,7 +1086,7 @@ func (x *Exchange) closeConn() {
 			x.tls.close()
 			x.tls = nil
 		}
-		syscall.Close(x.fd)
+		rawClose(x.fd) //nolint:errcheck // as syscall.Close was
 		x.fd = -1
 	}
 }
