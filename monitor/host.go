@@ -37,6 +37,10 @@ func openHost(s Spec) (*hostMonitor, error) {
 
 func (m *hostMonitor) Spec() Spec { return m.spec }
 
+// pace sets the probe's pace for samples every: the sampler says it as it
+// starts, before the first two samples can.
+func (m *hostMonitor) pace(every time.Duration) { m.probe.paceTo(every) }
+
 func (m *hostMonitor) Sample(_ context.Context, now time.Time) ([]Point, error) {
 	cur, err := m.readCPU()
 	if err != nil {

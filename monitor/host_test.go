@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -86,4 +87,24 @@ func TestProbePace(t *testing.T) {
 	}
 	var none *probe
 	none.paceTo(time.Second) // a host without a probe
+}
+
+// The sampler paces the host monitor's probe as it starts, not from its
+// second sample: samples an hour apart make no round trip every 50 ms
+// in the meantime.
+func TestSamplerPacesTheProbeAtOnce(t *testing.T) {
+	m, err := openHost(Spec{Name: "host", Kind: KindHost})
+	if err != nil {
+		t.Skip(err)
+	}
+	if m.probe == nil {
+		t.Skip("no loopback connection here")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := StartSampler(ctx, time.Hour, []Monitor{m}, func(Warning) {})
+	if got := time.Duration(m.probe.period.Load()); got != probeEveryMost {
+		t.Errorf("samples an hour apart: a round trip every %v, want %v", got, probeEveryMost)
+	}
+	cancel()
+	s.Stop(context.Background())
 }

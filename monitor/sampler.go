@@ -148,9 +148,18 @@ func StartSampler(ctx context.Context, interval time.Duration, monitors []Monito
 	}
 	s.wg.Add(len(monitors))
 	for i, m := range monitors {
+		if p, ok := m.(paced); ok { // from the first sample on
+			p.pace(interval)
+		}
 		go s.run(ctx, i, m)
 	}
 	return s
+}
+
+// paced is a monitor that does work of its own between samples (the host
+// monitor's loopback probe), at a pace set by how often it is sampled.
+type paced interface {
+	pace(every time.Duration)
 }
 
 // Mark asks every monitor for a sample now, besides the interval's, such
