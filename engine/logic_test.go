@@ -112,7 +112,12 @@ scenarios:
       - {name: b, url: /b}
 `, nil)
 	var events []string
-	r, err := Run(t.Context(), p, Options{RunID: "test", Seed: 1, OnEvent: func(s string) { events = append(events, s) }})
+	var evMu sync.Mutex // the VUs' loops or goroutines say their events at once
+	r, err := Run(t.Context(), p, Options{RunID: "test", Seed: 1, OnEvent: func(s string) {
+		evMu.Lock()
+		defer evMu.Unlock()
+		events = append(events, s)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
