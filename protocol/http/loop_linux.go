@@ -178,9 +178,15 @@ func (l *Loop) Post(f func()) {
 }
 
 // InFlight is the number of exchanges with a request in flight, read on
-// the loop's own thread; 0 if the loop does not answer within timeout (it
-// has ended, and closed its connections).
+// the loop's own thread; 0 for a loop that has ended (it closed its
+// connections) or does not answer within timeout.
 func (l *Loop) InFlight(timeout time.Duration) int {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return 0
+	}
 	ch := make(chan int, 1)
 	l.Post(func() { ch <- l.busy })
 	select {
