@@ -180,11 +180,15 @@ func (c *Collector) closeInterval(end time.Time, sl *cede.Slicer) {
 		c.total[i].Merge(s)
 		sl.Point()
 	}
-	if c.last == nil {
-		c.last = newStatsSlice(len(c.cur))
+	// With a tick to show it, the finished interval becomes "last" and the
+	// old "last" is reused; without, nothing reads it, and the interval's
+	// statistics are reset where they are (a histogram an operation less).
+	if c.onTick != nil {
+		if c.last == nil {
+			c.last = newStatsSlice(len(c.cur))
+		}
+		c.last, c.cur = c.cur, c.last
 	}
-	// The finished interval becomes "last"; the old "last" is reused.
-	c.last, c.cur = c.cur, c.last
 	c.lastVUs = iv.PeakVUs
 	for _, s := range c.cur {
 		s.Reset()

@@ -38,6 +38,10 @@ type Budgets struct {
 	// those it gives replace Margins'.
 	CaseMargins map[string]Margins `json:"case_margins,omitempty"`
 	Cases       map[string]Budget  `json:"cases"`
+	// VUBytes are the bytes perflab allocates a VU that sends one request
+	// and waits (TestVUMemory), per engine: what 10,000 VUs in think time
+	// cost is 10,000 times that.
+	VUBytes map[string]float64 `json:"vu_bytes"`
 }
 
 // margins are case's.
@@ -45,7 +49,7 @@ func (b *Budgets) margins(name string) Margins {
 	m, own := b.Margins, b.CaseMargins[name]
 	for _, f := range []struct{ to, from *float64 }{
 		{&m.Instructions, &own.Instructions}, {&m.TotalInstructions, &own.TotalInstructions},
-		{&m.Atomics, &own.Atomics}, {&m.Allocs, &own.Allocs}, {&m.Fixed, &own.Fixed},
+		{&m.Atomics, &own.Atomics}, {&m.Allocs, &own.Allocs}, {&m.Fixed, &own.Fixed}, {&m.VUBytes, &own.VUBytes},
 	} {
 		if *f.from != 0 {
 			*f.to = *f.from
@@ -62,6 +66,7 @@ type Margins struct {
 	Atomics           float64 `json:"atomics,omitempty"`
 	Allocs            float64 `json:"allocs,omitempty"`
 	Fixed             float64 `json:"fixed,omitempty"`
+	VUBytes           float64 `json:"vu_bytes,omitempty"`
 }
 
 // Budget is one case's, a request: the instructions of perflab's code and
@@ -202,16 +207,7 @@ func TestCostBudgets(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "valgrind is not installed (apt-get install valgrind)")
 	}
-	raw, err := os.ReadFile("budgets.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var budgets Budgets
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&budgets); err != nil {
-		t.Fatalf("budgets.json: %v", err)
-	}
+	budgets := loadBudgets(t)
 	// GUARD_KEEP=DIR keeps the runs' plans and callgrind outputs there
 	// (callgrind_annotate reads them).
 	dir := os.Getenv("GUARD_KEEP")
@@ -220,16 +216,7 @@ func TestCostBudgets(t *testing.T) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// GUARD_BIN measures another build of perflab (another revision's,
-	// to find which change made a request dearer) in place of this tree's.
-	bin := os.Getenv("GUARD_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "perflab")
-		build := exec.Command("go", "build", "-o", bin, "github.com/perflab/perflab/cmd/perflab")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
-	}
+	bin := perflabBinary(t)
 	srv := httptest.NewServer(server())
 	defer srv.Close()
 	// Go's own HTTP/2 server, h2c with prior knowledge.
@@ -280,14 +267,49 @@ func TestCostBudgets(t *testing.T) {
 		for name, b := range got { // the cases run (-run may pick some)
 			budgets.Cases[name] = b
 		}
-		out, err := json.MarshalIndent(budgets, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("budgets.json", append(out, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		saveBudgets(t, budgets)
 	}
+}
+
+// loadBudgets reads budgets.json, refusing a field it does not know.
+func loadBudgets(t *testing.T) *Budgets {
+	raw, err := os.ReadFile("budgets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var budgets Budgets
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&budgets); err != nil {
+		t.Fatalf("budgets.json: %v", err)
+	}
+	return &budgets
+}
+
+// saveBudgets rewrites budgets.json (-update).
+func saveBudgets(t *testing.T, budgets *Budgets) {
+	out, err := json.MarshalIndent(budgets, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("budgets.json", append(out, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// perflabBinary is the build of perflab the guard measures: GUARD_BIN
+// (another revision's, to find which change made a request dearer), or
+// this tree's.
+func perflabBinary(t *testing.T) string {
+	if bin := os.Getenv("GUARD_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "perflab")
+	build := exec.Command("go", "build", "-o", bin, "github.com/perflab/perflab/cmd/perflab")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // measure runs c with n and 3n requests under callgrind.

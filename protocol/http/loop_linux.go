@@ -52,8 +52,12 @@ type Loop struct {
 	anchor   time.Time
 	anchorAt int64
 	rbuf     []byte // reads land here when the response's buffer is short of room
-	done     []*Exchange
-	spare    []*Exchange
+	// bufs are response buffers no exchange holds: an HTTP/1.1 exchange
+	// takes one as its response begins and gives it back once the
+	// response is judged, so that a VU in think time holds none.
+	bufs  [][]byte
+	done  []*Exchange
+	spare []*Exchange
 	// later are exchanges whose reads were put off (readLater).
 	later, laterSpare []*Exchange
 	stopped           bool
@@ -885,6 +889,9 @@ func (x *Exchange) read() {
 		// bytes are to be kept, else into the loop's (the bytes of a body
 		// over its limit are counted there and dropped).
 		p := &x.resp
+		if cap(p.buf) == 0 {
+			p.buf = x.l.takeBuf()
+		}
 		rb := x.l.rbuf
 		if free := cap(p.buf) - len(p.buf); free >= 512 && (p.headEnd == 0 || int64(p.bodyEnd-p.headEnd) < p.limit) {
 			rb = p.buf[len(p.buf):cap(p.buf)]
@@ -905,9 +912,6 @@ func (x *Exchange) read() {
 			}
 			return
 		}
-		if cap(p.buf) == 0 {
-			p.buf = make([]byte, 0, max(n, 1<<10))
-		}
 		done, err := p.feed(rb[:n])
 		if err != nil {
 			x.fail(metrics.Read, err.Error())
@@ -926,6 +930,31 @@ func (x *Exchange) read() {
 			return
 		}
 	}
+}
+
+// takeBuf is a response buffer for an exchange whose response begins.
+func (l *Loop) takeBuf() []byte {
+	if n := len(l.bufs); n > 0 {
+		b := l.bufs[n-1]
+		l.bufs[n-1] = nil
+		l.bufs = l.bufs[:n-1]
+		return b
+	}
+	return make([]byte, 0, 1<<10)
+}
+
+// giveBuf gives x's response buffer back to its loop once the response
+// has been judged (HTTP/2's are its own). A large one is dropped: one
+// large response does not pin its memory.
+func (x *Exchange) giveBuf() {
+	p := &x.resp
+	if x.h2 != nil || cap(p.buf) == 0 {
+		return
+	}
+	if cap(p.buf) <= 64<<10 {
+		x.l.bufs = append(x.l.bufs, p.buf[:0])
+	}
+	p.buf = nil
 }
 
 // closedEarly fails the request in flight whose connection the server
@@ -1012,6 +1041,7 @@ func (x *Exchange) finish() {
 	case kind != metrics.OK:
 		res := s.failed(x.start, p.status, p.size, kind, detail)
 		x.dump(&res)
+		x.giveBuf()
 		x.complete(res)
 	default:
 		res := Result{Start: x.start, Status: p.status, Bytes: int(p.size), Latency: lat}
@@ -1027,9 +1057,7 @@ func (x *Exchange) finish() {
 		x.l.c.settle(r, s, &res, v, x.hdr, x.vars, limit)
 		*v = view{}
 		x.dump(&res)
-		if cap(p.buf) > 1<<20 { // one large response does not pin its buffer
-			p.buf = nil
-		}
+		x.giveBuf()
 		x.complete(res)
 	}
 }

@@ -233,8 +233,7 @@ type Result struct {
 // reading response bodies.
 type Scratch struct {
 	buf, body []byte
-	drop      []byte // what a body over its limit is read into
-	last      *kept  // what the last response kept for the flow (Keep); nil until one keeps something
+	last      *kept // what the last response kept for the flow (Keep); nil until one keeps something
 	// What a VU keeps from one request to the next (cookies.go,
 	// auth.go): its cookies, nil until a response sets one; the digest
 	// challenges of its origins.
