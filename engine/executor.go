@@ -73,10 +73,19 @@ func (e *executor) bareWorker(s *scenario, vu int) *worker {
 	return &worker{r: e.r, s: s, vars: v, rec: e.rec, shard: n, inflight: e.inflight}
 }
 
+// endOf is when scenario s's last VU stopped so far, made as its first
+// starts (without allocating once it is: every VU asks).
+func (e *executor) endOf(s *scenario) *atomic.Int64 {
+	if v, ok := e.ends.Load(s.sc.Name); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := e.ends.LoadOrStore(s.sc.Name, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
 // ended notes that a VU of scenario s stopped now, for the scenario's span.
 func (e *executor) ended(s *scenario) {
-	v, _ := e.ends.LoadOrStore(s.sc.Name, new(atomic.Int64))
-	end := v.(*atomic.Int64)
+	end := e.endOf(s)
 	now := time.Now().UnixNano()
 	for {
 		old := end.Load()
@@ -94,7 +103,7 @@ func (e *executor) spawnOwned(f func()) {
 // spawnVU runs a VU's loop and closes its own connection, if it has one, when
 // the loop ends.
 func (e *executor) spawnVU(w *worker, f func()) {
-	e.ends.LoadOrStore(w.s.sc.Name, new(atomic.Int64))
+	e.endOf(w.s)
 	e.spawnOwned(func() {
 		defer func() {
 			if w.client != e.r.client {

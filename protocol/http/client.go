@@ -130,9 +130,13 @@ func (c *Client) bodyLimit(r *Request) (limit, keep int64) {
 }
 
 // dropBufs are what the bytes of bodies beyond what is kept are read
-// into: shared, so that a VU waiting between requests holds none (16 KB
-// each, 10,000 VUs' 160 MB).
+// into once a body is longer than a VU's own peek buffer: shared, so that
+// a VU waiting between requests holds none (16 KB each, 10,000 VUs' 160
+// MB); a short body (the most common) never takes one.
 var dropBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
+// peekSize is a VU's own buffer for the bytes of a body it does not keep.
+const peekSize = 256
 
 // readBody reads a response body to its end, keeping its first keep bytes
 // in s.body; it returns them and the body's size.
@@ -155,14 +159,19 @@ func readBody(body io.Reader, keep int64, s *Scratch) ([]byte, int64, error) {
 				kept = slices.Grow(kept, int(min(room, int64(max(len(kept), 512)))))
 			}
 			buf = kept[len(kept):int(min(int64(cap(kept)), keep))]
-		} else {
-			if drop == nil {
-				drop = dropBufs.Get().(*[]byte)
-			}
+		} else if drop != nil {
 			buf = *drop
+		} else {
+			if s.peek == nil {
+				s.peek = make([]byte, peekSize)
+			}
+			buf = s.peek
 		}
 		m, err := body.Read(buf)
 		n += int64(m)
+		if drop == nil && m == peekSize && len(buf) == peekSize && &buf[0] == &s.peek[0] {
+			drop = dropBufs.Get().(*[]byte) // a long body
+		}
 		if int64(len(kept)) < keep {
 			kept = kept[:len(kept)+m]
 		}

@@ -233,7 +233,8 @@ type Result struct {
 // reading response bodies.
 type Scratch struct {
 	buf, body []byte
-	last      *kept // what the last response kept for the flow (Keep); nil until one keeps something
+	peek      []byte // what the bytes of a body beyond those kept are read into first (readBody)
+	last      *kept  // what the last response kept for the flow (Keep); nil until one keeps something
 	// What a VU keeps from one request to the next (cookies.go,
 	// auth.go): its cookies, nil until a response sets one; the digest
 	// challenges of its origins.
