@@ -101,6 +101,9 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 	case o.SecretName == "" || o.SecretKey == "":
 		return nil, nil, fmt.Errorf("no Secret for the history's DSN")
 	}
+	if err := CheckImage(o.Image); err != nil {
+		return nil, nil, err
+	}
 	if o.Namespace != "" {
 		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 			return nil, nil, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
@@ -238,6 +241,41 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 		job.Spec.TTLSecondsAfterFinished = ptr(int32(o.TTL / time.Second))
 	}
 	return cm, job, nil
+}
+
+// imageRef is the grammar of an image reference, NAME[:TAG][@DIGEST], as
+// container runtimes parse it (the distribution project's reference
+// package): a registry host (a DNS name, or an IPv6 address in brackets)
+// and port, a repository path of lower case components, a tag of at most
+// 128 word characters, dots and dashes, and a digest ALGORITHM:HEX.
+var imageRef = func() *regexp.Regexp {
+	const (
+		component = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		host      = `(?:` + component + `(?:\.` + component + `)*|\[[a-fA-F0-9:]+\])`
+		path      = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+		name      = `(?:` + host + `(?::[0-9]+)?/)?` + path + `(?:/` + path + `)*`
+		tag       = `[\w][\w.-]{0,127}`
+		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	)
+	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@` + digest + `)?$`)
+}()
+
+// MaxImageName is the longest name of an image (its registry and
+// repository, without tag or digest), as the reference grammar allows.
+const MaxImageName = 255
+
+// CheckImage refuses what is not an image reference: the kubelet would
+// refuse the pods (InvalidImageName) after kubectl apply had taken the
+// manifests, and a line break or a space is no part of one.
+func CheckImage(image string) error {
+	m := imageRef.FindStringSubmatch(image)
+	switch {
+	case m == nil:
+		return fmt.Errorf("image %q: not an image reference: want [REGISTRY[:PORT]/]REPOSITORY[:TAG][@DIGEST], as registry.example/perflab:1.2 (the repository in lower case, no scheme, space or line break)", image)
+	case len(m[1]) > MaxImageName:
+		return fmt.Errorf("image %q: not an image reference: its name is %d characters, at most %d", image, len(m[1]), MaxImageName)
+	}
+	return nil
 }
 
 var (

@@ -60,6 +60,9 @@ Flags:`)
 	if *storeURL != "" && !store.IsPostgres(*storeURL) {
 		return fail(std, fmt.Errorf("--store %s: the workers of a cluster meet in a PostgreSQL history: --store postgres://...", *storeURL))
 	}
+	if err := k8s.CheckImage(*image); err != nil {
+		return fail(std, fmt.Errorf("--image: %w", err))
+	}
 	secretName, secretKey, ok := strings.Cut(*secret, ":")
 	if !ok || secretName == "" || secretKey == "" {
 		return fail(std, fmt.Errorf("--store-secret %q: want NAME:KEY", *secret))

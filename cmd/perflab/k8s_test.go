@@ -186,6 +186,11 @@ func TestK8sHostilePlanName(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(errs, `label value "R1\n---\nkind: Pod" holds a line break (U+000A)`) {
 		t.Errorf("k8s --label: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	// So is the image, which is an image reference or refused.
+	code, out, errs = runCLI(t, "k8s", converted, "--workers", "2", "--image", "perflab:1\n---\nkind: Pod")
+	if code != exitUsage || out != "" || !strings.Contains(errs, `perflab: --image: image "perflab:1\n---\nkind: Pod": not an image reference`) {
+		t.Errorf("k8s --image: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	src, err := os.ReadFile(converted)
 	if err != nil || cm.Data["plan.yaml"] != string(src) {
 		t.Errorf("the ConfigMap's plan: %q", cm.Data["plan.yaml"])
