@@ -147,6 +147,10 @@ type PlanFile struct {
 	Source string `json:"source"`
 }
 
+// MaxPlanIncludes is the most files a plan may include
+// (plan.MaxIncludes), and so the most a record of a run may hold.
+const MaxPlanIncludes = 100
+
 // Run is the results of a whole run.
 type Run struct {
 	ID         string

@@ -298,7 +298,7 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 
 // MaxIncludes bounds the files a plan includes, its own includes with
 // them.
-const MaxIncludes = 100
+const MaxIncludes = metrics.MaxPlanIncludes
 
 // loadFragments gathers the plan's fragments and those of the files it
 // includes (and they include), by name: a name given twice is an error
