@@ -112,6 +112,7 @@ func TestManifestsRefuse(t *testing.T) {
 		"outside":   {files: []File{{Path: "../x.csv"}}, msg: "under the plan's directory"},
 		"absolute":  {files: []File{{Path: "/etc/x.csv"}}, msg: "under the plan's directory"},
 		"too big":   {files: []File{{Path: "big.csv", Data: make([]byte, 2<<20)}}, msg: "more than a ConfigMap holds"},
+		"plan path": {o: func(o *Options) { o.PlanPath = "../plan.yaml" }, msg: "../plan.yaml: a file the plan reads must be under the plan's directory"},
 		"no worker": {o: func(o *Options) { o.Workers = 0 }, msg: "at least 1"},
 		"bad cpu":   {o: func(o *Options) { o.CPU = "lots" }, msg: "cpu"},
 		"namespace": {o: func(o *Options) { o.Namespace = "Load\n---" }, msg: `namespace "Load\n---": a lowercase RFC 1123 label`},
@@ -137,6 +138,24 @@ func TestManifestsRefuse(t *testing.T) {
 		if _, _, err := Manifests([]byte("name: p\n"), tc.files, o); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: %v, want %q", name, err, tc.msg)
 		}
+	}
+}
+
+// A plan whose files climb above its directory is a directory down in the
+// pods' (results.PlanLayout): the ConfigMap's item puts it there, and the
+// pods run it from there.
+func TestManifestsPlanPath(t *testing.T) {
+	_, cm, job := written(t, []byte("name: p\n"), []File{{Path: "shared/auth.yaml", Data: []byte("fragments: {}\n")}}, Options{
+		RunID: "r", Workers: 1, Image: "i", SecretName: "s", SecretKey: "k", PlanPath: "_/plan.yaml"})
+	paths := map[string]string{}
+	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
+		paths[it.Path] = it.Key
+	}
+	if cm.Data[paths["_/plan.yaml"]] != "name: p\n" || cm.Data[paths["shared/auth.yaml"]] != "fragments: {}\n" || len(paths) != 2 {
+		t.Errorf("items %v", paths)
+	}
+	if args := job.Spec.Template.Spec.Containers[0].Args; args[1] != "/plan/_/plan.yaml" {
+		t.Errorf("args %q", args)
 	}
 }
 
