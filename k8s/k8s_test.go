@@ -145,13 +145,13 @@ func TestManifestsRefuse(t *testing.T) {
 // pods' (results.PlanLayout): the ConfigMap's item puts it there, and the
 // pods run it from there.
 func TestManifestsPlanPath(t *testing.T) {
-	_, cm, job := written(t, []byte("name: p\n"), []File{{Path: "shared/auth.yaml", Data: []byte("fragments: {}\n")}}, Options{
+	_, cm, job := written(t, []byte("name: p\n"), []File{{Path: "team/auth.yaml", Data: []byte("fragments: {}\n")}}, Options{
 		RunID: "r", Workers: 1, Image: "i", SecretName: "s", SecretKey: "k", PlanPath: "_/plan.yaml"})
 	paths := map[string]string{}
 	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
 		paths[it.Path] = it.Key
 	}
-	if cm.Data[paths["_/plan.yaml"]] != "name: p\n" || cm.Data[paths["shared/auth.yaml"]] != "fragments: {}\n" || len(paths) != 2 {
+	if cm.Data[paths["_/plan.yaml"]] != "name: p\n" || cm.Data[paths["team/auth.yaml"]] != "fragments: {}\n" || len(paths) != 2 {
 		t.Errorf("items %v", paths)
 	}
 	if args := job.Spec.Template.Spec.Containers[0].Args; args[1] != "/plan/_/plan.yaml" {

@@ -140,7 +140,7 @@ func (p *Phase) Elapsed() time.Duration { return p.End.Sub(p.Start) }
 
 // PlanFile is a file a plan includes (include:), as it was read. Path is
 // where it was found from the plan's directory, names separated by '/'
-// (common/login.yaml, ../shared/auth.yaml), or its absolute path when the
+// (common/login.yaml, ../team/auth.yaml), or its absolute path when the
 // plan, or a file it includes by an absolute path, named it so.
 type PlanFile struct {
 	Path   string `json:"path"`

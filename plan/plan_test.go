@@ -315,11 +315,11 @@ func TestIncludedPaths(t *testing.T) {
 	root := t.TempDir()
 	abs := filepath.Join(root, "elsewhere")
 	files := map[string]string{
-		"tests/checkout/plan.yaml":         "include: [common/login.yaml, ../shared/auth.yaml, " + filepath.Join(abs, "abs.yaml") + "]\n" + tinyPlan,
+		"tests/checkout/plan.yaml":         "include: [common/login.yaml, ../team/auth.yaml, " + filepath.Join(abs, "abs.yaml") + "]\n" + tinyPlan,
 		"tests/checkout/common/login.yaml": "include: [../more/logout.yaml]\nfragments: {login: [{name: login, url: /login}]}\n",
 		"tests/checkout/more/logout.yaml":  "fragments: {logout: [{name: logout, url: /logout}]}\n",
-		"tests/shared/auth.yaml":           "include: [deep/token.yaml]\nfragments: {auth: [{name: auth, url: /auth}]}\n",
-		"tests/shared/deep/token.yaml":     "include: [../../checkout/plan.yaml]\nfragments: {token: [{name: token, url: /token}]}\n",
+		"tests/team/auth.yaml":             "include: [deep/token.yaml]\nfragments: {auth: [{name: auth, url: /auth}]}\n",
+		"tests/team/deep/token.yaml":       "include: [../../checkout/plan.yaml]\nfragments: {token: [{name: token, url: /token}]}\n",
 		"elsewhere/abs.yaml":               "include: [rel.yaml]\nfragments: {abs: [{name: abs, url: /abs}]}\n",
 		"elsewhere/rel.yaml":               "fragments: {rel: [{name: rel, url: /rel}]}\n",
 	}
@@ -336,7 +336,7 @@ func TestIncludedPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"common/login.yaml", "more/logout.yaml", "../shared/auth.yaml", "../shared/deep/token.yaml", filepath.Join(abs, "abs.yaml"), filepath.Join(abs, "rel.yaml")}
+	want := []string{"common/login.yaml", "more/logout.yaml", "../team/auth.yaml", "../team/deep/token.yaml", filepath.Join(abs, "abs.yaml"), filepath.Join(abs, "rel.yaml")}
 	var got []string
 	for _, f := range p.Included {
 		got = append(got, f.Path)
@@ -344,7 +344,7 @@ func TestIncludedPaths(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("included:\n%q\nwant\n%q", got, want)
 	}
-	for i, name := range []string{"tests/checkout/common/login.yaml", "tests/checkout/more/logout.yaml", "tests/shared/auth.yaml", "tests/shared/deep/token.yaml", "elsewhere/abs.yaml", "elsewhere/rel.yaml"} {
+	for i, name := range []string{"tests/checkout/common/login.yaml", "tests/checkout/more/logout.yaml", "tests/team/auth.yaml", "tests/team/deep/token.yaml", "elsewhere/abs.yaml", "elsewhere/rel.yaml"} {
 		if p.Included[i].Source != files[name] {
 			t.Errorf("%s: %q", name, p.Included[i].Source)
 		}

@@ -23,7 +23,7 @@ const PlanDir = "plan"
 // metrics.PlanFile has them) as one directory in which the plan finds
 // each file where it found it: entry is the plan's place in it, placed[i]
 // the place of paths[i], each a path below the directory with '/'
-// between names. A file above the plan's directory (../shared/auth.yaml)
+// between names. A file above the plan's directory (../team/auth.yaml)
 // puts the plan one directory down for each level climbed, in a directory
 // named by underscores; one named by an absolute path goes under a
 // directory of its own (absolute/etc/perflab/auth.yaml), where the plan,

@@ -64,7 +64,7 @@ func TestPlanLayout(t *testing.T) {
 	}{
 		{nil, "plan.yaml", nil},
 		{[]string{"common/login.yaml", "more/logout.yaml"}, "plan.yaml", []string{"common/login.yaml", "more/logout.yaml"}},
-		{[]string{"../shared/a.yaml", "../../x/b.yaml", "c.yaml"}, "_/_/plan.yaml", []string{"_/shared/a.yaml", "x/b.yaml", "_/_/c.yaml"}},
+		{[]string{"../team/a.yaml", "../../x/b.yaml", "c.yaml"}, "_/_/plan.yaml", []string{"_/team/a.yaml", "x/b.yaml", "_/_/c.yaml"}},
 		{[]string{"../_/a.yaml", "plan.yaml"}, "__/_plan.yaml", []string{"_/a.yaml", "__/plan.yaml"}},
 		{[]string{"/etc/perflab/a.yaml", "b.yaml"}, "plan.yaml", []string{"absolute/etc/perflab/a.yaml", "b.yaml"}},
 		{[]string{"/absolute/a.yaml", "absolute/b.yaml"}, "plan.yaml", []string{"_absolute/absolute/a.yaml", "absolute/b.yaml"}},

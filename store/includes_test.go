@@ -36,8 +36,8 @@ func planIncludes(t *testing.T, path string) {
 		t.Errorf("the old run: %+v %v", files, err)
 	}
 	files := []metrics.PlanFile{
-		{Path: "common/login.yaml", Source: "include: [../../shared/x.yaml]\nfragments: {}\n"},
-		{Path: "../shared/x.yaml", Source: "fragments: {x: [{url: /x}]}\n"},
+		{Path: "common/login.yaml", Source: "include: [../../team/x.yaml]\nfragments: {}\n"},
+		{Path: "../team/x.yaml", Source: "fragments: {x: [{url: /x}]}\n"},
 	}
 	if err := st.Begin("begun", "shop", src, t0, nil, files...); err != nil {
 		t.Fatal(err)

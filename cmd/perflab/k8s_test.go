@@ -238,19 +238,19 @@ func TestK8sCarriesIncludes(t *testing.T) {
 	files := map[string]string{
 		"tests/checkout/plan.yaml": `name: checkout
 target: http://127.0.0.1:1
-include: [frag.yaml, sub/nested.yaml, ../shared/auth.yaml]
+include: [frag.yaml, sub/nested.yaml, ../team/auth.yaml]
 data:
   users: {csv: data/users.csv}
-  regions: {csv: ../shared/regions.csv}
+  regions: {csv: ../team/regions.csv}
 scenarios:
   - {name: s, vus: 2, iterations: 1, flow: [{use: login}, {use: nested}, {use: deep}, {use: auth}, {name: u, url: "/${users.id}/${regions.name}"}]}
 `,
 		"tests/checkout/frag.yaml":       "fragments: {login: [{name: login, url: /login}]}\n",
 		"tests/checkout/sub/nested.yaml": "include: [../more/deep.yaml]\nfragments: {nested: [{name: nested, url: /nested}]}\n",
 		"tests/checkout/more/deep.yaml":  "fragments: {deep: [{name: deep, url: /deep}]}\n",
-		"tests/shared/auth.yaml":         "fragments: {auth: [{name: auth, url: /auth}]}\n",
+		"tests/team/auth.yaml":           "fragments: {auth: [{name: auth, url: /auth}]}\n",
 		"tests/checkout/data/users.csv":  "id\nu1\nu2\n",
-		"tests/shared/regions.csv":       "name\neu\nus\n",
+		"tests/team/regions.csv":         "name\neu\nus\n",
 	}
 	runtest.WriteTree(t, root, files)
 	planPath := filepath.Join(root, "tests/checkout/plan.yaml")

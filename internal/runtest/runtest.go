@@ -176,21 +176,21 @@ const IncludingPlanFile = "tests/checkout/plan.yaml"
 // IncludingPlan is a plan whose fragments come from files it includes,
 // by their paths (WriteTree): one in a directory of its own
 // (common/login.yaml), which includes one in another (more/logout.yaml),
-// and one above the plan's directory (../shared/auth.yaml), which
+// and one above the plan's directory (../team/auth.yaml), which
 // includes one below it (deep/token.yaml). Its one VU requests /login,
 // /auth, /token and /logout of target, iterations times.
 func IncludingPlan(target string, iterations int) map[string]string {
 	return map[string]string{
 		IncludingPlanFile: fmt.Sprintf(`name: checkout
 target: %s
-include: [common/login.yaml, ../shared/auth.yaml]
+include: [common/login.yaml, ../team/auth.yaml]
 scenarios:
   - {name: s, vus: 1, iterations: %d, flow: [{use: login}, {use: auth}, {use: token}, {use: logout}]}
 `, target, iterations),
 		"tests/checkout/common/login.yaml": "include: [../more/logout.yaml]\nfragments: {login: [{name: login, url: /login}]}\n",
 		"tests/checkout/more/logout.yaml":  "fragments: {logout: [{name: logout, url: /logout}]}\n",
-		"tests/shared/auth.yaml":           "include: [deep/token.yaml]\nfragments: {auth: [{name: auth, url: /auth}]}\n",
-		"tests/shared/deep/token.yaml":     "fragments: {token: [{name: token, url: /token}]}\n",
+		"tests/team/auth.yaml":             "include: [deep/token.yaml]\nfragments: {auth: [{name: auth, url: /auth}]}\n",
+		"tests/team/deep/token.yaml":       "fragments: {token: [{name: token, url: /token}]}\n",
 	}
 }
 
