@@ -38,6 +38,10 @@ type Options struct {
 	// Plan is the plan's name: an annotation as it is, a label as
 	// Kubernetes allows (LabelValue).
 	Plan string
+	// PlanPath is the plan's path in the pods' PlanDir, '/' between
+	// names (default plan.yaml): below directories of its own when a
+	// file it reads is above its directory (results.PlanLayout).
+	PlanPath string
 	// Workers is the number of pods (the Job's completions and
 	// parallelism), each one worker.
 	Workers int
@@ -67,11 +71,12 @@ type File struct {
 	Data []byte
 }
 
-// Paths in the workers' pods.
+// Paths in the workers' pods: the plan and the files it reads in
+// PlanDir (the plan as PlanDir/plan.yaml, unless Options.PlanPath says
+// otherwise), the run directories in RunsDir.
 const (
-	PlanDir  = "/plan"
-	PlanPath = PlanDir + "/plan.yaml"
-	RunsDir  = "/runs"
+	PlanDir = "/plan"
+	RunsDir = "/runs"
 )
 
 // IndexEnv is the pod's completion index, its worker index.
@@ -101,6 +106,9 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 	case o.SecretName == "" || o.SecretKey == "":
 		return nil, nil, fmt.Errorf("no Secret for the history's DSN")
 	}
+	if err := CheckImage(o.Image); err != nil {
+		return nil, nil, err
+	}
 	if o.Namespace != "" {
 		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 			return nil, nil, fmt.Errorf("namespace %q: %s", o.Namespace, strings.Join(errs, "; "))
@@ -128,15 +136,21 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 		ObjectMeta: meta,
 		Data:       map[string]string{},
 	}
+	planPath := o.PlanPath
+	if planPath == "" {
+		planPath = "plan.yaml"
+	}
+	if _, err := inPlanDir(planPath); err != nil {
+		return nil, nil, err
+	}
 	put(cm, "plan.yaml", plan)
-	items := []corev1.KeyToPath{{Key: "plan.yaml", Path: "plan.yaml"}}
+	items := []corev1.KeyToPath{{Key: "plan.yaml", Path: planPath}}
 	size := len(plan)
 	for i, f := range files {
-		rel := filepath.ToSlash(f.Path)
-		if filepath.IsAbs(f.Path) || rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "/../") {
-			return nil, nil, fmt.Errorf("%s: a file the plan reads must be under the plan's directory to go to the cluster with it", f.Path)
+		rel, err := inPlanDir(f.Path)
+		if err != nil {
+			return nil, nil, err
 		}
-		rel = path.Clean(rel)
 		base := keyChars.ReplaceAllString(path.Base(rel), "_")
 		key := fmt.Sprintf("file%d-%s", i+1, base[:min(len(base), 200)])
 		if errs := validation.IsConfigMapKey(key); len(errs) > 0 {
@@ -151,7 +165,7 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 	}
 
 	n := int32(o.Workers)
-	args := []string{"run", PlanPath,
+	args := []string{"run", path.Join(PlanDir, planPath),
 		"--segment", fmt.Sprintf("$(%s)/%d", IndexEnv, o.Workers),
 		"--run-id", o.RunID,
 		"--store", "$(" + StoreEnv + ")",
@@ -238,6 +252,51 @@ func Manifests(plan []byte, files []File, o Options) (*corev1.ConfigMap, *batchv
 		job.Spec.TTLSecondsAfterFinished = ptr(int32(o.TTL / time.Second))
 	}
 	return cm, job, nil
+}
+
+// imageRef is the grammar of an image reference, NAME[:TAG][@DIGEST], as
+// container runtimes parse it (the distribution project's reference
+// package): a registry host (a DNS name, or an IPv6 address in brackets)
+// and port, a repository path of lower case components, a tag of at most
+// 128 word characters, dots and dashes, and a digest ALGORITHM:HEX.
+var imageRef = func() *regexp.Regexp {
+	const (
+		component = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		host      = `(?:` + component + `(?:\.` + component + `)*|\[[a-fA-F0-9:]+\])`
+		path      = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+		name      = `(?:` + host + `(?::[0-9]+)?/)?` + path + `(?:/` + path + `)*`
+		tag       = `[\w][\w.-]{0,127}`
+		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	)
+	return regexp.MustCompile(`^(` + name + `)(?::` + tag + `)?(?:@` + digest + `)?$`)
+}()
+
+// MaxImageName is the longest name of an image (its registry and
+// repository, without tag or digest), as the reference grammar allows.
+const MaxImageName = 255
+
+// CheckImage refuses what is not an image reference: the kubelet would
+// refuse the pods (InvalidImageName) after kubectl apply had taken the
+// manifests, and a line break or a space is no part of one.
+func CheckImage(image string) error {
+	m := imageRef.FindStringSubmatch(image)
+	switch {
+	case m == nil:
+		return fmt.Errorf("image %q: not an image reference: want [REGISTRY[:PORT]/]REPOSITORY[:TAG][@DIGEST], as registry.example/perflab:1.2 (the repository in lower case, no scheme, space or line break)", image)
+	case len(m[1]) > MaxImageName:
+		return fmt.Errorf("image %q: not an image reference: its name is %d characters, at most %d", image, len(m[1]), MaxImageName)
+	}
+	return nil
+}
+
+// inPlanDir is a file's path in the pods' PlanDir, cleaned, or the error
+// of a path that leads out of it.
+func inPlanDir(name string) (string, error) {
+	rel := filepath.ToSlash(name)
+	if filepath.IsAbs(name) || rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "/../") {
+		return "", fmt.Errorf("%s: a file the plan reads must be under the plan's directory to go to the cluster with it", name)
+	}
+	return path.Clean(rel), nil
 }
 
 var (

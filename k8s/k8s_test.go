@@ -112,11 +112,24 @@ func TestManifestsRefuse(t *testing.T) {
 		"outside":   {files: []File{{Path: "../x.csv"}}, msg: "under the plan's directory"},
 		"absolute":  {files: []File{{Path: "/etc/x.csv"}}, msg: "under the plan's directory"},
 		"too big":   {files: []File{{Path: "big.csv", Data: make([]byte, 2<<20)}}, msg: "more than a ConfigMap holds"},
+		"plan path": {o: func(o *Options) { o.PlanPath = "../plan.yaml" }, msg: "../plan.yaml: a file the plan reads must be under the plan's directory"},
 		"no worker": {o: func(o *Options) { o.Workers = 0 }, msg: "at least 1"},
 		"bad cpu":   {o: func(o *Options) { o.CPU = "lots" }, msg: "cpu"},
 		"namespace": {o: func(o *Options) { o.Namespace = "Load\n---" }, msg: `namespace "Load\n---": a lowercase RFC 1123 label`},
 		"secret":    {o: func(o *Options) { o.SecretName = "perflab store" }, msg: `the Secret's name "perflab store"`},
 		"key":       {o: func(o *Options) { o.SecretKey = "dsn/x" }, msg: `the Secret's key "dsn/x"`},
+		// An image that is not a reference: a line break (the YAML
+		// encoder would carry it, and the kubelet refuse the pods), a
+		// space, a capital in the repository, an empty tag, a tag of
+		// 129 characters, a short digest.
+		"image line break": {o: func(o *Options) { o.Image = "perflab:1\n---\nkind: Pod" }, msg: `image "perflab:1\n---\nkind: Pod": not an image reference`},
+		"image space":      {o: func(o *Options) { o.Image = "perflab :1" }, msg: `image "perflab :1": not an image reference`},
+		"image capital":    {o: func(o *Options) { o.Image = "registry.example/PerfLab:1" }, msg: "not an image reference"},
+		"image empty tag":  {o: func(o *Options) { o.Image = "perflab:" }, msg: "not an image reference"},
+		"image long tag":   {o: func(o *Options) { o.Image = "perflab:" + strings.Repeat("a", 129) }, msg: "not an image reference"},
+		"image digest":     {o: func(o *Options) { o.Image = "perflab@sha256:abc" }, msg: "not an image reference"},
+		"image scheme":     {o: func(o *Options) { o.Image = "https://registry.example/perflab:1" }, msg: "not an image reference"},
+		"image long name":  {o: func(o *Options) { o.Image = strings.Repeat("a", 256) }, msg: "not an image reference"},
 	} {
 		o := ok
 		if tc.o != nil {
@@ -124,6 +137,45 @@ func TestManifestsRefuse(t *testing.T) {
 		}
 		if _, _, err := Manifests([]byte("name: p\n"), tc.files, o); err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: %v, want %q", name, err, tc.msg)
+		}
+	}
+}
+
+// A plan whose files climb above its directory is a directory down in the
+// pods' (results.PlanLayout): the ConfigMap's item puts it there, and the
+// pods run it from there.
+func TestManifestsPlanPath(t *testing.T) {
+	_, cm, job := written(t, []byte("name: p\n"), []File{{Path: "team/auth.yaml", Data: []byte("fragments: {}\n")}}, Options{
+		RunID: "r", Workers: 1, Image: "i", SecretName: "s", SecretKey: "k", PlanPath: "_/plan.yaml"})
+	paths := map[string]string{}
+	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
+		paths[it.Path] = it.Key
+	}
+	if cm.Data[paths["_/plan.yaml"]] != "name: p\n" || cm.Data[paths["team/auth.yaml"]] != "fragments: {}\n" || len(paths) != 2 {
+		t.Errorf("items %v", paths)
+	}
+	if args := job.Spec.Template.Spec.Containers[0].Args; args[1] != "/plan/_/plan.yaml" {
+		t.Errorf("args %q", args)
+	}
+}
+
+// Images as registries name them are taken as they are.
+func TestManifestsImages(t *testing.T) {
+	for _, image := range []string{
+		"perflab",
+		"perflab:latest",
+		"registry.example/perflab:1.2",
+		"registry.example:5000/team/perf-lab_tools/perflab:v1.2.3-rc.1",
+		"localhost:5000/perflab",
+		"127.0.0.1:5000/perflab:dev",
+		"[::1]:5000/perflab:dev",
+		"ghcr.io/perflab/perflab@sha256:" + strings.Repeat("0123456789abcdef", 4),
+		"ghcr.io/perflab/perflab:1.2@sha256:" + strings.Repeat("0123456789abcdef", 4),
+		"perflab:" + strings.Repeat("a", 128),
+	} {
+		_, _, job := written(t, []byte("name: p\n"), nil, Options{RunID: "r", Workers: 1, Image: image, SecretName: "s", SecretKey: "k"})
+		if got := job.Spec.Template.Spec.Containers[0].Image; got != image {
+			t.Errorf("image %q: %q", image, got)
 		}
 	}
 }
@@ -169,7 +221,7 @@ func TestManifestsHoldAnyText(t *testing.T) {
 		list = append(list, File{Path: name, Data: []byte(files[name])})
 	}
 	_, gotCM, gotJob := written(t, []byte(files["plan.yaml"]), list, Options{
-		RunID: "r-1", Plan: hostile, Workers: 2, Image: "i\n---\nkind: Pod", SecretName: "s", SecretKey: "k", Args: []string{"--set", "x=" + hostile},
+		RunID: "r-1", Plan: hostile, Workers: 2, Image: "i", SecretName: "s", SecretKey: "k", Args: []string{"--set", "x=" + hostile},
 	})
 	for _, it := range gotJob.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
 		got, ok := gotCM.Data[it.Key]
@@ -181,7 +233,7 @@ func TestManifestsHoldAnyText(t *testing.T) {
 		}
 	}
 	c := gotJob.Spec.Template.Spec.Containers[0]
-	if c.Image != "i\n---\nkind: Pod" || c.Args[len(c.Args)-1] != "x="+hostile {
+	if c.Image != "i" || c.Args[len(c.Args)-1] != "x="+hostile {
 		t.Errorf("image %q args %q", c.Image, c.Args)
 	}
 	for _, meta := range []metav1.ObjectMeta{gotCM.ObjectMeta, gotJob.ObjectMeta} {

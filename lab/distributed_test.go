@@ -152,8 +152,7 @@ func runWorkers(t *testing.T, dir, src, id string, n int) *Result {
 func TestWorkersAgreeOnTheInterval(t *testing.T) {
 	dir := t.TempDir()
 	src := []byte("name: sized\ntarget: http://127.0.0.1:1\nscenarios: [{vus: 1, duration: '${env.RUN_FOR}', flow: [{name: a, url: /a}]}]\n")
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
+	var ps []*plan.Plan
 	for i, length := range []string{"6s", "1m"} {
 		p, err := plan.Parse(src, filepath.Join(dir, "plan.yaml"), plan.Options{LookupEnv: func(string) (string, bool) { return length, true }})
 		if err != nil {
@@ -162,11 +161,24 @@ func TestWorkersAgreeOnTheInterval(t *testing.T) {
 		if want := []time.Duration{200 * time.Millisecond, 2 * time.Second}[i]; p.Interval.D != want {
 			t.Fatalf("RUN_FOR=%s: intervals of %v, want %v", length, p.Interval.D, want)
 		}
+		ps = append(ps, p)
+	}
+	oneRefused(t, filepath.Join(dir, "runs"), "sized-1", ps)
+}
+
+// oneRefused runs each plan as a worker of run id, and checks that one of
+// them is refused as running another plan than the first to join: they
+// differ in what every worker must run alike.
+func oneRefused(t *testing.T, out, id string, ps []*plan.Plan) {
+	t.Helper()
+	errs := make([]error, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = Run(context.Background(), p, Config{Out: filepath.Join(dir, "runs"), Progress: "none", Stderr: io.Discard,
-				Worker: &Worker{RunID: "sized-1", Segment: plan.Segment{Index: i, Count: 2}, JoinTimeout: time.Second}})
+			_, errs[i] = Run(context.Background(), p, Config{Out: out, Progress: "none", Stderr: io.Discard,
+				Worker: &Worker{RunID: id, Segment: plan.Segment{Index: i, Count: len(ps)}, JoinTimeout: time.Second}})
 		}()
 	}
 	wg.Wait()
@@ -177,6 +189,6 @@ func TestWorkersAgreeOnTheInterval(t *testing.T) {
 		}
 	}
 	if refused != 1 {
-		t.Errorf("%d of 2 workers refused: %v", refused, errs)
+		t.Errorf("%d of %d workers refused: %v", refused, len(ps), errs)
 	}
 }

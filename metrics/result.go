@@ -138,12 +138,28 @@ type KV struct {
 // Elapsed is the phase's wall time.
 func (p *Phase) Elapsed() time.Duration { return p.End.Sub(p.Start) }
 
+// PlanFile is a file a plan includes (include:), as it was read. Path is
+// where it was found from the plan's directory, names separated by '/'
+// (common/login.yaml, ../team/auth.yaml), or its absolute path when the
+// plan, or a file it includes by an absolute path, named it so.
+type PlanFile struct {
+	Path   string `json:"path"`
+	Source string `json:"source"`
+}
+
+// MaxPlanIncludes is the most files a plan may include
+// (plan.MaxIncludes), and so the most a record of a run may hold.
+const MaxPlanIncludes = 100
+
 // Run is the results of a whole run.
 type Run struct {
 	ID         string
 	PlanName   string
 	PlanFile   string
 	PlanSource []byte
+	// PlanIncludes are the files the plan includes, in the order they
+	// were read: with PlanSource, the plan whole.
+	PlanIncludes []PlanFile
 	// Vars are the plan variables as resolved, in plan order; a swept
 	// variable has all its values.
 	Vars      []Var

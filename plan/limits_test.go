@@ -249,3 +249,38 @@ func TestDataDelimiter(t *testing.T) {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
 }
+
+// The plan and the files it includes are recorded together (summary.json,
+// the history): together they may be MaxPlanBytes. One more byte in an
+// included file is refused at the file that includes it, before that byte
+// is parsed.
+func TestIncludedBytesLimit(t *testing.T) {
+	dir := t.TempDir()
+	plan := "include: [a.yaml, b.yaml]\n" + tinyPlan
+	frag := func(n int) string {
+		const head = "fragments: {x: [{name: x, url: /x}]}\n#"
+		return head + strings.Repeat("x", n-len(head)-1) + "\n"
+	}
+	half := (MaxPlanBytes - len(plan)) / 2
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plan.yaml", plan)
+	write("a.yaml", frag(half))
+	write("b.yaml", strings.Replace(frag(MaxPlanBytes-len(plan)-half), "x:", "y:", 1))
+	p, err := Load(filepath.Join(dir, "plan.yaml"), Options{})
+	if err != nil {
+		t.Fatalf("a plan and its files of %d bytes: %v", MaxPlanBytes, err)
+	}
+	if len(p.Included) != 2 {
+		t.Fatalf("included: %d files", len(p.Included))
+	}
+	write("b.yaml", strings.Replace(frag(MaxPlanBytes-len(plan)-half+1), "x:", "y:", 1))
+	_, err = Load(filepath.Join(dir, "plan.yaml"), Options{})
+	want := filepath.Join(dir, "plan.yaml") + ":1:1: include b.yaml: the plan and the files it includes are 4.0 MiB (4194305 bytes) together, more than the 4 MiB a plan may be: they are kept whole with every run (summary.json, the history)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

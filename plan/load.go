@@ -51,6 +51,8 @@ const (
 	// times the file's size (a 50 MB plan of comments made perflab run
 	// peak at 612 MB), and the plan is copied into every run's
 	// summary.json and history: 4 MiB costs at most about 50 MB once.
+	// The files a plan includes are copied with it, and share the
+	// limit: the plan and they together are at most MaxPlanBytes.
 	MaxPlanBytes = 4 << 20
 	// MaxVars is the most variables a plan may declare: each costs about
 	// 1 KB of memory through decoding, validation and the summary (500,000

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/perflab/perflab/internal/inputfile"
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan/expr"
 )
 
@@ -296,11 +298,12 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 
 // MaxIncludes bounds the files a plan includes, its own includes with
 // them.
-const MaxIncludes = 100
+const MaxIncludes = metrics.MaxPlanIncludes
 
 // loadFragments gathers the plan's fragments and those of the files it
 // includes (and they include), by name: a name given twice is an error
-// naming both places.
+// naming both places. The files read are the plan's Included, which
+// share MaxPlanBytes with the plan.
 func (v *validator) loadFragments() {
 	v.fragments, v.using = map[string]*Fragment{}, map[string]bool{}
 	add := func(fs []*Fragment) {
@@ -323,14 +326,21 @@ func (v *validator) loadFragments() {
 	if abs, err := filepath.Abs(v.p.File); err == nil {
 		seen[abs] = true
 	}
-	var include func(dir string, files []string, from Pos)
-	include = func(dir string, files []string, from Pos) {
+	v.p.Included = nil
+	size, over := len(v.p.Source), false
+	// rel is dir from the plan's directory, "" when it was reached by an
+	// absolute path.
+	var include func(dir, rel string, files []string, from Pos)
+	include = func(dir, rel string, files []string, from Pos) {
 		for _, name := range files {
-			path := name
-			if !filepath.IsAbs(path) {
-				path = filepath.Join(dir, path)
+			if over {
+				return
 			}
-			abs, _ := filepath.Abs(path)
+			file := name
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(dir, file)
+			}
+			abs, _ := filepath.Abs(file)
 			if seen[abs] {
 				continue // included already (or the plan itself)
 			}
@@ -339,7 +349,24 @@ func (v *validator) loadFragments() {
 				v.at(from, "include: more than %d files", MaxIncludes)
 				return
 			}
-			inc, errs := parseInclude(path)
+			src, err := inputfile.ReadFile(file, MaxPlanBytes)
+			if err != nil {
+				v.errs = append(v.errs, &Error{File: file, Msg: "include: " + err.Error()})
+				continue
+			}
+			if size += len(src); size > MaxPlanBytes {
+				v.at(from, "include %s: the plan and the files it includes are %s together, more than the %s a plan may be: they are kept whole with every run (summary.json, the history)",
+					name, (&inputfile.TooBigError{Size: int64(size)}).What(), inputfile.FormatSize(MaxPlanBytes))
+				over = true
+				return
+			}
+			at, relDir := filepath.ToSlash(filepath.Clean(file)), ""
+			if rel != "" && !filepath.IsAbs(name) {
+				at = path.Join(rel, filepath.ToSlash(name))
+				relDir = path.Dir(at)
+			}
+			v.p.Included = append(v.p.Included, metrics.PlanFile{Path: at, Source: string(src)})
+			inc, errs := parseInclude(file, src)
 			v.errs = append(v.errs, errs...)
 			if inc == nil {
 				if len(errs) == 0 {
@@ -348,10 +375,10 @@ func (v *validator) loadFragments() {
 				continue
 			}
 			add(inc.Fragments)
-			include(filepath.Dir(path), inc.Include, Pos{Line: 1, Col: 1, File: path})
+			include(filepath.Dir(file), relDir, inc.Include, Pos{Line: 1, Col: 1, File: file})
 		}
 	}
-	include(v.dir, v.p.Include, Pos{Line: 1, Col: 1})
+	include(v.dir, ".", v.p.Include, Pos{Line: 1, Col: 1})
 }
 
 // place is a position as a message says it: file:line:col, the file named
@@ -370,17 +397,13 @@ type included struct {
 	Include   []string    `yaml:"include"`
 }
 
-// parseInclude reads and decodes a file of fragments.
-func parseInclude(path string) (*included, ErrorList) {
-	src, err := inputfile.ReadFile(path, MaxPlanBytes)
-	if err != nil {
-		return nil, ErrorList{{File: path, Msg: "include: " + err.Error()}}
-	}
-	doc, errs := parseYAML(src, path, "the file is empty: an included file holds fragments:")
+// parseInclude decodes a file of fragments.
+func parseInclude(file string, src []byte) (*included, ErrorList) {
+	doc, errs := parseYAML(src, file, "the file is empty: an included file holds fragments:")
 	if errs != nil {
 		return nil, errs
 	}
-	d := &decoder{file: path, included: true}
+	d := &decoder{file: file, included: true}
 	inc := &included{}
 	d.decode(doc.Content[0], reflect.ValueOf(inc).Elem())
 	return inc, d.errs

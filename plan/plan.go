@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/tmpl"
 )
@@ -66,6 +67,10 @@ type Plan struct {
 	// Include names files whose fragments the plan adds to its own.
 	Fragments []*Fragment `yaml:"fragments"`
 	Include   []string    `yaml:"include"`
+	// Included are the files the plan includes, and those they include,
+	// each once, as Load read them: with Source, the plan whole, which a
+	// run records and a cluster is given.
+	Included []metrics.PlanFile `yaml:"-"`
 	// Thresholds are checked at the end of the run; a failed one gives exit
 	// code 4.
 	Thresholds []*Threshold `yaml:"thresholds"`

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -281,6 +282,19 @@ func TestIncludedFragments(t *testing.T) {
 	if got := strings.Join(names, ","); got != "login,browse,logout" {
 		t.Errorf("the flow's steps: %s", got)
 	}
+	// The files included, each once, as they were read, by their place
+	// from the plan's directory.
+	var files []string
+	for _, f := range p.Included {
+		src, err := os.ReadFile(filepath.Join("testdata/include", filepath.FromSlash(f.Path)))
+		if err != nil || f.Source != string(src) {
+			t.Errorf("%s: %q, want the file's text (%v)", f.Path, f.Source, err)
+		}
+		files = append(files, f.Path)
+	}
+	if got := strings.Join(files, ","); got != "common.yaml,more/logout.yaml" {
+		t.Errorf("included: %s", got)
+	}
 	_, err = Load("testdata/include/bad.yaml", Options{})
 	want := []string{
 		"testdata/include/broken.yaml:4:17: unknown field \"urll\" (did you mean \"url\"?)",
@@ -289,6 +303,50 @@ func TestIncludedFragments(t *testing.T) {
 	for _, w := range want {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("errors:\n%v\nwant among them:\n%s", err, w)
+		}
+	}
+}
+
+// An included file is recorded by its place from the plan's directory,
+// wherever the file that includes it is: in a directory of its own, above
+// the plan's, or named by an absolute path (it and what it includes
+// relative to itself then recorded by their absolute paths).
+func TestIncludedPaths(t *testing.T) {
+	root := t.TempDir()
+	abs := filepath.Join(root, "elsewhere")
+	files := map[string]string{
+		"tests/checkout/plan.yaml":         "include: [common/login.yaml, ../team/auth.yaml, " + filepath.Join(abs, "abs.yaml") + "]\n" + tinyPlan,
+		"tests/checkout/common/login.yaml": "include: [../more/logout.yaml]\nfragments: {login: [{name: login, url: /login}]}\n",
+		"tests/checkout/more/logout.yaml":  "fragments: {logout: [{name: logout, url: /logout}]}\n",
+		"tests/team/auth.yaml":             "include: [deep/token.yaml]\nfragments: {auth: [{name: auth, url: /auth}]}\n",
+		"tests/team/deep/token.yaml":       "include: [../../checkout/plan.yaml]\nfragments: {token: [{name: token, url: /token}]}\n",
+		"elsewhere/abs.yaml":               "include: [rel.yaml]\nfragments: {abs: [{name: abs, url: /abs}]}\n",
+		"elsewhere/rel.yaml":               "fragments: {rel: [{name: rel, url: /rel}]}\n",
+	}
+	for name, src := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Load(filepath.Join(root, "tests/checkout/plan.yaml"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"common/login.yaml", "more/logout.yaml", "../team/auth.yaml", "../team/deep/token.yaml", filepath.Join(abs, "abs.yaml"), filepath.Join(abs, "rel.yaml")}
+	var got []string
+	for _, f := range p.Included {
+		got = append(got, f.Path)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("included:\n%q\nwant\n%q", got, want)
+	}
+	for i, name := range []string{"tests/checkout/common/login.yaml", "tests/checkout/more/logout.yaml", "tests/team/auth.yaml", "tests/team/deep/token.yaml", "elsewhere/abs.yaml", "elsewhere/rel.yaml"} {
+		if p.Included[i].Source != files[name] {
+			t.Errorf("%s: %q", name, p.Included[i].Source)
 		}
 	}
 }

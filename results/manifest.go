@@ -22,10 +22,13 @@ const ManifestFile = "run.json"
 
 // Manifest is the content of run.json.
 type Manifest struct {
-	Format string    `json:"format"`
-	RunID  string    `json:"run_id"`
-	Plan   string    `json:"plan"`
-	Start  time.Time `json:"start"`
+	Format string `json:"format"`
+	RunID  string `json:"run_id"`
+	Plan   string `json:"plan"`
+	// PlanIncludes are the paths of the files the plan includes, which
+	// PlanDir holds.
+	PlanIncludes []string  `json:"plan_includes,omitempty"`
+	Start        time.Time `json:"start"`
 	// Host and PID are the process making the run.
 	Host string `json:"host"`
 	PID  int    `json:"pid"`
@@ -129,7 +132,7 @@ func readUnfinished(dir string) (*Run, error) {
 		start = hs[0].Start
 	}
 	src, _ := inputfile.ReadFile(filepath.Join(dir, "plan.yaml"), MaxSummary)
-	s, err := rebuildSummary(store.Run{ID: m.RunID, Plan: m.Plan, Status: status, Start: start, Labels: m.Labels}, src, hs)
+	s, err := rebuildSummary(store.Run{ID: m.RunID, Plan: m.Plan, Status: status, Start: start, Labels: m.Labels}, src, readPlan(dir, m.PlanIncludes), hs)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func Merge(parts []*Run) (*Run, error) {
 			return nil, fmt.Errorf("merge: %s and %s: %w", partName(first, 0), partName(p, i+1), err)
 		}
 	}
-	run := &metrics.Run{ID: fs.RunID, PlanName: fs.Plan.Name, PlanFile: fs.Plan.File, PlanSource: []byte(fs.Plan.Source),
+	run := &metrics.Run{ID: fs.RunID, PlanName: fs.Plan.Name, PlanFile: fs.Plan.File, PlanSource: []byte(fs.Plan.Source), PlanIncludes: fs.Plan.Includes,
 		Interval: time.Duration(fs.Interval * float64(time.Second)), Start: fs.Start, End: fs.End}
 	var errs []string
 	status := metrics.StatusCompleted

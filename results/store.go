@@ -196,7 +196,8 @@ func unfinishedSummary(st *store.Store, id string, hs []store.Histogram) (*Summa
 	}
 	run := runs[0]
 	src, _ := st.PlanSource(id)
-	return rebuildSummary(run, src, hs)
+	includes, _ := st.PlanIncludes(id)
+	return rebuildSummary(run, src, includes, hs)
 }
 
 // UnfinishedNote is the error of a summary rebuilt from the intervals of a
@@ -213,11 +214,11 @@ func UnfinishedNote(status string) string {
 // histograms. Figures are those of the histograms (min, mean and max within
 // their precision) and errors are not split by kind; the summary's error
 // says so.
-func rebuildSummary(run store.Run, src []byte, hs []store.Histogram) (*Summary, error) {
+func rebuildSummary(run store.Run, src []byte, includes []metrics.PlanFile, hs []store.Histogram) (*Summary, error) {
 	id := run.ID
 	s := &Summary{Format: Format, RunID: id, Status: run.Status, Start: run.Start, End: run.Start, Host: Host{},
 		Error:     UnfinishedNote(run.Status),
-		Plan:      PlanInfo{Name: run.Plan, Source: string(src)},
+		Plan:      PlanInfo{Name: run.Plan, Source: string(src), Includes: includes},
 		Labels:    run.Labels,
 		Variables: map[string]any{}, Overrides: map[string]string{},
 		Setup: []PhaseSummary{}, Stages: []PhaseSummary{}, Teardown: []PhaseSummary{}}

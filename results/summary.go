@@ -212,6 +212,9 @@ type PlanInfo struct {
 	Name   string `json:"name"`
 	File   string `json:"file"`
 	Source string `json:"source"`
+	// Includes are the files the plan includes, as they were read: with
+	// Source, the plan whole.
+	Includes []metrics.PlanFile `json:"includes,omitempty"`
 }
 
 // Host describes the machine that generated the load.
@@ -345,7 +348,7 @@ func (s *Summary) IntervalLength() time.Duration {
 func Summarize(run *metrics.Run, host Host) *Summary {
 	s := &Summary{
 		Format: Format, RunID: run.ID, Status: run.Status, Error: run.Error,
-		Plan:      PlanInfo{Name: run.PlanName, File: run.PlanFile, Source: string(run.PlanSource)},
+		Plan:      PlanInfo{Name: run.PlanName, File: run.PlanFile, Source: string(run.PlanSource), Includes: run.PlanIncludes},
 		Variables: map[string]any{}, Overrides: map[string]string{},
 		Start: run.Start, End: run.End, Duration: run.End.Sub(run.Start).Seconds(),
 		Interval: run.Interval.Seconds(), Host: host,

@@ -29,7 +29,7 @@ func Import(st *store.Store, dir string, labels map[string]string) (string, erro
 		return "", err
 	}
 	s := rd.Summary
-	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, totals, hs); err != nil {
+	if err := st.Import(s.RunID, s.Plan.Name, []byte(s.Plan.Source), s.Start, s.End, s.Status, labels, summary, totals, hs, s.Plan.Includes...); err != nil {
 		return "", err
 	}
 	if len(rd.Points) > 0 {
@@ -147,7 +147,8 @@ func encodeDir(dir string) (rd *Run, summary, totals []byte, hs []store.Encoded,
 	return rd, summary, totals, hs, nil
 }
 
-// Export writes a stored run as a run directory: summary.json, plan.yaml,
+// Export writes a stored run as a run directory: summary.json, plan.yaml
+// (and PlanDir, the plan and the files it includes, if any),
 // latency.hlog, intervals.csv and resources.csv, readable by perflab and
 // HdrHistogram's tools. It returns the run's summary, from which the
 // renderers write the rest of a run directory (summary.txt, junit.xml).
@@ -161,6 +162,10 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 		return nil, err
 	}
 	src, err := st.PlanSource(id)
+	if err != nil {
+		return nil, err
+	}
+	includes, err := st.PlanIncludes(id)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +199,9 @@ func Export(st *store.Store, id, dir string) (*Summary, error) {
 		return nil, fmt.Errorf("run %s: summary: %w", id, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), src, 0o644); err != nil {
+		return nil, err
+	}
+	if err := writePlan(dir, src, includes); err != nil {
 		return nil, err
 	}
 	f, err := os.Create(filepath.Join(dir, "latency.hlog"))

@@ -53,8 +53,10 @@ type Writer struct {
 // The directory must not exist: two runs never share one (fs.ErrExist).
 // The run holds a lock on its interval log while it goes, which tells a
 // reader of a directory without summary.json whether its run is still
-// going or was killed; run.json names the run and its stages.
-func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, labels map[string]string) (*Writer, error) {
+// going or was killed; run.json names the run and its stages. The plan
+// is written as plan.yaml and, with the files it includes, if any, in
+// PlanDir.
+func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, labels map[string]string, includes ...metrics.PlanFile) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
@@ -63,11 +65,14 @@ func CreateDir(dir, runID, planName string, start time.Time, planSource []byte, 
 	}
 	host, _ := os.Hostname()
 	rd := &Writer{Path: dir, base: start,
-		manifest: Manifest{Format: Format, RunID: runID, Plan: planName, Start: start, Host: host, PID: os.Getpid(), Labels: labels, Stages: []ManifestStage{}}}
+		manifest: Manifest{Format: Format, RunID: runID, Plan: planName, PlanIncludes: includePaths(includes), Start: start, Host: host, PID: os.Getpid(), Labels: labels, Stages: []ManifestStage{}}}
 	if err := rd.writeManifest(); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(filepath.Join(dir, "plan.yaml"), planSource, 0o644); err != nil {
+		return nil, err
+	}
+	if err := writePlan(dir, planSource, includes); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, "latency.hlog"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -375,7 +380,7 @@ func WriteFile(path string, write func(io.Writer) error) error {
 // renderers'.
 func WriteDir(r *Run, dir string) error {
 	s := r.Summary
-	w, err := CreateDir(dir, s.RunID, s.Plan.Name, s.Start, []byte(s.Plan.Source), s.Labels)
+	w, err := CreateDir(dir, s.RunID, s.Plan.Name, s.Start, []byte(s.Plan.Source), s.Labels, s.Plan.Includes...)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/perflab/perflab/metrics"
 )
 
 // A distributed run is one run made by several workers (load generators),
@@ -91,13 +93,13 @@ func PartID(id string, index int) string { return fmt.Sprintf("%s-w%d", id, inde
 // sig identifies what the worker runs (the plan's text and the values set
 // from outside): a run of that id made otherwise (another plan or values,
 // another count of workers) and an index registered already are errors.
-func (s *Store) Join(id string, index, count int, plan string, planSource []byte, sig string, start time.Time, labels map[string]string) (part string, err error) {
+func (s *Store) Join(id string, index, count int, plan string, planSource []byte, sig string, start time.Time, labels map[string]string, includes ...metrics.PlanFile) (part string, err error) {
 	hash := PlanHash([]byte(sig))
 	now := time.Now().UnixMilli()
 	host, _ := os.Hostname()
 	part = PartID(id, index)
 	// The run, once: any worker may be first. A conflict is another's.
-	if err := s.Begin(id, plan, planSource, start, labels); err != nil && !errors.Is(err, ErrExists) {
+	if err := s.Begin(id, plan, planSource, start, labels, includes...); err != nil && !errors.Is(err, ErrExists) {
 		return "", err
 	}
 	// Not this process's run: no process to look up, only heartbeats.
@@ -132,7 +134,7 @@ func (s *Store) Join(id string, index, count int, plan string, planSource []byte
 		}
 		return "", err
 	}
-	if err := s.Begin(part, plan, planSource, start, nil); err != nil {
+	if err := s.Begin(part, plan, planSource, start, nil, includes...); err != nil {
 		return "", fmt.Errorf("worker %d's part: %w", index, err)
 	}
 	if _, err := s.db.Exec(s.q(`UPDATE runs SET parent = ? WHERE id = ?`), id, part); err != nil {

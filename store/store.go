@@ -243,6 +243,12 @@ var migrations = [][]string{
 		`ALTER TABLE histograms ADD COLUMN bytes BIGINT NOT NULL DEFAULT -1`,
 		`ALTER TABLE histograms ADD COLUMN failures TEXT NOT NULL DEFAULT ''`,
 	},
+	{
+		// The files the plan includes (metrics.PlanFile), as JSON: with
+		// plan_source, the plan whole; '' where it includes none and in
+		// the rows stored before.
+		`ALTER TABLE runs ADD COLUMN plan_includes TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // migrationFills are what migrations compute in Go rather than SQL, by
@@ -443,15 +449,21 @@ const (
 	StaleAfter     = 6 * HeartbeatEvery
 )
 
-// PlanHash identifies a plan's text.
-func PlanHash(src []byte) string {
-	h := sha256.Sum256(src)
-	return hex.EncodeToString(h[:8])
+// PlanHash identifies a plan's text, with the files it includes: of a
+// plan that includes none, the hash of its text alone.
+func PlanHash(src []byte, includes ...metrics.PlanFile) string {
+	h := sha256.New()
+	h.Write(src)
+	for _, f := range includes {
+		// Each length said before its text: no two lists hash alike.
+		fmt.Fprintf(h, "\x00%d:%s%d:%s", len(f.Path), f.Path, len(f.Source), f.Source)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // Begin records a run that is starting, made by this process. A run of that
 // id in the history already is ErrExists.
-func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, labels map[string]string) error {
+func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, labels map[string]string, includes ...metrics.PlanFile) error {
 	lj, _ := json.Marshal(labels)
 	tx, err := s.db.Begin()
 	if err != nil {
@@ -460,11 +472,20 @@ func (s *Store) Begin(id, plan string, planSource []byte, start time.Time, label
 	defer tx.Rollback()
 	host, _ := os.Hostname()
 	if _, err := tx.Exec(s.q(`INSERT INTO runs (id, plan, plan_hash, plan_source, status, start_ms, labels, host, pid, heartbeat_ms) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)`),
-		id, plan, PlanHash(planSource), string(planSource), start.UnixMilli(), string(lj), host, os.Getpid(), time.Now().UnixMilli()); err != nil {
+		id, plan, PlanHash(planSource, includes...), string(planSource), start.UnixMilli(), string(lj), host, os.Getpid(), time.Now().UnixMilli()); err != nil {
 		if isUnique(err) {
 			return fmt.Errorf("%w: run %s", ErrExists, id)
 		}
 		return err
+	}
+	if len(includes) > 0 {
+		ij, err := json.Marshal(includes)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(s.q(`UPDATE runs SET plan_includes = ? WHERE id = ?`), string(ij), id); err != nil {
+			return err
+		}
 	}
 	for k, v := range labels {
 		if _, err := tx.Exec(s.q(`INSERT INTO labels (run_id, key, value) VALUES (?, ?, ?)`), id, k, v); err != nil {
@@ -795,15 +816,22 @@ func (s *Store) Summary(runID string) ([]byte, error) {
 // Totals returns a finished run's exact totals (totals.jsonl), or none
 // for a run that did not finish or was stored before perflab kept them.
 func (s *Store) Totals(runID string) ([]byte, error) {
-	var t string
-	err := s.db.QueryRow(s.q(`SELECT totals FROM runs WHERE id = ?`), runID).Scan(&t)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
-	}
+	t, err := s.runText(runID, "totals")
 	if err != nil || t == "" {
 		return nil, err
 	}
 	return []byte(t), nil
+}
+
+// runText is a text column of a run's row (column is the code's, never
+// a value given).
+func (s *Store) runText(runID, column string) (string, error) {
+	var t string
+	err := s.db.QueryRow(s.q(`SELECT `+column+` FROM runs WHERE id = ?`), runID).Scan(&t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("%w: %s", ErrNotFound, runID)
+	}
+	return t, err
 }
 
 // ErrNoSummary means a run has not finished: it is still running, or it was
@@ -975,11 +1003,11 @@ type Encoded struct {
 
 // Import stores a finished run read from elsewhere (a run directory) in one
 // transaction.
-func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time, status string, labels map[string]string, summary, totals []byte, hs []Encoded) error {
+func (s *Store) Import(id, plan string, planSource []byte, start, end time.Time, status string, labels map[string]string, summary, totals []byte, hs []Encoded, includes ...metrics.PlanFile) error {
 	if have, err := s.Runs(Filter{ID: id}); err == nil && len(have) > 0 {
 		return fmt.Errorf("%w: run %s", ErrExists, id)
 	}
-	if err := s.Begin(id, plan, planSource, start, labels); err != nil {
+	if err := s.Begin(id, plan, planSource, start, labels, includes...); err != nil {
 		return err
 	}
 	return s.Complete(id, status, "", end, summary, totals, hs)
@@ -1061,12 +1089,25 @@ func (s *Store) trafficOf(tx *sql.Tx, id string, hs []Encoded) error {
 
 // PlanSource returns the text of the plan a run ran.
 func (s *Store) PlanSource(runID string) ([]byte, error) {
-	var src string
-	err := s.db.QueryRow(s.q(`SELECT plan_source FROM runs WHERE id = ?`), runID).Scan(&src)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, runID)
+	src, err := s.runText(runID, "plan_source")
+	if err != nil {
+		return nil, err
 	}
-	return []byte(src), err
+	return []byte(src), nil
+}
+
+// PlanIncludes returns the files the plan a run ran includes, as they
+// were read (none for a run stored before the history kept them).
+func (s *Store) PlanIncludes(runID string) ([]metrics.PlanFile, error) {
+	js, err := s.runText(runID, "plan_includes")
+	if err != nil || js == "" {
+		return nil, err
+	}
+	var files []metrics.PlanFile
+	if err := json.Unmarshal([]byte(js), &files); err != nil {
+		return nil, fmt.Errorf("run %s: the plan's included files: %w", runID, err)
+	}
+	return files, nil
 }
 
 // Sample is one value a monitor sampled.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,8 +38,9 @@ func cmdK8s(std *stdio, args []string) int {
 		fmt.Fprintln(fs.Output(), `Usage: perflab k8s PLAN.yaml --workers N [--store postgres://...] [--image IMG] [--namespace NS] [--set name=value]... [--vus N] [--duration D] ...
 
 Writes to stdout the Kubernetes manifests of a distributed run: a ConfigMap
-with the plan and its data files, and an Indexed Job of N pods, pod i
-running perflab run --segment i/N. The workers meet in the team's
+with the plan and every file it loads (the files it includes, its data
+files), and an Indexed Job of N pods, pod i running perflab run --segment
+i/N. The workers meet in the team's
 PostgreSQL history, whose DSN they read from a Secret (--store-secret):
 create it once with
   kubectl create secret generic perflab-store --from-literal=dsn='postgres://...'
@@ -60,6 +62,9 @@ Flags:`)
 	if *storeURL != "" && !store.IsPostgres(*storeURL) {
 		return fail(std, fmt.Errorf("--store %s: the workers of a cluster meet in a PostgreSQL history: --store postgres://...", *storeURL))
 	}
+	if err := k8s.CheckImage(*image); err != nil {
+		return fail(std, fmt.Errorf("--image: %w", err))
+	}
 	secretName, secretKey, ok := strings.Cut(*secret, ":")
 	if !ok || secretName == "" || secretKey == "" {
 		return fail(std, fmt.Errorf("--store-secret %q: want NAME:KEY", *secret))
@@ -74,8 +79,15 @@ Flags:`)
 	}
 	// As read (a plan through a pipe is not read twice), with the load
 	// given on the command line written in: the pods run it as it is.
+	// With it every file it loads: those it includes, as read, and its
+	// data files, read now, each where the plan finds it in the pods'
+	// directory (results.PlanLayout, as a run's record lays it out).
 	src := p.Source
+	var paths []string
 	var files []k8s.File
+	for _, f := range p.Included {
+		paths, files = append(paths, f.Path), append(files, k8s.File{Path: f.Path, Data: []byte(f.Source)})
+	}
 	for _, f := range p.Files() {
 		path := f
 		if !filepath.IsAbs(f) {
@@ -86,7 +98,17 @@ Flags:`)
 		if err != nil {
 			return fail(std, inputfile.Explain(err, k8s.TooBigForConfigMap))
 		}
-		files = append(files, k8s.File{Path: f, Data: b})
+		paths, files = append(paths, f), append(files, k8s.File{Path: f, Data: b})
+	}
+	entry, placed := results.PlanLayout(paths)
+	var podFiles []k8s.File
+	for i, f := range files {
+		if filepath.IsAbs(f.Path) || placed[i] == "" {
+			return fail(std, fmt.Errorf("%s: a file the plan reads must be named from the plan's directory to go to the cluster with it (the pods have the plan's directory, not this machine's files)", f.Path))
+		}
+		if !slices.ContainsFunc(podFiles, func(g k8s.File) bool { return g.Path == placed[i] }) { // a file named twice (data/x.csv, ./data/x.csv)
+			podFiles = append(podFiles, k8s.File{Path: placed[i], Data: f.Data})
+		}
 	}
 	id := *runID
 	if !flagSet(fs, "run-id") {
@@ -102,8 +124,8 @@ Flags:`)
 	for _, o := range labels.setFlags {
 		extra = append(extra, "--label", o.Name+"="+o.Value)
 	}
-	cm, job, err := k8s.Manifests(src, files, k8s.Options{
-		RunID: id, Plan: p.Name, Workers: *workers, Image: *image, Namespace: *namespace,
+	cm, job, err := k8s.Manifests(src, podFiles, k8s.Options{
+		RunID: id, Plan: p.Name, PlanPath: entry, Workers: *workers, Image: *image, Namespace: *namespace,
 		SecretName: secretName, SecretKey: secretKey, Args: extra,
 		CPU: *cpu, Memory: *memory, JoinTimeout: *join, TTL: *ttl,
 	})

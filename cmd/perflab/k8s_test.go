@@ -7,13 +7,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/perflab/perflab/internal/k8stest"
+	"github.com/perflab/perflab/internal/runtest"
 	"github.com/perflab/perflab/k8s"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/store"
 )
 
@@ -67,19 +73,7 @@ scenarios:
 	}
 	// The pods' volumes, on this machine.
 	pod := t.TempDir()
-	for _, it := range job.Spec.Template.Spec.Volumes[0].ConfigMap.Items {
-		p := filepath.Join(pod, "plan", it.Path)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		data := []byte(cm.Data[it.Key])
-		if b, ok := cm.BinaryData[it.Key]; ok {
-			data = b
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	podFiles(t, cm, job, filepath.Join(pod, "plan"))
 	c := job.Spec.Template.Spec.Containers[0]
 	var cmds []*exec.Cmd
 	for i := range int(*job.Spec.Completions) {
@@ -186,8 +180,121 @@ func TestK8sHostilePlanName(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(errs, `label value "R1\n---\nkind: Pod" holds a line break (U+000A)`) {
 		t.Errorf("k8s --label: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
+	// So is the image, which is an image reference or refused.
+	code, out, errs = runCLI(t, "k8s", converted, "--workers", "2", "--image", "perflab:1\n---\nkind: Pod")
+	if code != exitUsage || out != "" || !strings.Contains(errs, `perflab: --image: image "perflab:1\n---\nkind: Pod": not an image reference`) {
+		t.Errorf("k8s --image: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
 	src, err := os.ReadFile(converted)
 	if err != nil || cm.Data["plan.yaml"] != string(src) {
 		t.Errorf("the ConfigMap's plan: %q", cm.Data["plan.yaml"])
+	}
+}
+
+// podFiles writes the ConfigMap's files where the pods' volume puts
+// them, under dir (the pods' k8s.PlanDir), and returns the path there of
+// the plan the pods run.
+func podFiles(t *testing.T, cm *corev1.ConfigMap, job *batchv1.Job, dir string) string {
+	t.Helper()
+	vol := job.Spec.Template.Spec.Volumes[0].ConfigMap
+	if vol == nil || vol.Name != cm.Name {
+		t.Fatalf("the plan's volume: %+v", job.Spec.Template.Spec.Volumes[0])
+	}
+	for _, it := range vol.Items {
+		data, ok := []byte(cm.Data[it.Key]), true
+		if b, bin := cm.BinaryData[it.Key]; bin {
+			data = b
+		} else if _, ok = cm.Data[it.Key]; !ok {
+			t.Fatalf("item %s: no key %s in the ConfigMap", it.Path, it.Key)
+		}
+		if !filepath.IsLocal(it.Path) {
+			t.Fatalf("item path %q is not below the volume", it.Path)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(it.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("two items at %s", it.Path)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := job.Spec.Template.Spec.Containers[0].Args
+	if len(args) < 2 || args[0] != "run" || !strings.HasPrefix(args[1], k8s.PlanDir+"/") {
+		t.Fatalf("the pods' args: %q", args)
+	}
+	return filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(args[1], k8s.PlanDir+"/")))
+}
+
+// The ConfigMap carries every file the plan loads: the files it
+// includes (in a directory of their own, nested, above the plan's
+// directory) and its data files, each where the plan finds it. The pods'
+// plan, from the ConfigMap's files alone, loads as the plan did. A file
+// named by an absolute path cannot go to the cluster, and is refused.
+func TestK8sCarriesIncludes(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"tests/checkout/plan.yaml": `name: checkout
+target: http://127.0.0.1:1
+include: [frag.yaml, sub/nested.yaml, ../team/auth.yaml]
+data:
+  users: {csv: data/users.csv}
+  regions: {csv: ../team/regions.csv}
+scenarios:
+  - {name: s, vus: 2, iterations: 1, flow: [{use: login}, {use: nested}, {use: deep}, {use: auth}, {name: u, url: "/${users.id}/${regions.name}"}]}
+`,
+		"tests/checkout/frag.yaml":       "fragments: {login: [{name: login, url: /login}]}\n",
+		"tests/checkout/sub/nested.yaml": "include: [../more/deep.yaml]\nfragments: {nested: [{name: nested, url: /nested}]}\n",
+		"tests/checkout/more/deep.yaml":  "fragments: {deep: [{name: deep, url: /deep}]}\n",
+		"tests/team/auth.yaml":           "fragments: {auth: [{name: auth, url: /auth}]}\n",
+		"tests/checkout/data/users.csv":  "id\nu1\nu2\n",
+		"tests/team/regions.csv":         "name\neu\nus\n",
+	}
+	runtest.WriteTree(t, root, files)
+	planPath := filepath.Join(root, "tests/checkout/plan.yaml")
+	code, manifests, errs := runCLI(t, "k8s", planPath, "--workers", "2", "--run-id", "inc-1")
+	if code != exitOK {
+		t.Fatalf("perflab k8s: %d\n%s", code, errs)
+	}
+	cm, job := k8stest.Decode(t, []byte(manifests))
+	want, err := plan.Load(planPath, plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pods' files, the plan's own gone.
+	if err := os.RemoveAll(filepath.Join(root, "tests")); err != nil {
+		t.Fatal(err)
+	}
+	podPlan := podFiles(t, cm, job, filepath.Join(t.TempDir(), "plan"))
+	got, err := plan.Load(podPlan, plan.Options{})
+	if err != nil {
+		t.Fatalf("the pods' plan: %v", err)
+	}
+	if string(got.Source) != string(want.Source) || !slices.Equal(got.Included, want.Included) || len(got.Included) != 4 {
+		t.Errorf("the pods' plan's files: %+v, want %+v", got.Included, want.Included)
+	}
+	if err := got.ReadData(); err != nil {
+		t.Fatalf("the pods' data files: %v", err)
+	}
+	for _, d := range got.Data {
+		if len(d.Rows) != 2 {
+			t.Errorf("data %s: %d rows", d.Name, len(d.Rows))
+		}
+	}
+
+	// An absolute path, which the pods do not have.
+	abs := filepath.Join(t.TempDir(), "abs.yaml")
+	if err := os.WriteFile(abs, []byte("fragments: {a: [{name: a, url: /a}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planPath = filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(planPath, []byte("target: http://127.0.0.1:1\ninclude: ["+abs+"]\nscenarios: [{vus: 1, iterations: 1, flow: [{use: a}]}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "k8s", planPath, "--workers", "1", "--run-id", "inc-2")
+	if code != exitUsage || out != "" || !strings.Contains(errs, abs+": a file the plan reads must be named from the plan's directory to go to the cluster with it") {
+		t.Errorf("an absolute include: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }

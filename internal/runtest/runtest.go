@@ -154,6 +154,46 @@ func SeedRunDir(f *testing.F) (summary, hlog, intervals, resources []byte) {
 	return read("summary.json"), read("latency.hlog"), read(results.IntervalsCSV), read("resources.csv")
 }
 
+// WriteTree writes files under dir, each by its path there with '/'
+// between names, making the directories they are in: a plan and the
+// files it includes or reads.
+func WriteTree(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for name, src := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// IncludingPlanFile is the plan of IncludingPlan, by its path there.
+const IncludingPlanFile = "tests/checkout/plan.yaml"
+
+// IncludingPlan is a plan whose fragments come from files it includes,
+// by their paths (WriteTree): one in a directory of its own
+// (common/login.yaml), which includes one in another (more/logout.yaml),
+// and one above the plan's directory (../team/auth.yaml), which
+// includes one below it (deep/token.yaml). Its one VU requests /login,
+// /auth, /token and /logout of target, iterations times.
+func IncludingPlan(target string, iterations int) map[string]string {
+	return map[string]string{
+		IncludingPlanFile: fmt.Sprintf(`name: checkout
+target: %s
+include: [common/login.yaml, ../team/auth.yaml]
+scenarios:
+  - {name: s, vus: 1, iterations: %d, flow: [{use: login}, {use: auth}, {use: token}, {use: logout}]}
+`, target, iterations),
+		"tests/checkout/common/login.yaml": "include: [../more/logout.yaml]\nfragments: {login: [{name: login, url: /login}]}\n",
+		"tests/checkout/more/logout.yaml":  "fragments: {logout: [{name: logout, url: /logout}]}\n",
+		"tests/team/auth.yaml":             "include: [deep/token.yaml]\nfragments: {auth: [{name: auth, url: /auth}]}\n",
+		"tests/team/deep/token.yaml":       "fragments: {token: [{name: token, url: /token}]}\n",
+	}
+}
+
 // WriteFiles lays the files of a run directory in dir (one directory for
 // all the inputs of a fuzz process: a new one each time is slower).
 func WriteFiles(t *testing.T, dir string, files map[string][]byte) string {
