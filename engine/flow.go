@@ -203,7 +203,7 @@ func (c *flowCompiler) step(st *plan.Step, tx string) (*node, error) {
 func (c *flowCompiler) repeat(st *plan.Step) (*repeat, error) {
 	rp := st.Repeat
 	if rp.ForEach == "" {
-		n, err := rp.Count.Int(c.phase.base)
+		n, err := rp.Count.Int(c.phase.base, 0)
 		if err != nil {
 			return nil, fmt.Errorf("step %s: repeat count: %w", st.Name, err)
 		}

@@ -37,6 +37,9 @@ type Loop struct {
 	As    string `yaml:"as"`
 	Index string `yaml:"index"`
 	Max   int    `yaml:"max"`
+	// MaxPos is max's place, when the plan gives it (max: 0 says the loop
+	// has no bound, as no max does, but deliberately).
+	MaxPos Pos `yaml:"-"`
 	// Rows names data sources that give each pass a row of its own (a
 	// VU otherwise takes one row of each source an iteration), as a CSV
 	// Data Set inside a JMeter Loop Controller does.
@@ -186,7 +189,7 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 			v.at(l.Pos, "%s: loop: as names the item of a loop over a list", who)
 		}
 		if l.Max < 0 {
-			v.at(l.Pos, "%s: loop: max %d: want a number of passes, 0 or more", who, l.Max)
+			v.at(l.MaxPos, "%s: loop: max %d: want a number of passes, 0 or more (0: no bound)", who, l.Max)
 		}
 		for _, name := range l.Rows {
 			var ds *Data

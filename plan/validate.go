@@ -417,9 +417,12 @@ func (v *validator) scenario(sc *Scenario) {
 			if r.Duration.D <= 0 {
 				v.at(r.Pos, "scenario %s: every ramp segment needs a duration", sc.Name)
 			}
-			if !(r.Target >= 0) || math.IsInf(r.Target, 0) || r.Target > MaxVUs && len(sc.RampVUs) > 0 {
-				v.at(r.Pos, "scenario %s: ramp target %g is out of range", sc.Name, r.Target)
-			} else if r.Target > MaxRate {
+			switch {
+			case !(r.Target >= 0) || math.IsInf(r.Target, 0):
+				v.at(r.Pos, "scenario %s: ramp target %g: want a number, 0 or more", sc.Name, r.Target)
+			case r.Target > MaxVUs && len(sc.RampVUs) > 0:
+				v.at(r.Pos, "scenario %s: ramp target %g: more than %d VUs", sc.Name, r.Target, MaxVUs)
+			case r.Target > MaxRate:
 				v.at(r.Pos, "scenario %s: ramp target: %s", sc.Name, tooFast(r.Target))
 			}
 		}
@@ -912,14 +915,12 @@ func (v *validator) checkNums() {
 	for _, st := range v.p.Stages() {
 		vars := v.p.VarsFor(st)
 		for _, sc := range v.p.Scenarios {
-			if r, err := sc.Rate.Float(vars); err != nil {
+			if r, err := sc.Rate.Rate(vars); err != nil {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: %v", sc.Name, inStage(st, sc.Rate), err)
-			} else if sc.Rate != nil && r <= 0 {
-				v.at(sc.Rate.Pos, "scenario %s: rate%s: want more than 0 iterations per second", sc.Name, inStage(st, sc.Rate))
 			} else if r > MaxRate {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: %s", sc.Name, inStage(st, sc.Rate), tooFast(r))
 			}
-			if n, err := sc.MaxVUs.Int(vars); err != nil {
+			if n, err := sc.MaxVUs.Int(vars, 0); err != nil {
 				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %v", sc.Name, inStage(st, sc.MaxVUs), err)
 			} else if n > MaxVUs {
 				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %d is more than %d", sc.Name, inStage(st, sc.MaxVUs), n, MaxVUs)
@@ -927,22 +928,22 @@ func (v *validator) checkNums() {
 			if d, err := sc.Duration.Dur(vars); err == nil && sc.Duration != nil && d <= 0 {
 				v.at(sc.Duration.Pos, "scenario %s: duration%s: want more than 0", sc.Name, inStage(st, sc.Duration))
 			}
-			if n, err := sc.VUs.Int(vars); err == nil && n > MaxVUs {
-				v.at(sc.VUs.Pos, "scenario %s: vus%s: %d is more than %d", sc.Name, inStage(st, sc.VUs), n, MaxVUs)
+			// A ramp of VUs starts from vus, which may be none.
+			leastVUs := int64(1)
+			if len(sc.RampVUs) > 0 {
+				leastVUs = 0
 			}
-			if n, err := sc.VUs.Int(vars); err != nil {
+			if n, err := sc.VUs.Int(vars, leastVUs); err != nil {
 				v.at(sc.VUs.Pos, "scenario %s: vus%s: %v", sc.Name, inStage(st, sc.VUs), err)
-			} else if sc.VUs != nil && n < 1 && len(sc.RampVUs) == 0 {
-				v.at(sc.VUs.Pos, "scenario %s: vus%s: want at least 1, got %d", sc.Name, inStage(st, sc.VUs), n)
+			} else if n > MaxVUs {
+				v.at(sc.VUs.Pos, "scenario %s: vus%s: %d is more than %d", sc.Name, inStage(st, sc.VUs), n, MaxVUs)
 			}
 			for _, f := range []struct {
 				name string
 				n    *Num
 			}{{"iterations", sc.Iterations}, {"total_iterations", sc.TotalIterations}} {
-				if n, err := f.n.Int(vars); err != nil {
+				if _, err := f.n.Int(vars, 1); err != nil {
 					v.at(f.n.Pos, "scenario %s: %s%s: %v", sc.Name, f.name, inStage(st, f.n), err)
-				} else if f.n != nil && n < 1 {
-					v.at(f.n.Pos, "scenario %s: %s%s: want at least 1, got %d", sc.Name, f.name, inStage(st, f.n), n)
 				}
 			}
 			for _, f := range []struct {
@@ -956,7 +957,7 @@ func (v *validator) checkNums() {
 		}
 		eachStep(append(slices.Clip(v.p.Setup), v.p.Teardown...), func(s *Step) {
 			if s.Repeat != nil && s.Repeat.Count != nil {
-				if _, err := s.Repeat.Count.Int(vars); err != nil {
+				if _, err := s.Repeat.Count.Int(vars, 0); err != nil {
 					v.at(s.Repeat.Count.Pos, "step %s: repeat count%s: %v", s.Name, inStage(st, s.Repeat.Count), err)
 				}
 			}
