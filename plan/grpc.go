@@ -83,6 +83,7 @@ func (v *validator) grpcOptions() {
 	if g.Connections == 0 {
 		g.Connections = 1
 	}
+	v.timeout("grpc.timeout", g.Timeout, "http.timeout")
 	if g.Timeout.D == 0 {
 		g.Timeout.D = v.p.HTTP.Timeout.D
 	}

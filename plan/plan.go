@@ -636,6 +636,10 @@ type Duration struct {
 	D   time.Duration
 }
 
+// Given reports whether the plan gives the duration (0 included), where
+// unset it has a default.
+func (d Duration) Given() bool { return d.Pos.Line != 0 }
+
 // Size is a number of bytes written as 4MiB, 512KiB, 1MB (units B, KB, MB,
 // GB of 1000 and KiB, MiB, GiB of 1024) or a plain number.
 type Size struct {

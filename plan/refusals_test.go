@@ -2,14 +2,27 @@ package plan
 
 import "testing"
 
-// refused is the error of a plan that should be refused: one line, or
-// what else it got.
-func refused(name, src string) string {
-	_, err := Parse([]byte(src), name, Options{LookupEnv: noEnv})
-	if err == nil {
-		return "the plan was accepted"
+// refusal is a plan and the one error it should be refused with.
+type refusal struct{ src, want string }
+
+// checkRefused checks that each plan (named n.yaml) is refused with its
+// error, and that each of loads is accepted.
+func checkRefused(t *testing.T, refusals []refusal, loads ...string) {
+	t.Helper()
+	for _, r := range refusals {
+		got := "the plan was accepted"
+		if _, err := Parse([]byte(r.src), "n.yaml", Options{LookupEnv: noEnv}); err != nil {
+			got = err.Error()
+		}
+		if got != r.want {
+			t.Errorf("got  %s\nwant %s", got, r.want)
+		}
 	}
-	return err.Error()
+	for _, src := range loads {
+		if _, err := Parse([]byte(src), "n.yaml", Options{LookupEnv: noEnv}); err != nil {
+			t.Errorf("%v\n%s", err, src)
+		}
+	}
 }
 
 // A number out of range says the range the field accepts: the message of
@@ -19,7 +32,7 @@ func TestNumbersSayWhatTheyAccept(t *testing.T) {
 	scenario := func(fields string) string {
 		return "target: http://127.0.0.1:1\nscenarios:\n  - {name: s, " + fields + ", flow: [{name: a, url: /}]}\n"
 	}
-	for _, tt := range []struct{ src, want string }{
+	checkRefused(t, []refusal{
 		{scenario("vus: -3, iterations: 1"), "n.yaml:3:20: scenario s: vus: want at least 1, got -3"},
 		{scenario("vus: 0, iterations: 1"), "n.yaml:3:20: scenario s: vus: want at least 1, got 0"},
 		{scenario("vus: 1, iterations: -1"), "n.yaml:3:35: scenario s: iterations: want at least 1, got -1"},
@@ -38,15 +51,56 @@ func TestNumbersSayWhatTheyAccept(t *testing.T) {
 			"n.yaml:2:39: grpc.connections 0: want 1 to 1000"},
 		{"target: http://127.0.0.1:1\nscenarios:\n  - {name: s, vus: 1, iterations: 1, flow: [{name: a, url: /, loop: {count: 3, max: -1}}]}\n",
 			"n.yaml:3:85: step a: loop: max -1: want a number of passes, 0 or more (0: no bound)"},
+	},
+		// The boundaries themselves load.
+		scenario("vus: 1, iterations: 1"), scenario("vus: 1, total_iterations: 1"), scenario("vus: 1, rate: 0.5, duration: 1s, max_vus: 0"))
+}
+
+// A timeout written as 0 is refused at its place: unset, a timeout has a
+// default (http.timeout's 30s), but 0 written out was taken for that
+// default, where its writer may have meant no timeout at all, which
+// perflab has not (a server that never answers would hold a VU for
+// ever). The interval likewise: 0 is not one, and leaving it out sizes it.
+func TestZeroDurationsRefused(t *testing.T) {
+	plan := func(top, step string) string {
+		return "target: http://127.0.0.1:1\n" + top + "scenarios:\n  - name: s\n    vus: 1\n    iterations: 1\n    flow:\n      - {name: a, url: /" + step + "}\n"
+	}
+	checkRefused(t, []refusal{
+		{plan("http: {timeout: 0s}\n", ""), "n.yaml:2:17: http.timeout 0s: want a duration above 0, such as 30s (leave it out for the default, 30s; there is no unbounded timeout)"},
+		{plan("http: {connect_timeout: 0}\n", ""), "n.yaml:2:25: http.connect_timeout 0s: want a duration above 0, such as 30s (leave it out for the default, http.timeout; there is no unbounded timeout)"},
+		{plan("", ", timeout: 0ms"), "n.yaml:7:36: step a: timeout 0s: want a duration above 0, such as 30s (leave it out for the default, http.timeout; there is no unbounded timeout)"},
+		{plan("interval: 0s\n", ""), "n.yaml:2:11: interval 0s is too short: use 100ms or more (leave it out to size it to the run)"},
+		{plan("grpc: {reflection: true, timeout: 0s}\n", ""), "n.yaml:2:35: grpc.timeout 0s: want a duration above 0, such as 30s (leave it out for the default, http.timeout; there is no unbounded timeout)"},
+		{"buses: [{name: b, url: 'mem://x'}]\nscenarios:\n  - {name: s, vus: 1, iterations: 1, flow: [{name: a, await: {bus: b, topic: t, match: key, equals: x, timeout: 0s}}]}\n",
+			"n.yaml:3:113: step a: await timeout 0s: want a duration above 0, such as 30s (leave it out for the default, 30s; there is no unbounded timeout)"},
+		{"scenarios:\n  - {name: s, vus: 1, iterations: 1, flow: [{name: a, ws: {url: 'ws://127.0.0.1:1/', send: x, await: {timeout: 0s}}}]}\n",
+			"n.yaml:2:112: step a: ws await timeout 0s: want a duration above 0, such as 30s (leave it out for the default, 30s; there is no unbounded timeout)"},
+	},
+		// Given, a timeout above 0 loads.
+		plan("http: {timeout: 1ms, connect_timeout: 1ms}\ninterval: 100ms\n", ", timeout: 1ns"))
+}
+
+// A threshold of a share beyond 0% to 100%, or below 0, could never
+// judge anything: errors < 200% always holds, p95 < 0ms never does. Both
+// are refused, saying why; the shares' bounds themselves are thresholds.
+func TestThresholdsThatCannotJudge(t *testing.T) {
+	for src, want := range map[string]string{
+		"errors < 200%":           `threshold "errors < 200%": errors are a share of the operations, 0% to 100%: 200% is beyond it`,
+		"errors < 1.5":            `threshold "errors < 1.5": errors are a share of the operations, 0% to 100%: 1.5 is 150%, beyond it`,
+		"checkout: errors > 101%": `threshold "checkout: errors > 101%": errors are a share of the operations, 0% to 100%: 101% is beyond it`,
+		"dropped < 100.5%":        `threshold "dropped < 100.5%": dropped is a share of the iterations due, 0% to 100%: 100.5% is beyond it`,
+		"p95 < 0ms":               `threshold "p95 < 0ms": nothing is below 0: it could never hold`,
+		"errors < 0%":             `threshold "errors < 0%": nothing is below 0: it could never hold (errors == 0 says none)`,
+		"total: rps < 0":          `threshold "total: rps < 0": nothing is below 0: it could never hold`,
+		"dropped < 0":             `threshold "dropped < 0": nothing is below 0: it could never hold (dropped == 0 says none)`,
 	} {
-		if got := refused("n.yaml", tt.src); got != tt.want {
-			t.Errorf("got  %s\nwant %s", got, tt.want)
+		if _, err := ParseThreshold(src); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v\nwant %s", src, err, want)
 		}
 	}
-	// The boundaries themselves load.
-	for _, fields := range []string{"vus: 1, iterations: 1", "vus: 1, total_iterations: 1", "vus: 1, rate: 0.5, duration: 1s, max_vus: 0"} {
-		if _, err := Parse([]byte(scenario(fields)), "n.yaml", Options{LookupEnv: noEnv}); err != nil {
-			t.Errorf("%s: %v", fields, err)
+	for _, src := range []string{"errors <= 100%", "errors < 1", "errors == 0", "dropped <= 100%", "p95 <= 0ms", "errors > 0%", "rps > 0"} {
+		if _, err := ParseThreshold(src); err != nil {
+			t.Errorf("%s: %v", src, err)
 		}
 	}
 }

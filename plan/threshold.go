@@ -148,6 +148,27 @@ func ParseThreshold(s string) (*Threshold, error) {
 	if t.Op == "==" && t.Metric != "errors" && t.Metric != "dropped" {
 		return nil, fmt.Errorf("threshold %q: == is for what is counted, errors and dropped (dropped == 0); give %s a bound: <, <=, > or >=", s, t.Metric)
 	}
+	// What is timed or counted is never below 0, and a share is of a
+	// whole: a threshold beyond them would judge nothing.
+	if t.Op == "<" && v == 0 {
+		hint := ""
+		if t.Metric == "errors" || t.Metric == "dropped" {
+			hint = fmt.Sprintf(" (%s == 0 says none)", t.Metric)
+		}
+		return nil, fmt.Errorf("threshold %q: nothing is below 0: it could never hold%s", s, hint)
+	}
+	if (t.Metric == "errors" || t.Share) && v > 1 {
+		of, given := "errors are a share of the operations", m[5]+"%"
+		if t.Share && t.Metric == "dropped" {
+			of = "dropped is a share of the iterations due"
+		}
+		if unit != "%" {
+			given = m[5] + " is " + shift2(m[5]) + "%, "
+		} else {
+			given += " is "
+		}
+		return nil, fmt.Errorf("threshold %q: %s, 0%% to 100%%: %sbeyond it", s, of, given)
+	}
 	t.Value = v
 	return t, nil
 }

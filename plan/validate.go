@@ -82,9 +82,11 @@ func (v *validator) validate() {
 		// The file's name, made one line as a name is.
 		p.Name, _ = SingleLine(strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File)))
 	}
-	if p.Interval.D != 0 && p.Interval.D < metrics.MinInterval {
-		v.at(p.Interval.Pos, "interval %v is too short: use %v or more", p.Interval.D, metrics.MinInterval)
+	if p.Interval.Given() && p.Interval.D < metrics.MinInterval {
+		v.at(p.Interval.Pos, "interval %v is too short: use %v or more (leave it out to size it to the run)", p.Interval.D, metrics.MinInterval)
 	}
+	v.timeout("http.timeout", p.HTTP.Timeout, "30s")
+	v.timeout("http.connect_timeout", p.HTTP.ConnectTimeout, "http.timeout")
 	if p.HTTP.Timeout.D == 0 {
 		p.HTTP.Timeout.D = defaultTimeout
 	}
@@ -186,6 +188,31 @@ func (v *validator) validate() {
 	v.checkNums()
 	if p.Interval.D == 0 {
 		p.SizeInterval()
+	}
+}
+
+// timeout refuses a timeout written as 0. Unset, it has a default
+// (dflt); 0 written out was taken for that default where its writer may
+// have meant no timeout at all, which perflab has not: a server that never
+// answers would hold a VU for ever.
+func (v *validator) timeout(who string, d Duration, dflt string) {
+	if d.Given() && d.D == 0 {
+		v.at(d.Pos, "%s 0s: want a duration above 0, such as 30s (leave it out for the default, %s; there is no unbounded timeout)", who, dflt)
+	}
+}
+
+// stepTimeouts refuses a step's timeouts written as 0 (timeout).
+func (v *validator) stepTimeouts(st *Step) {
+	who := "step " + st.Label() + ": "
+	v.timeout(who+"timeout", st.Timeout, "http.timeout")
+	if st.Await != nil {
+		v.timeout(who+"await timeout", st.Await.Timeout, "30s")
+	}
+	if st.WS != nil && st.WS.Await != nil {
+		v.timeout(who+"ws await timeout", st.WS.Await.Timeout, "30s")
+	}
+	if st.GRPC != nil {
+		v.timeout(who+"grpc deadline", st.GRPC.Deadline, "grpc.timeout")
 	}
 }
 
@@ -630,6 +657,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 				v.at(st.Pos, "%v (the step is named from what it does: give it a name)", err)
 			}
 		}
+		v.stepTimeouts(st)
 	}()
 	if !v.logic(st, sc, where, inTx) {
 		return
