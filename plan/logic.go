@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -96,6 +97,25 @@ type Assign struct {
 	Pos  Pos
 	Name string
 	Expr *Expr
+}
+
+// builtinMeaning says what each built-in variable holds: FlowBuiltins,
+// and index and item in a setup or teardown step's repeat.
+var builtinMeaning = map[string]string{
+	"vu": "the VU's number", "iteration": "the iteration's number", "scenario": "the scenario's name",
+	"stage": "the stage's name", "run_id": "the run's id", "uuid": "a new UUID each time it is read",
+	"timestamp_ms": "the time in milliseconds", "index": "a repeat's pass, from 0", "item": "a repeat's item",
+}
+
+// readOnly says why a step may not give a value to name (set, extract, a
+// loop's as or index), or "" when it may: a built-in value wins over a
+// VU's own, so one given to a built-in name would never be read. index
+// and item are built in inside a repeat (inRepeat) only.
+func readOnly(name string, inRepeat bool) string {
+	if !slices.Contains(FlowBuiltins, name) && !(inRepeat && (name == "index" || name == "item")) {
+		return ""
+	}
+	return fmt.Sprintf("${%s} is built in (%s) and read-only: a value set to it would never be read; choose another name", name, builtinMeaning[name])
 }
 
 // Fragment is a named list of steps, run where a flow says use: NAME.
@@ -209,14 +229,16 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 		}
 		v.compile(l.Count, expr.Any, sc, who+": loop: count")
 		v.compile(l.Over, expr.Any, sc, who+": loop: over")
-		for _, name := range []string{l.As, l.Index} {
-			if name == "" {
+		for _, f := range [...]struct{ field, name string }{{"as", l.As}, {"index", l.Index}} {
+			if f.name == "" {
 				continue
 			}
-			if msg := checkIdent(name); msg != "" {
-				v.at(l.Pos, "%s: loop: %q: %s", who, name, msg)
+			if msg := checkIdent(f.name); msg != "" {
+				v.at(l.Pos, "%s: loop: %q: %s", who, f.name, msg)
+			} else if why := readOnly(f.name, false); why != "" {
+				v.at(l.Pos, "%s: loop: %s %s: %s", who, f.field, f.name, why)
 			}
-			sc.local[name] = true
+			sc.local[f.name] = true
 		}
 		// The condition is checked before each pass, the first included,
 		// when nothing of the body has run: it may read what the body
@@ -234,6 +256,8 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 				v.at(a.Pos, "%s: set %q: %s", who, a.Name, msg)
 			} else if v.global[a.Name] {
 				v.at(a.Pos, "%s: set %s: the name is already a variable or data source", who, a.Name)
+			} else if why := readOnly(a.Name, false); why != "" {
+				v.at(a.Pos, "%s: set %s: %s", who, a.Name, why)
 			}
 			sc.local[a.Name] = true
 		}

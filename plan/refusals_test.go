@@ -104,3 +104,28 @@ func TestThresholdsThatCannotJudge(t *testing.T) {
 		}
 	}
 }
+
+// A variable perflab gives its value (${vu}, ${iteration} ...) cannot be
+// set, extracted into or named by a loop: the built-in value wins, so
+// the assignment would be accepted and never read.
+func TestBuiltinsAreReadOnly(t *testing.T) {
+	flow := func(steps string) string {
+		return "target: http://127.0.0.1:1\nscenarios:\n  - name: s\n    vus: 1\n    iterations: 1\n    flow:\n" + steps
+	}
+	checkRefused(t, []refusal{
+		{flow("      - set: {vu: '5'}\n"), "n.yaml:7:15: step set: set vu: ${vu} is built in (the VU's number) and read-only: a value set to it would never be read; choose another name"},
+		{flow("      - {name: e, url: /a, extract: {iteration: $.n}}\n"), "n.yaml:7:38: extract iteration: ${iteration} is built in (the iteration's number) and read-only: a value set to it would never be read; choose another name"},
+		{flow("      - {name: l, url: /b, loop: {count: 2, index: run_id}}\n"), "n.yaml:7:34: step l: loop: index run_id: ${run_id} is built in (the run's id) and read-only: a value set to it would never be read; choose another name"},
+		{flow("      - {name: l, url: /b, loop: {over: '[1]', as: uuid}}\n"), "n.yaml:7:34: step l: loop: as uuid: ${uuid} is built in (a new UUID each time it is read) and read-only: a value set to it would never be read; choose another name"},
+		{flow("      - {name: a, url: /}\n") + "setup:\n  - set: {stage: '\"x\"', timestamp_ms: '1'}\n",
+			"n.yaml:9:11: step set: set stage: ${stage} is built in (the stage's name) and read-only: a value set to it would never be read; choose another name\n" +
+				"n.yaml:9:25: step set: set timestamp_ms: ${timestamp_ms} is built in (the time in milliseconds) and read-only: a value set to it would never be read; choose another name"},
+		{flow("      - {name: a, url: /}\n") + "setup:\n  - {name: r, url: /, repeat: {count: 2}, extract: {index: $.i}}\n",
+			"n.yaml:9:53: extract index: ${index} is built in (a repeat's pass, from 0) and read-only: a value set to it would never be read; choose another name"},
+		{"data: {d: {values: [a]}}\n" + flow("      - {name: a, url: /}\n") + "teardown:\n  - {name: r, url: /, repeat: {for_each: d}, extract: {item: $.i}}\n",
+			"n.yaml:10:56: extract item: ${item} is built in (a repeat's item) and read-only: a value set to it would never be read; choose another name"},
+	},
+		// index and item are built in a setup or teardown repeat only: a
+		// flow's loop may name its pass index.
+		flow("      - {name: l, url: /b, loop: {over: '[1]', as: item, index: index}}\n      - set: {scenario_name: scenario}\n"))
+}
