@@ -1,6 +1,11 @@
 package plan
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // refusal is a plan and the one error it should be refused with.
 type refusal struct{ src, want string }
@@ -128,4 +133,49 @@ func TestBuiltinsAreReadOnly(t *testing.T) {
 		// index and item are built in a setup or teardown repeat only: a
 		// flow's loop may name its pass index.
 		flow("      - {name: l, url: /b, loop: {over: '[1]', as: item, index: index}}\n      - set: {scenario_name: scenario}\n"))
+}
+
+// A file that is not YAML, included by mistake (or given as the plan), is
+// not echoed whole into the error: its place and the start of its first
+// line, with its length.
+func TestNotYAMLQuotedShort(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte(strings.Repeat("line one of the release notes\n", 500)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `notes.txt:1:1: want a mapping, got the string "line one of the release notes line one of the release notes "... (14999 bytes)`
+	_, err := Parse([]byte("include: [notes.txt]\n"+tinyPlan), filepath.Join(dir, "plan.yaml"), Options{})
+	if err == nil || err.Error() != filepath.Join(dir, want) {
+		t.Errorf("included: got %v\nwant %s", err, filepath.Join(dir, want))
+	}
+	if _, err := Load(notes, Options{}); err == nil || err.Error() != filepath.Join(dir, want) {
+		t.Errorf("as the plan: got %v", err)
+	}
+	// A value of a field is cut alike, with its place.
+	long := strings.Repeat("x", 10_000)
+	checkRefused(t, []refusal{
+		{tinyPlan + "http: {timeout: " + long + "}\n", `n.yaml:4:17: timeout: want a duration such as 500ms, 10s or 1h30m, got "` + long[:60] + `"... (10000 bytes)`},
+		{tinyPlan + "http:\n  body_limit: |\n    4 MiB\n    " + long + "\n", `n.yaml:5:15: body_limit: want a size such as 4MiB, 512KB or 1000 (bytes), got "4 MiB"... (10007 bytes)`},
+	})
+}
+
+// A binary file, included by mistake, is refused at the place of its
+// first character YAML does not take, where the message had no place.
+func TestBinaryIncludePlaced(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"ls": "\x7fELF\x02\x01\x01\x00", "latin1.txt": "fragments:\n  caf\xe9: []\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{
+		"ls":         "ls:1:1: YAML: control characters are not allowed (U+007F)",
+		"latin1.txt": "latin1.txt:2:6: YAML: invalid trailing UTF-8 octet (the byte 0xe9)",
+	} {
+		_, err := Parse([]byte("include: ["+name+"]\n"+tinyPlan), filepath.Join(dir, "plan.yaml"), Options{})
+		if err == nil || err.Error() != filepath.Join(dir, want) {
+			t.Errorf("got %v\nwant %s", err, filepath.Join(dir, want))
+		}
+	}
 }

@@ -98,7 +98,7 @@ func (n *Num) Rate(vars map[string]string) (float64, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	switch {
 	case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
-		return 0, fmt.Errorf("want a number of iterations per second, got %q", s)
+		return 0, fmt.Errorf("want a number of iterations per second, got %s", quoted(s))
 	case f <= 0:
 		return 0, fmt.Errorf("want more than 0 iterations per second, got %s", s)
 	}
@@ -116,7 +116,7 @@ func (n *Num) Int(vars map[string]string, least int64) (int64, error) {
 	}
 	i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("want an integer, got %q", s)
+		return 0, fmt.Errorf("want an integer, got %s", quoted(s))
 	}
 	if i < least {
 		return 0, fmt.Errorf("want at least %d, got %d", least, i)
