@@ -235,13 +235,20 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 		}
 	case st.Choose != nil:
 		n.kind = nodeChoose
+		// The weights are summed as shares of the largest: their ratios,
+		// where weights of 1e308 would add up to +Inf, and every pass take
+		// the last branch.
+		top := 0.0
+		for _, b := range st.Choose {
+			top = max(top, b.W())
+		}
 		sum := 0.0
 		for _, b := range st.Choose {
 			kids, err := c.steps(b.Steps, tx)
 			if err != nil {
 				return nil, err
 			}
-			sum += b.W()
+			sum += b.W() / top
 			n.branches = append(n.branches, kids)
 			n.cum = append(n.cum, sum)
 		}

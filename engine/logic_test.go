@@ -90,6 +90,41 @@ scenarios:
 	}
 }
 
+// Weights too large to add up (1e308 twice is beyond a float64) still
+// split by their ratio: the sum overflowed to +Inf and every pass took the
+// last branch. The server counts the branches taken: the issue's weights
+// (0, 1e308, 1e308), and two unequal ones.
+func TestChooseHugeWeights(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 200
+    flow:
+      - choose:
+          - {weight: 0, steps: [{name: a, url: /a}]}
+          - {weight: 1e308, steps: [{name: b, url: /b}]}
+          - {weight: 1e308, steps: [{name: c, url: /c}]}
+      - choose:
+          - {weight: 1e308, steps: [{name: d, url: /d}]}
+          - {weight: 1.7e308, steps: [{name: e, url: /e}]}
+`, nil)
+	run(t, p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.counts
+	// b and c about 100 each; d 1/2.7 of the time (about 74), e about 126.
+	if n["GET /a"] != 0 || n["GET /b"]+n["GET /c"] != 200 || n["GET /b"] < 65 || n["GET /b"] > 135 {
+		t.Errorf("the server saw a %d, b %d, c %d; want none, about 100 and about 100", n["GET /a"], n["GET /b"], n["GET /c"])
+	}
+	if n["GET /d"]+n["GET /e"] != 200 || n["GET /d"] < 40 || n["GET /d"] > 110 {
+		t.Errorf("the server saw d %d, e %d; want about 74 and about 126", n["GET /d"], n["GET /e"])
+	}
+}
+
 // A condition that fails at run time (a text compared with a number) is
 // false, and said once; a loop whose passes run no step ends.
 func TestFlowLogicFailures(t *testing.T) {
