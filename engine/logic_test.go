@@ -126,7 +126,10 @@ scenarios:
 }
 
 // A condition that fails at run time (a text compared with a number) is
-// false, and said once; a loop whose passes run no step ends.
+// false, and said once; a loop whose passes run no step ends, and says so
+// with the limit's name. A step without a name (a loop or a condition of
+// a block of steps) is named by its place in the plan, where it was said
+// as "step :".
 func TestFlowLogicFailures(t *testing.T) {
 	var c counter
 	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) {}))
@@ -145,6 +148,10 @@ scenarios:
         loop: {while: "true"}
         steps: [{name: skipped, url: /skipped, if: "false"}]
       - {name: b, url: /b}
+      - loop: {while: "true"}
+        steps: [{name: skipped too, url: /skipped, if: "false"}]
+      - if: word > 6
+        steps: [{name: never too, url: /never}]
 `, nil)
 	var events []string
 	var evMu sync.Mutex // the VUs' loops or goroutines say their events at once
@@ -165,7 +172,10 @@ scenarios:
 		t.Errorf("iterations %d", it.Count)
 	}
 	said := fmt.Sprint(events)
-	for _, want := range []string{`step never: word > 5: "abc" is not a number (taken as false`, "step spin: the loop ended after 1000 passes in a row that ran no step"} {
+	for _, want := range []string{`step never: word > 5: "abc" is not a number (taken as false; said once)`,
+		"step spin: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
+		"the step at " + p.File + ":15:9: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
+		"the step at " + p.File + `:17:9: word > 6: "abc" is not a number (taken as false; said once)`} {
 		if n := strings.Count(said, want); n != 1 {
 			t.Errorf("said %d times %q; events: %s", n, want, said)
 		}

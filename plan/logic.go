@@ -383,13 +383,7 @@ func (v *validator) loadFragments() {
 
 // place is a position as a message says it: file:line:col, the file named
 // when it is not the plan's.
-func (v *validator) place(p Pos) string {
-	file := v.file
-	if p.File != "" {
-		file = p.File
-	}
-	return fmt.Sprintf("%s:%d:%d", file, p.Line, p.Col)
-}
+func (v *validator) place(p Pos) string { return v.p.Place(p) }
 
 // included is what a plan may take from a file it includes.
 type included struct {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,6 +78,16 @@ type Plan struct {
 	SetupPerStage bool `yaml:"-"`
 	// Env holds the environment variables the plan refers to, read at load.
 	Env map[string]string `yaml:"-"`
+}
+
+// Place is a position as messages say it: file:line:column, of the plan's
+// file unless the position is in a file it includes.
+func (p *Plan) Place(pos Pos) string {
+	file := p.File
+	if pos.File != "" {
+		file = pos.File
+	}
+	return fmt.Sprintf("%s:%d:%d", file, pos.Line, pos.Col)
 }
 
 // HTTPOptions tunes the HTTP client shared by every step.
