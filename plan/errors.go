@@ -22,6 +22,13 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 }
 
+// Warn is the problem said as a warning: "file:line:col: warning: what".
+func (e *Error) Warn() string {
+	w := *e
+	w.Msg = "warning: " + e.Msg
+	return w.Error()
+}
+
 // ErrorList is every problem found in a plan, in file order.
 type ErrorList []*Error
 

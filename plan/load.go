@@ -183,6 +183,7 @@ func parse(src []byte, name string, opts Options) (*Plan, error) {
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted(name)
 	}
+	p.Warnings = v.warnings.sorted(name)
 	return p, nil
 }
 

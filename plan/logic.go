@@ -211,6 +211,9 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 		if l.Max < 0 {
 			v.at(l.MaxPos, "%s: loop: max %d: want a number of passes, 0 or more (0: no bound)", who, l.Max)
 		}
+		if l.While != nil && l.MaxPos.Line == 0 {
+			v.warn(l.Pos, "%s: loop: while has no max: should its condition never turn false, %s; give max: N to bound the passes (max: 0 says there is no bound)", who, v.endless())
+		}
 		for _, name := range l.Rows {
 			var ds *Data
 			var names []string
@@ -319,6 +322,18 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 		}
 	}
 	return true
+}
+
+// endless says what a loop that never ends holds up where the step being
+// checked is.
+func (v *validator) endless() string {
+	switch sc := v.scen; {
+	case sc == nil:
+		return v.phaseName + " never ends, nor the run (setup and teardown have no duration)"
+	case sc.Duration != nil || sc.IsOpen() || len(sc.RampVUs) > 0:
+		return "the VU stays in the loop until the scenario's duration ends, and that iteration is not counted"
+	}
+	return "the VU stays in the loop and the run never ends (its scenario is bounded by iterations)"
 }
 
 // MaxIncludes bounds the files a plan includes, its own includes with

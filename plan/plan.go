@@ -78,6 +78,10 @@ type Plan struct {
 	SetupPerStage bool `yaml:"-"`
 	// Env holds the environment variables the plan refers to, read at load.
 	Env map[string]string `yaml:"-"`
+	// Warnings are what Load found that may be meant but deserves a look
+	// (a while loop without max), each at its place: they do not stop the
+	// plan; perflab validate and perflab run say them (Error.Warn).
+	Warnings ErrorList `yaml:"-"`
 }
 
 // Place is a position as messages say it: file:line:column, of the plan's

@@ -179,3 +179,50 @@ func TestBinaryIncludePlaced(t *testing.T) {
 		}
 	}
 }
+
+// A while loop without max is a warning, not an error: should its
+// condition never turn false, it never ends (in setup, teardown or a
+// scenario bounded by iterations: the run hangs), or keeps its VU until
+// the scenario's duration ends. max: N bounds it; max: 0 says, on
+// purpose, that it has no bound.
+func TestWhileWithoutMaxWarned(t *testing.T) {
+	src := `target: http://127.0.0.1:1
+scenarios:
+  - name: counted
+    vus: 1
+    iterations: 1
+    flow:
+      - name: poll
+        loop: {while: 'json("$.state") != "done"'}
+        steps: [{name: state, url: /state}]
+      - {name: bounded, url: /b, loop: {while: "true", max: 20}}
+      - {name: unbounded on purpose, url: /c, loop: {while: "true", max: 0}}
+  - name: timed
+    vus: 1
+    duration: 1m
+    flow:
+      - loop: {while: "true"}
+        steps: [{name: ping, url: /ping}]
+setup:
+  - {name: wait, url: /ready, loop: {while: "!response.ok"}}
+teardown:
+  - {name: drain, url: /drain, loop: {while: "response.ok"}}
+`
+	p, err := Parse([]byte(src), "w.yaml", Options{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"w.yaml:8:15: warning: step poll: loop: while has no max: should its condition never turn false, the VU stays in the loop and the run never ends (its scenario is bounded by iterations); give max: N to bound the passes (max: 0 says there is no bound)",
+		"w.yaml:16:15: warning: scenario timed: loop: while has no max: should its condition never turn false, the VU stays in the loop until the scenario's duration ends, and that iteration is not counted; give max: N to bound the passes (max: 0 says there is no bound)",
+		"w.yaml:19:37: warning: step wait: loop: while has no max: should its condition never turn false, setup never ends, nor the run (setup and teardown have no duration); give max: N to bound the passes (max: 0 says there is no bound)",
+		"w.yaml:21:38: warning: step drain: loop: while has no max: should its condition never turn false, teardown never ends, nor the run (setup and teardown have no duration); give max: N to bound the passes (max: 0 says there is no bound)",
+	}
+	var got []string
+	for _, w := range p.Warnings {
+		got = append(got, w.Warn())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

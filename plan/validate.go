@@ -53,6 +53,7 @@ type validator struct {
 	unread    map[string]bool
 	swept     map[string]bool
 	inPhase   bool // checking setup/teardown
+	phaseName string
 	usesSwept bool // setup/teardown use a swept value
 	// unnamed are the steps named from what they do (METHOD URL, the
 	// call, the topic): two of them with one name do the same thing.
@@ -66,14 +67,29 @@ type validator struct {
 	// pending are checks to make once the step being checked is
 	// (afterStep).
 	pending []func()
+	// scen is the scenario whose flow is being checked (nil in setup and
+	// teardown).
+	scen *Scenario
+	// warnings do not stop the plan (Plan.Warnings).
+	warnings ErrorList
 }
 
 func (v *validator) report(pos Pos, format string, args ...any) {
+	v.errs = append(v.errs, v.problem(pos, format, args...))
+}
+
+// warn notes what may be meant but deserves a look (Plan.Warnings).
+func (v *validator) warn(pos Pos, format string, args ...any) {
+	v.warnings = append(v.warnings, v.problem(pos, format, args...))
+}
+
+// problem is a message at a position of the plan or of a file it includes.
+func (v *validator) problem(pos Pos, format string, args ...any) *Error {
 	file := v.file
 	if pos.File != "" {
 		file = pos.File
 	}
-	v.errs = append(v.errs, &Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)})
+	return &Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (v *validator) validate() {
@@ -388,7 +404,7 @@ type scope struct {
 }
 
 func (v *validator) phase(name string, steps []*Step, isSetup bool) {
-	v.inPhase = true
+	v.inPhase, v.phaseName = true, name
 	defer func() { v.inPhase = false }()
 	sc := &scope{builtins: PhaseBuiltins, local: map[string]bool{}}
 	for k := range v.setupNames {
@@ -473,6 +489,8 @@ func (v *validator) scenario(sc *Scenario) {
 	}
 	kinds := map[string]string{}
 	seen := map[[3]string]*Step{}
+	v.scen = sc
+	defer func() { v.scen = nil }()
 	for _, st := range sc.Flow {
 		v.step(st, s, "scenario "+sc.Name, false)
 		v.labels(st, kinds)
