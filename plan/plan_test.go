@@ -172,7 +172,7 @@ func TestParseThresholdErrors(t *testing.T) {
 		"dropped < 0.01":                          "a count of iterations is whole",
 		"dropped < 5/s":                           "a share of the iterations due",
 		"p95 == 500ms":                            "== is for what is counted",
-		"total: p95 < 1s":                         "total has rps, errors and dropped",
+		"total: p95 < 1s":                         "total has rps, errors, count and dropped",
 		"dropped regression vs release=G < 10%":   "a regression is of one of",
 	} {
 		_, err := ParseThreshold(in)

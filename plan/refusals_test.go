@@ -226,3 +226,27 @@ teardown:
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// A threshold may name a step wherever it is in a flow: in a choice's
+// branch, an else, a block or a loop's steps ("count > 0" of a branch is
+// how a plan asks that it be taken); one that names no step is refused.
+func TestThresholdNamesStepsInBranches(t *testing.T) {
+	flow := `target: http://127.0.0.1:1
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 1
+    flow:
+      - choose:
+          - {steps: [{name: left, url: /l}]}
+          - {steps: [{name: right, url: /r}]}
+      - if: "false"
+        steps: [{name: then, url: /t}]
+        else: [{name: otherwise, url: /o}]
+      - loop: {count: 2}
+        steps: [{name: again, url: /a}]
+`
+	checkRefused(t, []refusal{
+		{"thresholds: [\"rigth: count > 0\"]\n" + flow, `n.yaml:1:14: threshold "rigth: count > 0": no step, transaction or scenario is named "rigth" (did you mean "right"?)`},
+	}, "thresholds: [\"left: count > 0\", \"right: p95 < 1s\", \"then: count == 0\", \"otherwise: errors < 1%\", \"again: count > 0\"]\n"+flow)
+}

@@ -1022,21 +1022,16 @@ func inStage(st Stage, n *Num) string {
 func (v *validator) thresholds() {
 	names := map[string]bool{"total": true}
 	var list []string
-	var walk func(steps []*Step)
-	walk = func(steps []*Step) {
-		for _, st := range steps {
-			if st.IsPause() {
-				continue
-			}
-			names[st.Label()] = true
-			list = append(list, st.Label())
-			walk(st.Steps)
-		}
-	}
 	for _, sc := range v.p.Scenarios {
 		names[sc.Name] = true
 		list = append(list, sc.Name)
-		walk(sc.Flow)
+		// Every step of the flow, in branches and elses too.
+		eachStep(sc.Flow, func(st *Step) {
+			if st.IsOperation() && !names[st.Label()] {
+				names[st.Label()] = true
+				list = append(list, st.Label())
+			}
+		})
 	}
 	for _, t := range v.p.Thresholds {
 		if t.Operation != "" && !names[t.Operation] {
