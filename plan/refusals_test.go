@@ -250,3 +250,31 @@ scenarios:
 		{"thresholds: [\"rigth: count > 0\"]\n" + flow, `n.yaml:1:14: threshold "rigth: count > 0": no step, transaction or scenario is named "rigth" (did you mean "right"?)`},
 	}, "thresholds: [\"left: count > 0\", \"right: p95 < 1s\", \"then: count == 0\", \"otherwise: errors < 1%\", \"again: count > 0\"]\n"+flow)
 }
+
+// count is how many times an operation ran: a whole number without a
+// unit, counted (no (ko)), comparable with ==, and aborting a run only
+// with < or <= (it only grows as a stage goes). Each reads back from its
+// canonical form.
+func TestCountThreshold(t *testing.T) {
+	for src, want := range map[string]string{
+		"count > 2.5":        `threshold "count > 2.5": a count of operations is whole`,
+		"count > 5ms":        `threshold "count > 5ms": count is how many times an operation ran, such as count > 0`,
+		"count(ko) > 0":      `threshold "count(ko) > 0": count is counted, not timed: (ok), (ko) and (all) are for latencies (p50 ... p999, mean, min, max), such as "p95(ko) < 2s"`,
+		"a: count > 0 abort": `threshold "a: count > 0 abort": a count only grows as a stage goes: count > 0 cannot fail before the stage ends, where it is judged; remove abort`,
+		"count < 0":          `threshold "count < 0": nothing is below 0: it could never hold (count == 0 says none)`,
+	} {
+		if _, err := ParseThreshold(src); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v\nwant %s", src, err, want)
+		}
+	}
+	for _, src := range []string{"count > 0", "checkout: count == 3", "total: count >= 1000", "count < 500 abort"} {
+		th, err := ParseThreshold(src)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if back, err := ParseThreshold(th.String()); err != nil || back.String() != th.String() || back.Value != th.Value {
+			t.Errorf("%s: reads back from %q as %+v (%v)", src, th.String(), back, err)
+		}
+	}
+}
