@@ -45,6 +45,9 @@ type node struct {
 	// requests.csv (Options.Requests); nil for most steps.
 	correlate *tmpl.Template
 	name      string
+	// at is the step's place in the plan (file:line:column) when it has
+	// no name: a block of steps, and a loop or a condition of one.
+	at string
 	// hops are the operations of the responses an HTTP step followed.
 	hops hopOps
 	// logic
@@ -57,6 +60,15 @@ type node struct {
 	onceID   int            // nodeOnce: its number in the scenario
 	set      []*plan.Assign // nodeSet
 	warned   atomic.Bool    // an expression of the node failed, said once
+}
+
+// who names the node's step in a message: "step NAME", or its place in
+// the plan when it has no name.
+func (n *node) who() string {
+	if n.name == "" {
+		return "the step at " + n.at
+	}
+	return "step " + n.name
 }
 
 // scenario is a compiled scenario for one stage.
@@ -176,23 +188,23 @@ func (c *flowCompiler) step(st *plan.Step, tx string) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n = &node{kind: nodeLoop, name: n.name, rep: rep, children: []*node{n}}
+		n = &node{kind: nodeLoop, name: n.name, at: n.at, rep: rep, children: []*node{n}}
 	}
 	if st.Loop != nil {
 		for _, e := range []*plan.Expr{st.Loop.Count, st.Loop.While, st.Loop.Over} {
 			c.reads(e)
 		}
-		n = &node{kind: nodeLoop, name: n.name, loop: st.Loop, children: []*node{n}}
+		n = &node{kind: nodeLoop, name: n.name, at: n.at, loop: st.Loop, children: []*node{n}}
 	}
 	if st.If != nil {
 		alt, err := c.steps(st.Else, tx)
 		if err != nil {
 			return nil, err
 		}
-		n = &node{kind: nodeIf, name: n.name, cond: c.reads(st.If), children: []*node{n}, alt: alt}
+		n = &node{kind: nodeIf, name: n.name, at: n.at, cond: c.reads(st.If), children: []*node{n}, alt: alt}
 	}
 	if st.Once {
-		n = &node{kind: nodeOnce, name: n.name, onceID: c.onces, children: []*node{n}}
+		n = &node{kind: nodeOnce, name: n.name, at: n.at, onceID: c.onces, children: []*node{n}}
 		c.onces++
 	}
 	return n, nil
@@ -203,7 +215,7 @@ func (c *flowCompiler) step(st *plan.Step, tx string) (*node, error) {
 func (c *flowCompiler) repeat(st *plan.Step) (*repeat, error) {
 	rp := st.Repeat
 	if rp.ForEach == "" {
-		n, err := rp.Count.Int(c.phase.base)
+		n, err := rp.Count.Int(c.phase.base, 0)
 		if err != nil {
 			return nil, fmt.Errorf("step %s: repeat count: %w", st.Name, err)
 		}
@@ -218,6 +230,9 @@ func (c *flowCompiler) repeat(st *plan.Step) (*repeat, error) {
 func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 	p, m, fns, l, scen := c.p, c.m, c.fns, c.l, c.scen
 	n := &node{think: st.Think, name: st.Label()}
+	if n.name == "" {
+		n.at = p.Place(st.Pos)
+	}
 	if st.Correlate != nil {
 		n.correlate = st.Correlate.T
 	}
@@ -235,13 +250,20 @@ func (c *flowCompiler) body(st *plan.Step, tx string) (*node, error) {
 		}
 	case st.Choose != nil:
 		n.kind = nodeChoose
+		// The weights are summed as shares of the largest: their ratios,
+		// where weights of 1e308 would add up to +Inf, and every pass take
+		// the last branch.
+		top := 0.0
+		for _, b := range st.Choose {
+			top = max(top, b.W())
+		}
 		sum := 0.0
 		for _, b := range st.Choose {
 			kids, err := c.steps(b.Steps, tx)
 			if err != nil {
 				return nil, err
 			}
-			sum += b.W()
+			sum += b.W() / top
 			n.branches = append(n.branches, kids)
 			n.cum = append(n.cum, sum)
 		}

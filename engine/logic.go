@@ -15,10 +15,11 @@ import (
 // read a VU's expression environment (env), made on the VU's first
 // expression and bound to its variables and its last response.
 
-// maxEmptyPasses bounds the passes in a row of a loop that begin no step
+// MaxEmptyPasses bounds the passes in a row of a loop that begin no step
 // and no wait (its steps all skipped by conditions): such a loop would
-// spin without end where nothing in it ever changes.
-const maxEmptyPasses = 1000
+// spin without end where nothing in it ever changes. The loop ends, and
+// says so once.
+const MaxEmptyPasses = 1000
 
 // env is the VU's expression environment, up to date.
 func (w *worker) env() *expr.Env {
@@ -88,7 +89,7 @@ func (w *worker) cond(n *node, p *expr.Program) bool {
 // what the flow did instead.
 func (w *worker) exprFailed(n *node, p *expr.Program, err error, instead string) {
 	if n.warned.CompareAndSwap(false, true) && w.r != nil && w.r.opts.OnEvent != nil {
-		w.r.opts.OnEvent(fmt.Sprintf("step %s: %s: %v (%s; said once)", n.name, p, err, instead))
+		w.r.opts.OnEvent(fmt.Sprintf("%s: %s: %v (%s; said once)", n.who(), p, err, instead))
 	}
 }
 
@@ -180,9 +181,9 @@ func (w *worker) startLoop(f *frame) bool {
 // nextPass begins a loop's next pass, if it has one.
 func (w *worker) nextPass(f *frame) bool {
 	if w.cur.acts == f.acts {
-		if f.empty++; f.empty >= maxEmptyPasses {
+		if f.empty++; f.empty >= MaxEmptyPasses {
 			if f.n.warned.CompareAndSwap(false, true) && w.r != nil && w.r.opts.OnEvent != nil {
-				w.r.opts.OnEvent(fmt.Sprintf("step %s: the loop ended after %d passes in a row that ran no step", f.n.name, maxEmptyPasses))
+				w.r.opts.OnEvent(fmt.Sprintf("%s: the loop ended after %d passes in a row that ran no step (engine.MaxEmptyPasses)", f.n.who(), MaxEmptyPasses))
 			}
 			return false
 		}

@@ -90,8 +90,46 @@ scenarios:
 	}
 }
 
+// Weights too large to add up (1e308 twice is beyond a float64) still
+// split by their ratio: the sum overflowed to +Inf and every pass took the
+// last branch. The server counts the branches taken: the issue's weights
+// (0, 1e308, 1e308), and two unequal ones.
+func TestChooseHugeWeights(t *testing.T) {
+	var c counter
+	srv := httptest.NewServer(c.handler(nil))
+	defer srv.Close()
+	p := load(t, srv.URL, `target: TARGET
+scenarios:
+  - name: s
+    vus: 1
+    iterations: 200
+    flow:
+      - choose:
+          - {weight: 0, steps: [{name: a, url: /a}]}
+          - {weight: 1e308, steps: [{name: b, url: /b}]}
+          - {weight: 1e308, steps: [{name: c, url: /c}]}
+      - choose:
+          - {weight: 1e308, steps: [{name: d, url: /d}]}
+          - {weight: 1.7e308, steps: [{name: e, url: /e}]}
+`, nil)
+	run(t, p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.counts
+	// b and c about 100 each; d 1/2.7 of the time (about 74), e about 126.
+	if n["GET /a"] != 0 || n["GET /b"]+n["GET /c"] != 200 || n["GET /b"] < 65 || n["GET /b"] > 135 {
+		t.Errorf("the server saw a %d, b %d, c %d; want none, about 100 and about 100", n["GET /a"], n["GET /b"], n["GET /c"])
+	}
+	if n["GET /d"]+n["GET /e"] != 200 || n["GET /d"] < 40 || n["GET /d"] > 110 {
+		t.Errorf("the server saw d %d, e %d; want about 74 and about 126", n["GET /d"], n["GET /e"])
+	}
+}
+
 // A condition that fails at run time (a text compared with a number) is
-// false, and said once; a loop whose passes run no step ends.
+// false, and said once; a loop whose passes run no step ends, and says so
+// with the limit's name. A step without a name (a loop or a condition of
+// a block of steps) is named by its place in the plan, where it was said
+// as "step :".
 func TestFlowLogicFailures(t *testing.T) {
 	var c counter
 	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) {}))
@@ -110,6 +148,10 @@ scenarios:
         loop: {while: "true"}
         steps: [{name: skipped, url: /skipped, if: "false"}]
       - {name: b, url: /b}
+      - loop: {while: "true"}
+        steps: [{name: skipped too, url: /skipped, if: "false"}]
+      - if: word > 6
+        steps: [{name: never too, url: /never}]
 `, nil)
 	var events []string
 	var evMu sync.Mutex // the VUs' loops or goroutines say their events at once
@@ -130,7 +172,10 @@ scenarios:
 		t.Errorf("iterations %d", it.Count)
 	}
 	said := fmt.Sprint(events)
-	for _, want := range []string{`step never: word > 5: "abc" is not a number (taken as false`, "step spin: the loop ended after 1000 passes in a row that ran no step"} {
+	for _, want := range []string{`step never: word > 5: "abc" is not a number (taken as false; said once)`,
+		"step spin: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
+		"the step at " + p.File + ":15:9: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
+		"the step at " + p.File + `:17:9: word > 6: "abc" is not a number (taken as false; said once)`} {
 		if n := strings.Count(said, want); n != 1 {
 			t.Errorf("said %d times %q; events: %s", n, want, said)
 		}

@@ -87,11 +87,13 @@ func checkStage(t *plan.Threshold, stage string, loads []metrics.Load, ops []res
 		// rates would add rates over different spans (a scenario that ends
 		// early has a high one).
 		var actual float64
-		if seconds > 0 {
-			actual = float64(count) / seconds
-		}
-		if t.Metric == "errors" {
+		switch {
+		case t.Metric == "errors":
 			actual = ratio(errs, count)
+		case t.Metric == "count":
+			actual = float64(count)
+		case seconds > 0:
+			actual = float64(count) / seconds
 		}
 		return []results.ThresholdResult{{Threshold: t.Source, Stage: stage, Operation: "total", Actual: actual, Pass: t.Holds(actual)}}
 	}
@@ -105,10 +107,22 @@ func checkStage(t *plan.Threshold, stage string, loads []metrics.Load, ops []res
 	return out
 }
 
+// NeverRan is the note of a threshold of an operation's times or errors
+// when the operation never ran in the stage (a step under a condition that
+// never held, a branch never taken): there is nothing to measure, and the
+// threshold passes. A count or a rate is judged as it is, 0.
+const NeverRan = "never ran: nothing to measure (count > 0 requires that it run)"
+
 func checkOp(t *plan.Threshold, stage string, op results.Operation) results.ThresholdResult {
 	r := results.ThresholdResult{Threshold: t.Source, Stage: stage, Operation: op.Name}
+	if op.Count == 0 && t.Metric != "rps" && t.Metric != "count" {
+		r.Pass, r.Note = true, NeverRan
+		return r
+	}
 	var l metrics.LatencySummary
 	switch t.Metric {
+	case "count":
+		r.Actual = float64(op.Count)
 	case "errors":
 		r.Actual = ratio(op.Errors.Total, op.Count)
 	case "rps":

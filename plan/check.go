@@ -246,6 +246,8 @@ func (v *validator) extracts(st *Step, sc *scope) {
 		}
 		if v.global[ex.Name] {
 			v.at(ex.Pos, "%s: the name is already a variable or data source", who)
+		} else if why := readOnly(ex.Name, st.Repeat != nil && v.inPhase); why != "" {
+			v.at(ex.Pos, "%s: %s", who, why)
 		}
 		sc.local[ex.Name] = true
 		if m == MatchAll {

@@ -110,7 +110,7 @@ func kindName(n *yaml.Node) string {
 		case "!!bool":
 			return "a boolean"
 		}
-		return fmt.Sprintf("the string %q", n.Value)
+		return "the string " + quoted(n.Value)
 	}
 	return "an alias"
 }
@@ -415,7 +415,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value) {
 		seen[k.Value] = true
 		fi, ok := idx[k.Value]
 		if !ok {
-			d.errorAt(k, "unknown field %q%s", k.Value, suggest(k.Value, names))
+			d.errorAt(k, "unknown field %s%s", quoted(k.Value), suggest(k.Value, names))
 			continue
 		}
 		d.keys = append(d.keys, k.Value)
@@ -637,7 +637,7 @@ func ParseSize(s string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
 	if mult == 0 || err != nil || n > (1<<50)/mult {
-		return 0, fmt.Errorf("want a size such as 4MiB, 512KB or 1000 (bytes), got %q", s)
+		return 0, fmt.Errorf("want a size such as 4MiB, 512KB or 1000 (bytes), got %s", quoted(s))
 	}
 	if n <= 0 {
 		return 0, fmt.Errorf("size %s is not above 0", s)
@@ -654,7 +654,7 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	dur, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("want a duration such as 500ms, 10s or 1h30m, got %q", s)
+		return 0, fmt.Errorf("want a duration such as 500ms, 10s or 1h30m, got %s", quoted(s))
 	}
 	if dur < 0 {
 		return 0, fmt.Errorf("duration %s is negative", s)

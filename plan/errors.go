@@ -3,7 +3,9 @@ package plan
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is a problem at a position of a plan file.
@@ -18,6 +20,13 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+// Warn is the problem said as a warning: "file:line:col: warning: what".
+func (e *Error) Warn() string {
+	w := *e
+	w.Msg = "warning: " + e.Msg
+	return w.Error()
 }
 
 // ErrorList is every problem found in a plan, in file order.
@@ -66,6 +75,23 @@ func (l ErrorList) sorted(plan string) ErrorList {
 		}
 	}
 	return out
+}
+
+// MaxQuoted is how many characters of a value a message quotes: a value
+// longer, or of several lines, is quoted to that length of its first line,
+// then its length is said, so that a file included by mistake (release
+// notes, a binary) is not echoed whole into the error; its place says
+// where it is.
+const MaxQuoted = 60
+
+// quoted is s in Go's quotes, cut to MaxQuoted characters of its first
+// line ("abc"... (10000 bytes)).
+func quoted(s string) string {
+	line, _, multi := strings.Cut(s, "\n")
+	if !multi && utf8.RuneCountInString(s) <= MaxQuoted {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%.*q... (%d bytes)", MaxQuoted, line, len(s))
 }
 
 // suggest returns ` (did you mean "x"?)` when one of the candidates is close to word.

@@ -33,7 +33,8 @@ type GRPCOptions struct {
 	// Connections is how many connections to each target the VUs share,
 	// calls spread over them in turn (default 1: HTTP/2 carries many
 	// calls at once).
-	Connections int `yaml:"connections"`
+	Connections    int `yaml:"connections"`
+	ConnectionsPos Pos `yaml:"-"`
 	// Timeout is a call's deadline unless a step gives its own (default
 	// http.timeout).
 	Timeout Duration `yaml:"timeout"`
@@ -76,12 +77,13 @@ func (v *validator) grpcOptions() {
 	if g.Target != nil {
 		v.refs(g.Target, nil)
 	}
-	if g.Connections < 0 || g.Connections > 1000 {
-		v.at(g.Pos, "grpc.connections %d: want 1 to 1000", g.Connections)
+	if g.Connections < 0 || g.Connections > 1000 || g.Connections == 0 && g.ConnectionsPos.Line != 0 {
+		v.at(g.ConnectionsPos, "grpc.connections %d: want 1 to 1000", g.Connections)
 	}
 	if g.Connections == 0 {
 		g.Connections = 1
 	}
+	v.timeout("grpc.timeout", g.Timeout, "http.timeout")
 	if g.Timeout.D == 0 {
 		g.Timeout.D = v.p.HTTP.Timeout.D
 	}

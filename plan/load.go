@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -101,12 +102,44 @@ func parseYAML(src []byte, name, empty string) (*yaml.Node, ErrorList) {
 			line, _ := strconv.Atoi(m[1])
 			return nil, ErrorList{{File: name, Line: line, Col: 1, Msg: "YAML: " + m[2]}}
 		}
+		if line, col, what, ok := notText(src); ok {
+			// A binary file: the parser does not say where.
+			return nil, ErrorList{{File: name, Line: line, Col: col, Msg: "YAML: " + strings.TrimPrefix(msg, "yaml: ") + " (" + what + ")"}}
+		}
 		return nil, ErrorList{{File: name, Msg: msg}}
 	}
 	if len(doc.Content) == 0 {
 		return nil, ErrorList{{File: name, Msg: empty}}
 	}
 	return &doc, nil
+}
+
+// notText finds the first character of src that YAML does not take (a
+// control character, a byte that is not UTF-8), as yaml.v3 refuses them
+// without saying where: its line and column and what it is.
+func notText(src []byte) (line, col int, what string, ok bool) {
+	line, col = 1, 0
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		col++
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return line, col, fmt.Sprintf("the byte %#x", src[i]), true
+		case r == '\n':
+			line, col = line+1, 0
+		case !yamlPrintable(r):
+			return line, col, fmt.Sprintf("%U", r), true
+		}
+		i += size
+	}
+	return 0, 0, "", false
+}
+
+// yamlPrintable reports whether YAML takes r in a file (YAML 1.2's
+// printable characters, as yaml.v3 checks them).
+func yamlPrintable(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+		r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff
 }
 
 // Parse decodes and validates plan source; name is used in messages and to
@@ -152,6 +185,7 @@ func parse(src []byte, name string, opts Options) (*Plan, error) {
 	if len(d.errs) > 0 {
 		return nil, d.errs.sorted(name)
 	}
+	p.Warnings = v.warnings.sorted(name)
 	return p, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,6 +40,9 @@ type Loop struct {
 	As    string `yaml:"as"`
 	Index string `yaml:"index"`
 	Max   int    `yaml:"max"`
+	// MaxPos is max's place, when the plan gives it (max: 0 says the loop
+	// has no bound, as no max does, but deliberately).
+	MaxPos Pos `yaml:"-"`
 	// Rows names data sources that give each pass a row of its own (a
 	// VU otherwise takes one row of each source an iteration), as a CSV
 	// Data Set inside a JMeter Loop Controller does.
@@ -95,6 +99,25 @@ type Assign struct {
 	Pos  Pos
 	Name string
 	Expr *Expr
+}
+
+// builtinMeaning says what each built-in variable holds: FlowBuiltins,
+// and index and item in a setup or teardown step's repeat.
+var builtinMeaning = map[string]string{
+	"vu": "the VU's number", "iteration": "the iteration's number", "scenario": "the scenario's name",
+	"stage": "the stage's name", "run_id": "the run's id", "uuid": "a new UUID each time it is read",
+	"timestamp_ms": "the time in milliseconds", "index": "a repeat's pass, from 0", "item": "a repeat's item",
+}
+
+// readOnly says why a step may not give a value to name (set, extract, a
+// loop's as or index), or "" when it may: a built-in value wins over a
+// VU's own, so one given to a built-in name would never be read. index
+// and item are built in inside a repeat (inRepeat) only.
+func readOnly(name string, inRepeat bool) string {
+	if !slices.Contains(FlowBuiltins, name) && !(inRepeat && (name == "index" || name == "item")) {
+		return ""
+	}
+	return fmt.Sprintf("${%s} is built in (%s) and read-only: a value set to it would never be read; choose another name", name, builtinMeaning[name])
 }
 
 // Fragment is a named list of steps, run where a flow says use: NAME.
@@ -188,7 +211,10 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 			v.at(l.Pos, "%s: loop: as names the item of a loop over a list", who)
 		}
 		if l.Max < 0 {
-			v.at(l.Pos, "%s: loop: max %d: want a number of passes, 0 or more", who, l.Max)
+			v.at(l.MaxPos, "%s: loop: max %d: want a number of passes, 0 or more (0: no bound)", who, l.Max)
+		}
+		if l.While != nil && l.MaxPos.Line == 0 {
+			v.warn(l.Pos, "%s: loop: while has no max: should its condition never turn false, %s; give max: N to bound the passes (max: 0 says there is no bound)", who, v.endless())
 		}
 		for _, name := range l.Rows {
 			var ds *Data
@@ -208,14 +234,16 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 		}
 		v.compile(l.Count, expr.Any, sc, who+": loop: count")
 		v.compile(l.Over, expr.Any, sc, who+": loop: over")
-		for _, name := range []string{l.As, l.Index} {
-			if name == "" {
+		for _, f := range [...]struct{ field, name string }{{"as", l.As}, {"index", l.Index}} {
+			if f.name == "" {
 				continue
 			}
-			if msg := checkIdent(name); msg != "" {
-				v.at(l.Pos, "%s: loop: %q: %s", who, name, msg)
+			if msg := checkIdent(f.name); msg != "" {
+				v.at(l.Pos, "%s: loop: %q: %s", who, f.name, msg)
+			} else if why := readOnly(f.name, false); why != "" {
+				v.at(l.Pos, "%s: loop: %s %s: %s", who, f.field, f.name, why)
 			}
-			sc.local[name] = true
+			sc.local[f.name] = true
 		}
 		// The condition is checked before each pass, the first included,
 		// when nothing of the body has run: it may read what the body
@@ -233,6 +261,8 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 				v.at(a.Pos, "%s: set %q: %s", who, a.Name, msg)
 			} else if v.global[a.Name] {
 				v.at(a.Pos, "%s: set %s: the name is already a variable or data source", who, a.Name)
+			} else if why := readOnly(a.Name, false); why != "" {
+				v.at(a.Pos, "%s: set %s: %s", who, a.Name, why)
 			}
 			sc.local[a.Name] = true
 		}
@@ -294,6 +324,18 @@ func (v *validator) logic(st *Step, sc *scope, where string, inTx bool) bool {
 		}
 	}
 	return true
+}
+
+// endless says what a loop that never ends holds up where the step being
+// checked is.
+func (v *validator) endless() string {
+	switch sc := v.scen; {
+	case sc == nil:
+		return v.phaseName + " never ends, nor the run (setup and teardown have no duration)"
+	case sc.Duration != nil || sc.IsOpen() || len(sc.RampVUs) > 0:
+		return "the VU stays in the loop until the scenario's duration ends, and that iteration is not counted"
+	}
+	return "the VU stays in the loop and the run never ends (its scenario is bounded by iterations)"
 }
 
 // MaxIncludes bounds the files a plan includes, its own includes with
@@ -383,13 +425,7 @@ func (v *validator) loadFragments() {
 
 // place is a position as a message says it: file:line:col, the file named
 // when it is not the plan's.
-func (v *validator) place(p Pos) string {
-	file := v.file
-	if p.File != "" {
-		file = p.File
-	}
-	return fmt.Sprintf("%s:%d:%d", file, p.Line, p.Col)
-}
+func (v *validator) place(p Pos) string { return v.p.Place(p) }
 
 // included is what a plan may take from a file it includes.
 type included struct {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -82,6 +83,20 @@ type Plan struct {
 	SetupPerStage bool `yaml:"-"`
 	// Env holds the environment variables the plan refers to, read at load.
 	Env map[string]string `yaml:"-"`
+	// Warnings are what Load found that may be meant but deserves a look
+	// (a while loop without max), each at its place: they do not stop the
+	// plan; perflab validate and perflab run say them (Error.Warn).
+	Warnings ErrorList `yaml:"-"`
+}
+
+// Place is a position as messages say it: file:line:column, of the plan's
+// file unless the position is in a file it includes.
+func (p *Plan) Place(pos Pos) string {
+	file := p.File
+	if pos.File != "" {
+		file = pos.File
+	}
+	return fmt.Sprintf("%s:%d:%d", file, pos.Line, pos.Col)
 }
 
 // HTTPOptions tunes the HTTP client shared by every step.
@@ -640,6 +655,10 @@ type Duration struct {
 	Pos Pos
 	D   time.Duration
 }
+
+// Given reports whether the plan gives the duration (0 included), where
+// unset it has a default.
+func (d Duration) Given() bool { return d.Pos.Line != 0 }
 
 // Size is a number of bytes written as 4MiB, 512KiB, 1MB (units B, KB, MB,
 // GB of 1000 and KiB, MiB, GiB of 1024) or a plain number.

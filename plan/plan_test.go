@@ -72,7 +72,7 @@ func TestValidPlan(t *testing.T) {
 	}
 	st := p.Stages()[2]
 	vars := p.VarsFor(st)
-	if n, _ := p.Scenarios[0].VUs.Int(vars); n != 5 {
+	if n, _ := p.Scenarios[0].VUs.Int(vars, 1); n != 5 {
 		t.Errorf("vus in stage 3 = %d, want 5", n)
 	}
 	if d, _ := p.Scenarios[1].Duration.Dur(vars); d.String() != "2s" {
@@ -114,7 +114,7 @@ func TestOverrides(t *testing.T) {
 	if n := len(p.Stages()); n != 3 {
 		t.Fatalf("stages = %d, want 3 (users fixed, size swept over 3)", n)
 	}
-	if n, _ := p.Scenarios[0].VUs.Int(p.VarsFor(p.Stages()[0])); n != 20 {
+	if n, _ := p.Scenarios[0].VUs.Int(p.VarsFor(p.Stages()[0]), 1); n != 20 {
 		t.Errorf("vus = %d, want 20", n)
 	}
 	_, err = Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{"userz", "3"}}})
@@ -173,7 +173,7 @@ func TestParseThresholdErrors(t *testing.T) {
 		"dropped < 0.01":                          "a count of iterations is whole",
 		"dropped < 5/s":                           "a share of the iterations due",
 		"p95 == 500ms":                            "== is for what is counted",
-		"total: p95 < 1s":                         "total has rps, errors and dropped",
+		"total: p95 < 1s":                         "total has rps, errors, count and dropped",
 		"dropped regression vs release=G < 10%":   "a regression is of one of",
 	} {
 		_, err := ParseThreshold(in)

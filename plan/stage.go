@@ -84,8 +84,9 @@ func (n *Num) raw(vars map[string]string) (string, error) {
 	}
 }
 
-// Float resolves a number that may have a fraction.
-func (n *Num) Float(vars map[string]string) (float64, error) {
+// Rate resolves an arrival rate, in iterations a second: a number above
+// 0 that may have a fraction.
+func (n *Num) Rate(vars map[string]string) (float64, error) {
 	if n == nil {
 		return 0, nil
 	}
@@ -93,15 +94,19 @@ func (n *Num) Float(vars map[string]string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("want a number >= 0, got %q", s)
+	s = strings.TrimSpace(s)
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, fmt.Errorf("want a number of iterations per second, got %s", quoted(s))
+	case f <= 0:
+		return 0, fmt.Errorf("want more than 0 iterations per second, got %s", s)
 	}
 	return f, nil
 }
 
-// Int resolves the number for a stage's variables.
-func (n *Num) Int(vars map[string]string) (int64, error) {
+// Int resolves a whole number for a stage's variables, least or more.
+func (n *Num) Int(vars map[string]string, least int64) (int64, error) {
 	if n == nil {
 		return 0, nil
 	}
@@ -111,10 +116,10 @@ func (n *Num) Int(vars map[string]string) (int64, error) {
 	}
 	i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("want an integer, got %q", s)
+		return 0, fmt.Errorf("want an integer, got %s", quoted(s))
 	}
-	if i < 0 {
-		return 0, fmt.Errorf("want a number >= 0, got %d", i)
+	if i < least {
+		return 0, fmt.Errorf("want at least %d, got %d", least, i)
 	}
 	return i, nil
 }
@@ -193,15 +198,15 @@ func (l Workload) Length() time.Duration {
 // LoadFor resolves the scenario's load fields with a stage's variables.
 func (sc *Scenario) LoadFor(vars map[string]string) (Workload, error) {
 	var l Workload
-	vus, err := sc.VUs.Int(vars)
+	vus, err := sc.VUs.Int(vars, 0)
 	if err != nil {
 		return l, fmt.Errorf("scenario %s: vus: %w", sc.Name, err)
 	}
 	l.VUs = int(vus)
-	if l.Iterations, err = sc.Iterations.Int(vars); err != nil {
+	if l.Iterations, err = sc.Iterations.Int(vars, 0); err != nil {
 		return l, fmt.Errorf("scenario %s: iterations: %w", sc.Name, err)
 	}
-	if l.TotalIterations, err = sc.TotalIterations.Int(vars); err != nil {
+	if l.TotalIterations, err = sc.TotalIterations.Int(vars, 0); err != nil {
 		return l, fmt.Errorf("scenario %s: total_iterations: %w", sc.Name, err)
 	}
 	if l.Duration, err = sc.Duration.Dur(vars); err != nil {
@@ -210,10 +215,10 @@ func (sc *Scenario) LoadFor(vars map[string]string) (Workload, error) {
 	if l.RampUp, err = sc.RampUp.Dur(vars); err != nil {
 		return l, fmt.Errorf("scenario %s: ramp_up: %w", sc.Name, err)
 	}
-	if l.Rate, err = sc.Rate.Float(vars); err != nil {
+	if l.Rate, err = sc.Rate.Rate(vars); err != nil {
 		return l, fmt.Errorf("scenario %s: rate: %w", sc.Name, err)
 	}
-	maxVUs, err := sc.MaxVUs.Int(vars)
+	maxVUs, err := sc.MaxVUs.Int(vars, 0)
 	if err != nil {
 		return l, fmt.Errorf("scenario %s: max_vus: %w", sc.Name, err)
 	}

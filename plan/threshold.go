@@ -16,6 +16,9 @@ import (
 // "p95 < 500ms", "errors < 0.1%" or "check-out: p75 <= 2s". Without an
 // operation name it applies to every step and transaction of every stage;
 // the operation "total" means a stage's requests as a whole (rps, errors).
+// "count" is how many times an operation ran, successful or not ("count >
+// 0" asks that it run: an operation that never ran passes the thresholds
+// of its times and errors, having none to measure).
 // "dropped" is of an open model's iterations, those it could not start
 // (every VU busy): a share of those due ("dropped < 1%") or a count
 // ("dropped == 0"), per scenario (without a name: each open-model
@@ -33,13 +36,13 @@ type Threshold struct {
 	Pos       Pos
 	Source    string
 	Operation string // empty: every step and transaction
-	Metric    string // p50 p75 p90 p95 p99 p999 mean min max errors rps dropped
+	Metric    string // p50 p75 p90 p95 p99 p999 mean min max errors rps count dropped
 	// Times are the operations a latency is of: "" (the successful ones,
 	// as "ok" says too), "ko" (the failed ones) or "all".
 	Times string
 	Op    string // < <= > >=, and == for errors and dropped
 	// Value is in ms for latencies, a fraction for errors, per second for
-	// rps, a count of iterations for dropped (a fraction of those due
+	// rps, a count of operations for count, of iterations for dropped (a fraction of those due
 	// when Share), and a fraction of the baseline for regressions.
 	Value float64
 	// Share says that a dropped threshold's Value is a share of the
@@ -64,7 +67,13 @@ var (
 var RegressionMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "rps"}
 
 // ThresholdMetrics are the metrics a threshold can name.
-var ThresholdMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "min", "max", "errors", "rps", "dropped"}
+var ThresholdMetrics = []string{"p50", "p75", "p90", "p95", "p99", "p999", "mean", "min", "max", "errors", "rps", "count", "dropped"}
+
+// counted reports whether a metric is counted, not timed: errors, rps,
+// count and dropped.
+func counted(metric string) bool {
+	return metric == "errors" || metric == "rps" || metric == "count" || metric == "dropped"
+}
 
 // ThresholdTimes are the operations a latency threshold can be of, as
 // "p95(ko)" names them: the successful ones (ok, the default), the failed
@@ -96,7 +105,7 @@ func ParseThreshold(s string) (*Threshold, error) {
 	}
 	switch timed := at[6] >= 0; {
 	case !timed:
-	case t.Metric == "errors" || t.Metric == "rps" || t.Metric == "dropped":
+	case counted(t.Metric):
 		return nil, fmt.Errorf("threshold %q: %s is counted, not timed: (ok), (ko) and (all) are for latencies (p50 ... p999, mean, min, max), such as \"p95(ko) < 2s\"", s, t.Metric)
 	case !slices.Contains(ThresholdTimes, t.Times):
 		return nil, fmt.Errorf("threshold %q: %s(%s): want %s(ok) for the successful operations (the default), %s(ko) for the failed ones or %s(all) for both together%s",
@@ -123,6 +132,15 @@ func ParseThreshold(s string) (*Threshold, error) {
 		if unit != "" && unit != "/s" {
 			return nil, fmt.Errorf("threshold %q: rps is per second, such as rps > 800", s)
 		}
+	case "count":
+		switch {
+		case unit != "":
+			return nil, fmt.Errorf("threshold %q: count is how many times an operation ran, such as count > 0", s)
+		case v != math.Trunc(v):
+			return nil, fmt.Errorf("threshold %q: a count of operations is whole", s)
+		case abort && t.Op != "<" && t.Op != "<=":
+			return nil, fmt.Errorf("threshold %q: a count only grows as a stage goes: count %s %s cannot fail before the stage ends, where it is judged; remove abort", s, t.Op, m[5])
+		}
 	case "dropped":
 		switch {
 		case unit == "%":
@@ -142,11 +160,32 @@ func ParseThreshold(s string) (*Threshold, error) {
 		}
 		v = float64(d) / 1e6
 	}
-	if t.Operation == "total" && t.Metric != "rps" && t.Metric != "errors" && t.Metric != "dropped" {
-		return nil, fmt.Errorf("threshold %q: total has rps, errors and dropped; latencies are per operation", s)
+	if t.Operation == "total" && !counted(t.Metric) {
+		return nil, fmt.Errorf("threshold %q: total has rps, errors, count and dropped; latencies are per operation", s)
 	}
-	if t.Op == "==" && t.Metric != "errors" && t.Metric != "dropped" {
-		return nil, fmt.Errorf("threshold %q: == is for what is counted, errors and dropped (dropped == 0); give %s a bound: <, <=, > or >=", s, t.Metric)
+	if t.Op == "==" && (!counted(t.Metric) || t.Metric == "rps") {
+		return nil, fmt.Errorf("threshold %q: == is for what is counted, errors, count and dropped (dropped == 0); give %s a bound: <, <=, > or >=", s, t.Metric)
+	}
+	// What is timed or counted is never below 0, and a share is of a
+	// whole: a threshold beyond them would judge nothing.
+	if t.Op == "<" && v == 0 {
+		hint := ""
+		if t.Metric != "rps" && counted(t.Metric) {
+			hint = fmt.Sprintf(" (%s == 0 says none)", t.Metric)
+		}
+		return nil, fmt.Errorf("threshold %q: nothing is below 0: it could never hold%s", s, hint)
+	}
+	if (t.Metric == "errors" || t.Share) && v > 1 {
+		of, given := "errors are a share of the operations", m[5]+"%"
+		if t.Share && t.Metric == "dropped" {
+			of = "dropped is a share of the iterations due"
+		}
+		if unit != "%" {
+			given = m[5] + " is " + shift2(m[5]) + "%, "
+		} else {
+			given += " is "
+		}
+		return nil, fmt.Errorf("threshold %q: %s, 0%% to 100%%: %sbeyond it", s, of, given)
 	}
 	t.Value = v
 	return t, nil
@@ -201,7 +240,7 @@ func (t *Threshold) String() string {
 		fmt.Fprintf(&b, " regression vs %s %s %s%%", t.Baseline, t.Op, shift2(v))
 	case t.Share:
 		fmt.Fprintf(&b, " %s %s%%", t.Op, shift2(v))
-	case t.Metric == "errors" || t.Metric == "rps" || t.Metric == "dropped":
+	case counted(t.Metric):
 		fmt.Fprintf(&b, " %s %s", t.Op, v)
 	default:
 		fmt.Fprintf(&b, " %s %sms", t.Op, v)

@@ -53,6 +53,7 @@ type validator struct {
 	unread    map[string]bool
 	swept     map[string]bool
 	inPhase   bool // checking setup/teardown
+	phaseName string
 	usesSwept bool // setup/teardown use a swept value
 	// unnamed are the steps named from what they do (METHOD URL, the
 	// call, the topic): two of them with one name do the same thing.
@@ -66,14 +67,29 @@ type validator struct {
 	// pending are checks to make once the step being checked is
 	// (afterStep).
 	pending []func()
+	// scen is the scenario whose flow is being checked (nil in setup and
+	// teardown).
+	scen *Scenario
+	// warnings do not stop the plan (Plan.Warnings).
+	warnings ErrorList
 }
 
 func (v *validator) report(pos Pos, format string, args ...any) {
+	v.errs = append(v.errs, v.problem(pos, format, args...))
+}
+
+// warn notes what may be meant but deserves a look (Plan.Warnings).
+func (v *validator) warn(pos Pos, format string, args ...any) {
+	v.warnings = append(v.warnings, v.problem(pos, format, args...))
+}
+
+// problem is a message at a position of the plan or of a file it includes.
+func (v *validator) problem(pos Pos, format string, args ...any) *Error {
 	file := v.file
 	if pos.File != "" {
 		file = pos.File
 	}
-	v.errs = append(v.errs, &Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)})
+	return &Error{File: file, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)}
 }
 
 func (v *validator) validate() {
@@ -82,9 +98,11 @@ func (v *validator) validate() {
 		// The file's name, made one line as a name is.
 		p.Name, _ = SingleLine(strings.TrimSuffix(filepath.Base(p.File), filepath.Ext(p.File)))
 	}
-	if p.Interval.D != 0 && p.Interval.D < metrics.MinInterval {
-		v.at(p.Interval.Pos, "interval %v is too short: use %v or more", p.Interval.D, metrics.MinInterval)
+	if p.Interval.Given() && p.Interval.D < metrics.MinInterval {
+		v.at(p.Interval.Pos, "interval %v is too short: use %v or more (leave it out to size it to the run)", p.Interval.D, metrics.MinInterval)
 	}
+	v.timeout("http.timeout", p.HTTP.Timeout, "30s")
+	v.timeout("http.connect_timeout", p.HTTP.ConnectTimeout, "http.timeout")
 	if p.HTTP.Timeout.D == 0 {
 		p.HTTP.Timeout.D = defaultTimeout
 	}
@@ -186,6 +204,31 @@ func (v *validator) validate() {
 	v.checkNums()
 	if p.Interval.D == 0 {
 		p.SizeInterval()
+	}
+}
+
+// timeout refuses a timeout written as 0. Unset, it has a default
+// (dflt); 0 written out was taken for that default where its writer may
+// have meant no timeout at all, which perflab has not: a server that never
+// answers would hold a VU for ever.
+func (v *validator) timeout(who string, d Duration, dflt string) {
+	if d.Given() && d.D == 0 {
+		v.at(d.Pos, "%s 0s: want a duration above 0, such as 30s (leave it out for the default, %s; there is no unbounded timeout)", who, dflt)
+	}
+}
+
+// stepTimeouts refuses a step's timeouts written as 0 (timeout).
+func (v *validator) stepTimeouts(st *Step) {
+	who := "step " + st.Label() + ": "
+	v.timeout(who+"timeout", st.Timeout, "http.timeout")
+	if st.Await != nil {
+		v.timeout(who+"await timeout", st.Await.Timeout, "30s")
+	}
+	if st.WS != nil && st.WS.Await != nil {
+		v.timeout(who+"ws await timeout", st.WS.Await.Timeout, "30s")
+	}
+	if st.GRPC != nil {
+		v.timeout(who+"grpc deadline", st.GRPC.Deadline, "grpc.timeout")
 	}
 }
 
@@ -361,7 +404,7 @@ type scope struct {
 }
 
 func (v *validator) phase(name string, steps []*Step, isSetup bool) {
-	v.inPhase = true
+	v.inPhase, v.phaseName = true, name
 	defer func() { v.inPhase = false }()
 	sc := &scope{builtins: PhaseBuiltins, local: map[string]bool{}}
 	for k := range v.setupNames {
@@ -417,9 +460,12 @@ func (v *validator) scenario(sc *Scenario) {
 			if r.Duration.D <= 0 {
 				v.at(r.Pos, "scenario %s: every ramp segment needs a duration", sc.Name)
 			}
-			if !(r.Target >= 0) || math.IsInf(r.Target, 0) || r.Target > MaxVUs && len(sc.RampVUs) > 0 {
-				v.at(r.Pos, "scenario %s: ramp target %g is out of range", sc.Name, r.Target)
-			} else if r.Target > MaxRate {
+			switch {
+			case !(r.Target >= 0) || math.IsInf(r.Target, 0):
+				v.at(r.Pos, "scenario %s: ramp target %g: want a number, 0 or more", sc.Name, r.Target)
+			case r.Target > MaxVUs && len(sc.RampVUs) > 0:
+				v.at(r.Pos, "scenario %s: ramp target %g: more than %d VUs", sc.Name, r.Target, MaxVUs)
+			case r.Target > MaxRate:
 				v.at(r.Pos, "scenario %s: ramp target: %s", sc.Name, tooFast(r.Target))
 			}
 		}
@@ -443,6 +489,8 @@ func (v *validator) scenario(sc *Scenario) {
 	}
 	kinds := map[string]string{}
 	seen := map[[3]string]*Step{}
+	v.scen = sc
+	defer func() { v.scen = nil }()
 	for _, st := range sc.Flow {
 		v.step(st, s, "scenario "+sc.Name, false)
 		v.labels(st, kinds)
@@ -627,6 +675,7 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 				v.at(st.Pos, "%v (the step is named from what it does: give it a name)", err)
 			}
 		}
+		v.stepTimeouts(st)
 	}()
 	if !v.logic(st, sc, where, inTx) {
 		return
@@ -912,14 +961,12 @@ func (v *validator) checkNums() {
 	for _, st := range v.p.Stages() {
 		vars := v.p.VarsFor(st)
 		for _, sc := range v.p.Scenarios {
-			if r, err := sc.Rate.Float(vars); err != nil {
+			if r, err := sc.Rate.Rate(vars); err != nil {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: %v", sc.Name, inStage(st, sc.Rate), err)
-			} else if sc.Rate != nil && r <= 0 {
-				v.at(sc.Rate.Pos, "scenario %s: rate%s: want more than 0 iterations per second", sc.Name, inStage(st, sc.Rate))
 			} else if r > MaxRate {
 				v.at(sc.Rate.Pos, "scenario %s: rate%s: %s", sc.Name, inStage(st, sc.Rate), tooFast(r))
 			}
-			if n, err := sc.MaxVUs.Int(vars); err != nil {
+			if n, err := sc.MaxVUs.Int(vars, 0); err != nil {
 				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %v", sc.Name, inStage(st, sc.MaxVUs), err)
 			} else if n > MaxVUs {
 				v.at(sc.MaxVUs.Pos, "scenario %s: max_vus%s: %d is more than %d", sc.Name, inStage(st, sc.MaxVUs), n, MaxVUs)
@@ -927,22 +974,22 @@ func (v *validator) checkNums() {
 			if d, err := sc.Duration.Dur(vars); err == nil && sc.Duration != nil && d <= 0 {
 				v.at(sc.Duration.Pos, "scenario %s: duration%s: want more than 0", sc.Name, inStage(st, sc.Duration))
 			}
-			if n, err := sc.VUs.Int(vars); err == nil && n > MaxVUs {
-				v.at(sc.VUs.Pos, "scenario %s: vus%s: %d is more than %d", sc.Name, inStage(st, sc.VUs), n, MaxVUs)
+			// A ramp of VUs starts from vus, which may be none.
+			leastVUs := int64(1)
+			if len(sc.RampVUs) > 0 {
+				leastVUs = 0
 			}
-			if n, err := sc.VUs.Int(vars); err != nil {
+			if n, err := sc.VUs.Int(vars, leastVUs); err != nil {
 				v.at(sc.VUs.Pos, "scenario %s: vus%s: %v", sc.Name, inStage(st, sc.VUs), err)
-			} else if sc.VUs != nil && n < 1 && len(sc.RampVUs) == 0 {
-				v.at(sc.VUs.Pos, "scenario %s: vus%s: want at least 1, got %d", sc.Name, inStage(st, sc.VUs), n)
+			} else if n > MaxVUs {
+				v.at(sc.VUs.Pos, "scenario %s: vus%s: %d is more than %d", sc.Name, inStage(st, sc.VUs), n, MaxVUs)
 			}
 			for _, f := range []struct {
 				name string
 				n    *Num
 			}{{"iterations", sc.Iterations}, {"total_iterations", sc.TotalIterations}} {
-				if n, err := f.n.Int(vars); err != nil {
+				if _, err := f.n.Int(vars, 1); err != nil {
 					v.at(f.n.Pos, "scenario %s: %s%s: %v", sc.Name, f.name, inStage(st, f.n), err)
-				} else if f.n != nil && n < 1 {
-					v.at(f.n.Pos, "scenario %s: %s%s: want at least 1, got %d", sc.Name, f.name, inStage(st, f.n), n)
 				}
 			}
 			for _, f := range []struct {
@@ -956,7 +1003,7 @@ func (v *validator) checkNums() {
 		}
 		eachStep(append(slices.Clip(v.p.Setup), v.p.Teardown...), func(s *Step) {
 			if s.Repeat != nil && s.Repeat.Count != nil {
-				if _, err := s.Repeat.Count.Int(vars); err != nil {
+				if _, err := s.Repeat.Count.Int(vars, 0); err != nil {
 					v.at(s.Repeat.Count.Pos, "step %s: repeat count%s: %v", s.Name, inStage(st, s.Repeat.Count), err)
 				}
 			}
@@ -975,21 +1022,16 @@ func inStage(st Stage, n *Num) string {
 func (v *validator) thresholds() {
 	names := map[string]bool{"total": true}
 	var list []string
-	var walk func(steps []*Step)
-	walk = func(steps []*Step) {
-		for _, st := range steps {
-			if st.IsPause() {
-				continue
-			}
-			names[st.Label()] = true
-			list = append(list, st.Label())
-			walk(st.Steps)
-		}
-	}
 	for _, sc := range v.p.Scenarios {
 		names[sc.Name] = true
 		list = append(list, sc.Name)
-		walk(sc.Flow)
+		// Every step of the flow, in branches and elses too.
+		eachStep(sc.Flow, func(st *Step) {
+			if st.IsOperation() && !names[st.Label()] {
+				names[st.Label()] = true
+				list = append(list, st.Label())
+			}
+		})
 	}
 	for _, t := range v.p.Thresholds {
 		if t.Operation != "" && !names[t.Operation] {

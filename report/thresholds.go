@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/perflab/perflab/judge"
 	"github.com/perflab/perflab/plan"
 	"github.com/perflab/perflab/results"
 )
@@ -21,6 +22,10 @@ func FormatActual(r results.ThresholdResult, t *plan.Threshold) string {
 		return fmt.Sprintf("%.1f/s", r.Actual)
 	case t.Metric == "dropped":
 		return fmt.Sprintf("%.0f dropped", r.Actual)
+	case t.Metric == "count" && r.Actual == 1:
+		return "ran once"
+	case t.Metric == "count":
+		return fmt.Sprintf("ran %.0f times", r.Actual)
 	}
 	return results.Ms(r.Actual) + " ms"
 }
@@ -109,12 +114,16 @@ func writeJUnit(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdResult)
 		Class   string   `xml:"classname,attr"`
 		Name    string   `xml:"name,attr"`
 		Failure *failure `xml:"failure,omitempty"`
+		// Skipped is a threshold of an operation that never ran, which
+		// passed with nothing to judge (judge.NeverRan).
+		Skipped *failure `xml:"skipped,omitempty"`
 	}
 	type suite struct {
 		XMLName  xml.Name   `xml:"testsuite"`
 		Name     string     `xml:"name,attr"`
 		Tests    int        `xml:"tests,attr"`
 		Failures int        `xml:"failures,attr"`
+		Skipped  int        `xml:"skipped,attr,omitempty"`
 		Cases    []testcase `xml:"testcase"`
 	}
 	byText := byText(ts)
@@ -125,12 +134,16 @@ func writeJUnit(w io.Writer, ts []*plan.Threshold, rs []results.ThresholdResult)
 			name = r.Threshold
 		}
 		c := testcase{Class: r.Stage, Name: name}
-		if !r.Pass {
+		switch {
+		case !r.Pass:
 			msg := "actual " + FormatActual(r, byText[r.Threshold])
 			if r.Note != "" {
 				msg = r.Note
 			}
 			c.Failure = &failure{Message: msg}
+		case r.Note == judge.NeverRan:
+			c.Skipped = &failure{Message: r.Note}
+			s.Skipped++
 		}
 		s.Cases = append(s.Cases, c)
 	}

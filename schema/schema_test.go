@@ -810,10 +810,13 @@ scenarios:
 `, true, true},
 		{"redirects, cookies and auth", planHead + "http: {redirects: 3, cookies: per_iteration, auth: {type: digest, user: u, password: '${env.P}'}}\n" +
 			flowPlan("- {url: /a, redirects: 0, auth: none}\n- {url: /b, auth: {type: basic, user: x}}\n")[len(planHead):], true, true},
-		{"zero interval", planHead + "interval: 0\n" + flowPlan("- url: /a\n")[len(planHead):], true, true},
 		{"sweep vus and iterations", scenarioPlan("vus: [1, 2]\niterations: [3, 4]\n", "- url: /a\n"), true, true},
 
 		// Rejected by both.
+		{"zero interval", planHead + "interval: 0\n" + flowPlan("- url: /a\n")[len(planHead):], false, false},
+		{"zero timeout", planHead + "http: {timeout: 0s}\n" + flowPlan("- url: /a\n")[len(planHead):], false, false},
+		{"zero step timeout", flowPlan("- {url: /a, timeout: 0.0ms}\n"), false, false},
+		{"zero ramp segment", scenarioPlan("ramp_vus: [{target: 2, duration: 0s}]\n", "- url: /a\n"), false, false},
 		{"no scenarios", planHead, false, false},
 		{"empty scenarios", planHead + "scenarios: []\n", false, false},
 		{"unknown top-level key", "targt: x\n" + flowPlan("- url: /a\n"), false, false},

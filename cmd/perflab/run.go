@@ -175,6 +175,7 @@ func cmdRun(std *stdio, args []string) int {
 	if err != nil {
 		return planFailed(std, err)
 	}
+	warnPlan(std, p)
 	if flagSet(fs, "run-id") {
 		if err := results.CheckRunID(f.runID); err != nil {
 			return fail(std, fmt.Errorf("--run-id: %w", err))
@@ -220,6 +221,13 @@ func (l *loadFlags) register(fs *flag.FlagSet) {
 
 // planFailed prints why a plan was refused; the exit code is 1 when every
 // error is a flag's (--vus 0, --set of no variable), else 2.
+// warnPlan says a loaded plan's warnings, each at its place.
+func warnPlan(std *stdio, p *plan.Plan) {
+	for _, w := range p.Warnings {
+		fmt.Fprintln(std.err, w.Warn())
+	}
+}
+
 func planFailed(std *stdio, err error) int {
 	fmt.Fprintln(std.err, err)
 	var l plan.ErrorList
@@ -299,6 +307,7 @@ func cmdValidate(std *stdio, args []string) int {
 	if err != nil {
 		return planFailed(std, err)
 	}
+	warnPlan(std, p)
 	describe(std.out, p)
 	return exitOK
 }
