@@ -21,6 +21,7 @@ type Recorder struct {
 	// statistics, which Drain swaps with a shard's under its lock.
 	drainMu sync.Mutex
 	spare   []*Stats
+	open    bool // service time kept beside latency (newShardStats)
 }
 
 // vuGauge counts a scenario's VUs in an iteration now (cur) and the most
@@ -34,7 +35,10 @@ func (g *vuGauge) raise(v int64) {
 }
 
 type shard struct {
-	mu    sync.Mutex
+	mu sync.Mutex
+	// stats are made as the shard's first result is recorded: a shard no
+	// worker records into (an event loop's scenario records into one a
+	// loop) holds no histograms (about 190 KB each, one per operation).
 	stats []*Stats
 	_     [40]byte // keep neighbouring shards' locks on separate cache lines
 }
@@ -43,12 +47,19 @@ type shard struct {
 // says whether service time is kept beside latency (open models).
 func NewRecorder(ops []Op, n int, open bool) *Recorder {
 	n = max(n, 1)
-	r := &Recorder{ops: ops, shards: make([]shard, n), vus: make([]vuGauge, len(ops))}
-	for i := range r.shards {
-		r.shards[i].stats = newShardStats(len(ops), open)
-	}
+	r := &Recorder{ops: ops, shards: make([]shard, n), vus: make([]vuGauge, len(ops)), open: open}
 	r.spare = newShardStats(len(ops), open)
 	return r
+}
+
+// lock locks shard i, made ready for its first result.
+func (r *Recorder) lock(i int) *shard {
+	sh := &r.shards[i%len(r.shards)]
+	sh.mu.Lock()
+	if sh.stats == nil {
+		sh.stats = newShardStats(len(r.ops), r.open)
+	}
+	return sh
 }
 
 // newShardStats is a shard's statistics for n operations.
@@ -79,8 +90,7 @@ func (r *Recorder) Shards() int { return len(r.shards) }
 // Record adds one result of operation op to a shard: its latency (from the
 // due time in open models), its service time (from the send) and outcome.
 func (r *Recorder) Record(shardIdx, op int, lat, svc time.Duration, ek ErrKind, bytes int) {
-	sh := &r.shards[shardIdx%len(r.shards)]
-	sh.mu.Lock()
+	sh := r.lock(shardIdx)
 	sh.stats[op].Add(lat, svc, ek, bytes)
 	sh.mu.Unlock()
 }
@@ -93,8 +103,7 @@ func (r *Recorder) RecordResult(shardIdx, op int, lat, svc time.Duration, ek Err
 	if ek != OK {
 		msg = MessageOf(ek, detail)
 	}
-	sh := &r.shards[shardIdx%len(r.shards)]
-	sh.mu.Lock()
+	sh := r.lock(shardIdx)
 	st := sh.stats[op]
 	st.Add(lat, svc, ek, bytes)
 	if ek != OK {
@@ -106,8 +115,7 @@ func (r *Recorder) RecordResult(shardIdx, op int, lat, svc time.Duration, ek Err
 // RecordServer adds the server's own time for a successful operation op
 // whose service time was svc.
 func (r *Recorder) RecordServer(shardIdx, op int, srv, svc time.Duration) {
-	sh := &r.shards[shardIdx%len(r.shards)]
-	sh.mu.Lock()
+	sh := r.lock(shardIdx)
 	sh.stats[op].AddServer(srv, svc)
 	sh.mu.Unlock()
 }
@@ -145,16 +153,14 @@ func (r *Recorder) DropN(shardIdx, op int, n int64) {
 	if n <= 0 {
 		return
 	}
-	sh := &r.shards[shardIdx%len(r.shards)]
-	sh.mu.Lock()
+	sh := r.lock(shardIdx)
 	sh.stats[op].Dropped += n
 	sh.mu.Unlock()
 }
 
 // Queue counts an iteration of operation op that waited for a free VU.
 func (r *Recorder) Queue(shardIdx, op int) {
-	sh := &r.shards[shardIdx%len(r.shards)]
-	sh.mu.Lock()
+	sh := r.lock(shardIdx)
 	sh.stats[op].Queued++
 	sh.mu.Unlock()
 }
@@ -175,6 +181,10 @@ func (r *Recorder) drain(into []*Stats, sl *cede.Slicer) {
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
+		if sh.stats == nil { // nothing recorded yet
+			sh.mu.Unlock()
+			continue
+		}
 		sh.stats, r.spare = r.spare, sh.stats
 		sh.mu.Unlock()
 		for op, s := range r.spare {
