@@ -25,6 +25,10 @@
 #                  of an earlier revision), alternating with this tree's
 #   IDLE_SECS=60 SECS=10 PORT=18083 ENGINE=event_loop|goroutines
 #   PROFILE=1      write a CPU profile of each idle run (bench/out/idle/)
+#   FLOOR=1        also run bench/floor -mode open at 600/s and 50,000/s in
+#                  each round: the least any Go generator spends on a new
+#                  user's request (connect, GET, close) at each rate, the
+#                  ratio that waking up from idle sets on this machine
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -40,6 +44,7 @@ nginx_dir
 start_nginx "http://127.0.0.1:$PORT/"
 
 go build -o "$OUT/perflab" ./cmd/perflab
+go build -o "$OUT/floor" ./bench/floor
 VERSIONS="this"
 if [ -n "${BASE:-}" ]; then cp "$BASE" "$OUT/perflab-base"; VERSIONS="base this"; fi
 loop=true; [ "$ENGINE" = goroutines ] && loop=false
@@ -76,6 +81,22 @@ run() {
   echo "$1 $2 $wall $cpu $n" >> "$OUT/rows.txt"
 }
 
+# floor RATE SECS: one run of bench/floor's open model; appends a row as run does.
+floor() {
+  local count=()
+  [ "$PERF" = 1 ] && count=(perf stat -x, -e task-clock -o "$OUT/perf.txt" --)
+  GOMAXPROCS=1 /usr/bin/time -f "%e %U %S" -o "$OUT/time.txt" "${count[@]}" taskset -c "$GEN_CPU" "$OUT/floor" -mode open \
+    -addr "127.0.0.1:$PORT" -rate "$1" -c 200 -d "${2}s" 2> "$OUT/run.out" || { cat "$OUT/run.out" >&2; exit 1; }
+  local n cpu; n=$(awk '/^requests/ {print $2}' "$OUT/run.out")
+  read -r wall u s < "$OUT/time.txt"
+  if [ "$PERF" = 1 ]; then
+    cpu=$(awk -F, '/task-clock/ { printf "%.4f", $1 / 1000 }' "$OUT/perf.txt")
+  else
+    cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+  fi
+  echo "floor $1 $wall $cpu $n" >> "$OUT/rows.txt"
+}
+
 for round in $(seq "$ROUNDS"); do
   for version in $VERSIONS; do
     echo "== round $round/$ROUNDS: $version" >&2
@@ -83,6 +104,11 @@ for round in $(seq "$ROUNDS"); do
     run "$version" 600 "$SECS"
     run "$version" 50000 "$SECS"
   done
+  if [ -n "${FLOOR:-}" ]; then
+    echo "== round $round/$ROUNDS: floor" >&2
+    floor 600 "$SECS"
+    floor 50000 "$SECS"
+  fi
 done
 
 python3 - "$OUT/rows.txt" <<'PY'
@@ -95,13 +121,13 @@ def fig(xs):
     return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
 print("| perflab | rounds | idle: CPU % of a core | 600/s: CPU µs/request | 50,000/s: CPU µs/request | 600/s over 50,000/s |")
 print("|---|--:|--:|--:|--:|--:|")
-for v in sorted(rows, key=lambda v: v != "base"):
+for v in sorted(rows, key=lambda v: (v == "floor", v != "base")):
     r = rows[v]
-    idle = [100 * c / w for w, c, n in r[1]]
+    idle = [100 * c / w for w, c, n in r.get(1, [])]
     low = [1e6 * c / n for w, c, n in r[600]]
     high = [1e6 * c / n for w, c, n in r[50000]]
     ratio = [a / b for a, b in zip(low, high)]
-    print(f"| {v} | {len(idle)} | {fig(idle)} | {fig(low)} | {fig(high)} | {fig(ratio)} |")
+    print(f"| {v} | {len(low)} | {fig(idle) if idle else '-'} | {fig(low)} | {fig(high)} | {fig(ratio)} |")
 print()
 print("Every run (version rate: wall s, CPU s, requests):")
 for v in rows:

@@ -10,6 +10,13 @@
 //	-mode loop        one event loop on raw epoll, the shape of wrk and
 //	                  of perflab's http.event_loop: non-blocking raw system
 //	                  calls, waiting in the runtime's netpoller.
+//	-mode open        an arrival rate (-rate): each arrival, due at its
+//	                  time from the start, is a new user on a goroutine of
+//	                  its own that connects, sends one GET, reads the
+//	                  response and closes (what an open model's iteration
+//	                  is), -c bounding the users in flight; what a request
+//	                  costs at a low rate against a high one, for
+//	                  bench/idle.sh.
 //
 // Each response is framed by its Content-Length and its latency recorded
 // in an HDR histogram, which is all that is left of a load generator's
@@ -36,7 +43,8 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "server address (127.0.0.1 only)")
 	conns := flag.Int("c", 50, "connections")
 	dur := flag.Duration("d", 10*time.Second, "duration (at most 10 minutes)")
-	mode := flag.String("mode", "goroutines", "goroutines or loop")
+	mode := flag.String("mode", "goroutines", "goroutines, loop or open")
+	rate := flag.Float64("rate", 600, "arrivals a second (-mode open)")
 	flag.Parse()
 	ta, err := net.ResolveTCPAddr("tcp4", *addr)
 	if err != nil || !ta.IP.Equal(net.IPv4(127, 0, 0, 1)) || *dur > 10*time.Minute || *conns < 1 {
@@ -50,19 +58,22 @@ func main() {
 		r = goroutines(ta, req, *conns, *dur)
 	case "loop":
 		r = loop(ta, req, *conns, *dur)
+	case "open":
+		r = open(ta, req, *conns, *rate, *dur)
 	default:
-		fmt.Fprintln(os.Stderr, "floor: -mode goroutines or loop")
+		fmt.Fprintln(os.Stderr, "floor: -mode goroutines, loop or open")
 		os.Exit(2)
 	}
-	fmt.Fprintf(os.Stderr, "requests %d errors %d p50 %dus p99 %dus\n", r.h.TotalCount(), r.errors, r.h.ValueAtQuantile(50), r.h.ValueAtQuantile(99))
+	fmt.Fprintf(os.Stderr, "requests %d errors %d p50 %dus p99 %dus dropped %d\n", r.h.TotalCount(), r.errors, r.h.ValueAtQuantile(50), r.h.ValueAtQuantile(99), r.dropped)
 	if r.errors > 0 {
 		os.Exit(1)
 	}
 }
 
 type result struct {
-	h      *hdr.Histogram
-	errors int64
+	h       *hdr.Histogram
+	errors  int64
+	dropped int64 // arrivals that found every user in flight (-mode open)
 }
 
 func newHist() *hdr.Histogram { return hdr.New(1, 60_000_000, 3) }
@@ -129,6 +140,68 @@ func goroutines(addr *net.TCPAddr, req []byte, n int, d time.Duration) result {
 				}
 				r.h.RecordValue(int64(time.Since(start) / time.Microsecond))
 			}
+		})
+	}
+	wg.Wait()
+	return total
+}
+
+// open starts an arrival every 1/rate s, each due at its time from the
+// start (one that finds all n users in flight is dropped, as an open
+// model's iteration with no VU free), on a goroutine that connects, sends req, reads the
+// response to its end and closes; the latency is from when it was due.
+func open(addr *net.TCPAddr, req []byte, n int, rate float64, d time.Duration) result {
+	total := result{h: newHist()}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	free := make(chan struct{}, n)
+	for range n {
+		free <- struct{}{}
+	}
+	start := time.Now()
+	for i := 0; ; i++ {
+		due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+		if due.Sub(start) >= d {
+			break
+		}
+		time.Sleep(time.Until(due))
+		select {
+		case <-free:
+		default:
+			mu.Lock()
+			total.dropped++
+			mu.Unlock()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { free <- struct{}{} }()
+			ok := func() bool {
+				c, err := net.DialTCP("tcp4", nil, addr)
+				if err != nil {
+					return false
+				}
+				defer c.Close()
+				if _, err := c.Write(req); err != nil {
+					return false
+				}
+				var buf [4 << 10]byte
+				got := 0
+				for !complete(buf[:got]) {
+					m, err := c.Read(buf[got:])
+					if err != nil {
+						return false
+					}
+					got += m
+				}
+				return true
+			}()
+			mu.Lock()
+			if ok {
+				total.h.RecordValue(int64(time.Since(due) / time.Microsecond))
+			} else {
+				total.errors++
+			}
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
