@@ -21,6 +21,7 @@ CONNS=${CONNS:-50}
 GOBIN=$(go env GOPATH)/bin
 [ -x "$GOBIN/ghz" ] || go install github.com/bojand/ghz/cmd/ghz@v0.93.0
 go build -o "$OUT/perflab" ./cmd/perflab
+as_installed "$OUT/perflab"
 D=$(mktemp -d)
 trap 'kill $SIMPID 2>/dev/null || true; rm -rf "$D"' EXIT
 cp protocol/grpc/testdata/shop.proto "$D/"

@@ -33,6 +33,7 @@ nginx_dir
 CURL_OPTS=--http2-prior-knowledge start_nginx "$URL" http2
 
 go build -o "$OUT/perflab" ./cmd/perflab
+as_installed "$OUT/perflab"
 one_step_plan bench-h2-loop 'version: "2", event_loop: true' > "$OUT/h2-loop.yaml"
 one_step_plan bench-h2-goroutines 'version: "2", event_loop: false' > "$OUT/h2-goroutines.yaml"
 

@@ -45,6 +45,7 @@ start_nginx "http://127.0.0.1:$PORT/"
 
 go build -o "$OUT/perflab" ./cmd/perflab
 go build -o "$OUT/floor" ./bench/floor
+as_installed "$OUT/perflab"
 VERSIONS="this"
 if [ -n "${BASE:-}" ]; then cp "$BASE" "$OUT/perflab-base"; VERSIONS="base this"; fi
 loop=true; [ "$ENGINE" = goroutines ] && loop=false

@@ -18,6 +18,20 @@ need_wrk_nginx() {
   fi
 }
 
+# as_installed BIN...: writes BIN out and drops it from the page cache, so
+# that its first run reads it from the disk as an installed binary is. A
+# file just written (go build's output) stays in the page cache in large
+# pieces, which the kernel maps whole around the pages a process touches:
+# the same perflab binary, at 50 VUs, peaked at 42.6 MB just built and at
+# 37.6 MB read from the disk (2026-12-07), and the peers measured beside it
+# are installed binaries.
+as_installed() {
+  local f
+  for f in "$@"; do
+    sync "$f" && dd if="$f" iflag=nocache count=0 status=none 2>/dev/null || true
+  done
+}
+
 # need_deb CMD PACKAGE: installs Debian's PACKAGE when CMD is missing (as
 # root), else says what to install.
 need_deb() {

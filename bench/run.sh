@@ -37,6 +37,7 @@ start_nginx "$URL"
 
 go build -o "$OUT/perflab" ./cmd/perflab
 go build -o "$OUT/floor" ./bench/floor
+as_installed "$OUT/perflab"
 
 ROWS=()
 row() { # name requests cpu_seconds rss_kb

@@ -45,6 +45,7 @@ start_nginx "$URL" ssl "ssl_certificate $NGX/cert.pem; ssl_certificate_key $NGX/
 echo "bench: $(echo | openssl s_client -connect "127.0.0.1:$PORT" 2>/dev/null | grep -m1 -o 'TLSv1.3, Cipher is [A-Z0-9_]*' || echo 'TLS session: see nginx')" >&2
 
 go build -o "$OUT/perflab" ./cmd/perflab
+as_installed "$OUT/perflab"
 cp "$NGX/cert.pem" "$OUT/tls-ca.pem"
 plan() { # name event_loop keep_alive secs
   cat <<PLAN
