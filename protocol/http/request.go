@@ -94,22 +94,24 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		r.timeout = st.Timeout.D
 	}
 	u := st.URL.String()
-	if target != nil && !strings.Contains(u, "://") {
+	if target != nil && plan.SchemeLen(u) == 0 { // relative, whatever "://" its query holds
 		base := target.String()
-		if strings.HasSuffix(base, "/") && strings.HasPrefix(u, "/") {
+		switch {
+		case strings.HasSuffix(base, "/") && strings.HasPrefix(u, "/"):
 			base = strings.TrimSuffix(base, "/")
-		} else if !strings.HasSuffix(base, "/") && !strings.HasPrefix(u, "/") && u != "" && !strings.HasPrefix(u, "?") {
+		case !strings.HasSuffix(base, "/") && !strings.HasPrefix(u, "/") && u != "" && !strings.HasPrefix(u, "?"):
 			base += "/"
-			if strings.HasPrefix(u, "${") {
-				// A path that is a value: its own / (/users from a
-				// variable) is the one between, decided per request.
-				var err error
-				if r.joinBase, err = tmpl.Parse(base); err != nil {
-					return nil, err
-				}
-				if r.joinRel, err = tmpl.Parse(u); err != nil {
-					return nil, err
-				}
+		}
+		if startsWithValue(u) {
+			// A URL that starts with a value is absolute or relative as
+			// the value says, and a path that is a value has its own /
+			// (/users from a variable): decided per request.
+			var err error
+			if r.joinBase, err = tmpl.Parse(base); err != nil {
+				return nil, err
+			}
+			if r.joinRel, err = tmpl.Parse(u); err != nil {
+				return nil, err
 			}
 		}
 		u = base + u
@@ -516,7 +518,11 @@ func (r *Request) appendRawURL(b []byte, vars Vars) ([]byte, error) {
 		if err == nil {
 			rel := len(b)
 			b, err = r.joinRel.AppendURL(b, vars)
-			if err == nil && len(b) > rel && b[rel] == '/' { // the value has its own
+			switch {
+			case err != nil:
+			case plan.SchemeLen(b[rel:]) > 0: // an absolute URL: the target's is not used
+				b = append(b[:start], b[rel:]...)
+			case len(b) > rel && b[rel] == '/' && b[rel-1] == '/': // the value has its own /
 				b = append(b[:rel-1], b[rel:]...)
 			}
 		}
@@ -656,21 +662,45 @@ func itoa(n int) string {
 // tell it ("http", "https", ...), or "" when the URL's start comes from
 // values only a VU has (data rows, extractions).
 func (r *Request) Scheme(vars map[string]string) string {
-	scheme, _ := stageOrigin(r.url, vars)
+	scheme, _ := r.stageOrigin(vars)
 	return scheme
 }
 
 // Address is the host:port the request's URL dials, as far as a stage's
 // variables tell it, or "" when its scheme or host comes from values only
 // a VU has.
-func (r *Request) Address(vars map[string]string) string { return Address(r.url, vars) }
+func (r *Request) Address(vars map[string]string) string {
+	return address(r.stageOrigin(vars))
+}
+
+// stageOrigin is the origin of the request's URL (stageOrigin): the
+// value a URL starts with says whether the target's is used.
+func (r *Request) stageOrigin(vars map[string]string) (scheme, host string) {
+	if r.joinRel != nil {
+		rel := stageExpand(r.joinRel, vars)
+		if plan.SchemeLen(rel) > 0 {
+			return originOf(rel)
+		}
+		start := rel
+		if i := strings.IndexAny(rel, "/?#"); i >= 0 {
+			start = rel[:i]
+		}
+		if strings.ContainsRune(start, 0) {
+			return "", "" // a VU's value: absolute or relative
+		}
+	}
+	return originOf(stageExpand(r.url, vars))
+}
 
 // Address is the host:port that a URL template (http, https, ws, wss)
 // dials, as far as a stage's variables tell it: the port 80, or 443 for
 // https and wss, when the URL gives none; "" when its scheme or host
 // comes from values only a VU has (data rows, extractions).
 func Address(t *tmpl.Template, vars map[string]string) string {
-	scheme, host := stageOrigin(t, vars)
+	return address(originOf(stageExpand(t, vars)))
+}
+
+func address(scheme, host string) string {
 	if scheme == "" || host == "" || strings.ContainsRune(host, 0) {
 		return ""
 	}
@@ -687,10 +717,9 @@ func Address(t *tmpl.Template, vars map[string]string) string {
 	return net.JoinHostPort(strings.Trim(host, "[]"), port)
 }
 
-// stageOrigin is the scheme (lower case) and host[:port] of a URL
-// template expanded with a stage's variables; scheme is "" when the URL's
-// start comes from a VU's values, and host holds a NUL where it does.
-func stageOrigin(t *tmpl.Template, vars map[string]string) (scheme, host string) {
+// stageExpand is a URL template expanded with a stage's variables, a NUL
+// for each value only a VU has.
+func stageExpand(t *tmpl.Template, vars map[string]string) string {
 	u, err := t.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
@@ -698,14 +727,33 @@ func stageOrigin(t *tmpl.Template, vars map[string]string) (scheme, host string)
 		return "\x00", true // a VU's value
 	}))
 	if err != nil {
+		return ""
+	}
+	return u
+}
+
+// originOf is the scheme (lower case) and host[:port] of a URL expanded
+// by stageExpand: scheme is "" when the URL's start comes from a VU's
+// values, and host holds a NUL where it does.
+func originOf(u string) (scheme, host string) {
+	n := plan.SchemeLen(u)
+	if n == 0 || !strings.HasPrefix(u[n:], "//") {
 		return "", ""
 	}
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok || strings.ContainsAny(scheme, "\x00/?#") {
-		return "", ""
-	}
+	rest := u[n+2:]
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}
-	return strings.ToLower(scheme), rest
+	return strings.ToLower(u[:n-1]), rest
+}
+
+// startsWithValue reports whether a URL's scheme, if it has one, holds a
+// placeholder (${base}/x, ${proto}://host, http${s}://host): it is
+// absolute or relative as the values say.
+func startsWithValue(u string) bool {
+	i := 0
+	for i < len(u) && ('a' <= u[i]|0x20 && u[i]|0x20 <= 'z' || '0' <= u[i] && u[i] <= '9' || strings.IndexByte("+-.", u[i]) >= 0) {
+		i++
+	}
+	return strings.HasPrefix(u[i:], "${")
 }

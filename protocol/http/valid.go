@@ -51,12 +51,12 @@ func notSentKind(err error) metrics.ErrKind {
 // byte, and a % that starts no escape is an invalid request); in the query
 // a space, ", <, > and every byte beyond ASCII are percent-encoded, the
 // rest kept as written (a %20 stays %20). The fragment is not sent. A URL
-// that is not http:// or https:// is returned as it is, for the caller to
-// refuse.
+// that is not http:// or https:// is not sent (a value with a path where
+// the plan has no target), on every sender alike.
 func wireURL(u []byte) ([]byte, bool, error) {
 	n := schemeLen(u)
 	if n == 0 {
-		return u, false, nil
+		return nil, false, errNotAbsolute(u)
 	}
 	clean := true
 	part := 0 // 0 authority, 1 path, 2 query, 3 fragment
@@ -202,6 +202,11 @@ func CheckURL(u string) error {
 		}
 	}
 	return nil
+}
+
+// errNotAbsolute is the error of a URL that is not http:// or https://.
+func errNotAbsolute(u []byte) error {
+	return errors.New("URL " + quoteURL(u) + " is not absolute http:// or https://")
 }
 
 // ctlAt is the error of URL u with a control character at byte i.

@@ -220,7 +220,6 @@ func TestWireURL(t *testing.T) {
 		"http://bücher.example:8080/x y": "http://xn--bcher-kva.example:8080/x%20y",
 		"http://[::1]:80/a b":            "http://[::1]:80/a%20b",
 		"HTTPS://H/ä":                    "HTTPS://H/%C3%A4",
-		"ftp://h/a b":                    "ftp://h/a b", // not http: for the caller to refuse
 	} {
 		got, _, err := wireURL([]byte(in))
 		if err != nil || string(got) != want {
@@ -233,6 +232,11 @@ func TestWireURL(t *testing.T) {
 			t.Errorf("wireURL(%q) = %q, want an error", in, got)
 		} else if notSentKind(err) != metrics.InvalidRequest {
 			t.Errorf("wireURL(%q): %v is not an invalid request", in, err)
+		}
+	}
+	for _, in := range []string{"ftp://h/a b", "/a?next=http://b", ""} { // not sent, as a request that has no URL
+		if got, _, err := wireURL([]byte(in)); err == nil || notSentKind(err) != metrics.NotSent {
+			t.Errorf("wireURL(%q) = %q, %v; want not_sent", in, got, err)
 		}
 	}
 }

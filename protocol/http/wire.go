@@ -104,7 +104,7 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 	n := schemeLen(u)
 	if n == 0 {
-		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + " is not absolute http:// or https://")
+		return nil, nil, nil, errNotAbsolute(u)
 	}
 	rest := u[n:]
 	end := len(rest) // the authority ends at the path, the query or the fragment
