@@ -178,7 +178,7 @@ type runner struct {
 func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	p := r.p
 	run := &metrics.Run{
-		ID: r.opts.RunID, PlanName: p.Name, PlanFile: p.File, PlanSource: p.Source,
+		ID: r.opts.RunID, PlanName: p.Name, PlanFile: p.File, PlanSource: p.KeptSource(),
 		Interval: p.Interval.D, Start: time.Now(), Status: metrics.StatusCompleted,
 	}
 	for _, v := range p.Vars {

@@ -104,7 +104,7 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 		w.JoinTimeout = 2 * time.Minute
 	}
 	part := store.PartID(w.RunID, w.Segment.Index)
-	rd, err := results.CreateDir(filepath.Join(cfg.Out, part), part, p.Name, start, p.Source, cfg.Labels)
+	rd, err := results.CreateDir(filepath.Join(cfg.Out, part), part, p.Name, start, p.KeptSource(), cfg.Labels)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +118,7 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 	}
 	slices.Sort(sets)
 	sig := string(p.Source) + "\n--set " + strings.Join(sets, "\n--set ") + "\ninterval " + p.Interval.D.String()
-	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.Source, sig, start, cfg.Labels); err != nil {
+	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.KeptSource(), sig, start, cfg.Labels); err != nil {
 		rd.Close()
 		os.RemoveAll(rd.Path)
 		return nil, nil, err

@@ -383,7 +383,7 @@ func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		rd, err = results.CreateDir(filepath.Join(out, id), id, p.Name, start, p.Source, labels)
+		rd, err = results.CreateDir(filepath.Join(out, id), id, p.Name, start, p.KeptSource(), labels)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -391,7 +391,7 @@ func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels
 			return "", nil, nil, err
 		}
 		if st != nil {
-			histErr = st.Begin(id, p.Name, p.Source, start, labels)
+			histErr = st.Begin(id, p.Name, p.KeptSource(), start, labels)
 			if errors.Is(histErr, store.ErrExists) {
 				// Another machine's run of this id, in a shared history.
 				rd.Close()

@@ -6,6 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/tmpl"
 )
@@ -209,6 +210,14 @@ type Var struct {
 
 // Swept reports whether the variable makes stages.
 func (v *Var) Swept() bool { return v.List }
+
+// KeptSource is the plan's text as a run keeps it (its run directory,
+// summary.json, the history): its Source, the password of every URL in it
+// redacted (http://user:[redacted]@host/). A run is sent with the plan as
+// written.
+func (p *Plan) KeptSource() []byte {
+	return []byte(secret.Text(string(p.Source)))
+}
 
 // Data is a named source of values for templates.
 type Data struct {

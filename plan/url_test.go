@@ -64,3 +64,41 @@ func TestSchemeLen(t *testing.T) {
 		}
 	}
 }
+
+// A URL's password is in no name made from the URL and no message about
+// it, and the plan's text as a run keeps it has it redacted.
+func TestURLPasswordsRedacted(t *testing.T) {
+	src := urlPlan("http://bob:s3cret@127.0.0.1:9", "http://al%40ice:pa%3Ass@127.0.0.1:9/y?next=http://u:pw0@a/") +
+		"      - url: \"http://u:pw1@[::1/x\"\n      - url: \"http://u:pw2@127.0.0.1/%zz\"\n      - url: \"/a?next=http://u:pw3@a/\"\n"
+	p, err := Parse([]byte(src), "p.yaml", Options{LookupEnv: noEnv})
+	if err == nil {
+		t.Fatal("the plan was accepted")
+	}
+	want := []string{
+		`p.yaml:9:14: step GET http://u:[redacted]@[::1/x: url "http://u:[redacted]@[::1/x": malformed URL: missing ']' in host`,
+		`p.yaml:10:14: a step: url "http://u:[redacted]@127.0.0.1/%zz": the % at byte 23 starts no escape such as %20 (%25 is a percent sign)`,
+	}
+	if got := strings.TrimSpace(err.Error()); got != strings.Join(want, "\n") {
+		t.Errorf("messages:\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+	src = strings.Join(strings.SplitAfter(src, "\n")[:8], "") + "      - url: \"/a?next=http://u:pw3@a/\"\n"
+	if p, err = Parse([]byte(src), "p.yaml", Options{LookupEnv: noEnv}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, st := range p.Scenarios[0].Flow {
+		names = append(names, st.Name)
+	}
+	if got, want := strings.Join(names, "\n"), "GET http://al%40ice:[redacted]@127.0.0.1:9/y?next=http://u:[redacted]@a/\nGET /a?next=http://u:[redacted]@a/"; got != want {
+		t.Errorf("names:\n%s\nwant\n%s", got, want)
+	}
+	kept := string(p.KeptSource())
+	for _, pw := range []string{"s3cret", "pa%3Ass", "pw0", "pw3"} {
+		if strings.Contains(kept, pw) {
+			t.Errorf("the kept source has %q:\n%s", pw, kept)
+		}
+	}
+	if !strings.Contains(string(p.Source), "s3cret") {
+		t.Error("the plan's own source lost its password")
+	}
+}

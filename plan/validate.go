@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/dataset"
 	"github.com/perflab/perflab/internal/inputfile"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
@@ -336,7 +337,7 @@ func (v *validator) checkTarget() {
 		return // wireURL says it
 	}
 	if msg := checkBaseURL(s); msg != "" {
-		v.at(v.p.Target.Pos, "target %q: %s", s, msg)
+		v.at(v.p.Target.Pos, "target %q: %s", secret.Text(s), msg)
 	}
 }
 
@@ -530,7 +531,7 @@ func (v *validator) checkURL(st *Step) (relative bool) {
 		}
 		known, u, n = "http"+known[i:], "http"+u[i:], len("http:")
 	}
-	src := st.URL.String()
+	src := secret.Text(st.URL.String())
 	if scheme := strings.ToLower(known[:n-1]); scheme != "http" && scheme != "https" {
 		hint := ""
 		if !strings.HasPrefix(known[n:], "//") {
@@ -587,14 +588,14 @@ func (v *validator) wireURL(who string, t *Text) (refused bool) {
 	}
 	src := t.String()
 	if i := strings.IndexFunc(src, isCTL); i >= 0 {
-		v.at(t.Pos, "%s %q: the control character %q at byte %d would split the request", who, src, src[i], i)
+		v.at(t.Pos, "%s %q: the control character %q at byte %d would split the request", who, secret.Text(src), src[i], i)
 		return true
 	}
 	path, _, _ := strings.Cut(src, "?")
 	path, _, _ = strings.Cut(path, "#")
 	for i := strings.IndexByte(path, '%'); i >= 0; i = nextByte(path, '%', i) {
 		if rest := path[i+1:]; !strings.HasPrefix(rest, "${") && !(len(rest) >= 2 && isHex(rest[0]) && isHex(rest[1])) {
-			v.at(t.Pos, "%s %q: the %% at byte %d starts no escape such as %%20 (%%25 is a percent sign)", who, src, i)
+			v.at(t.Pos, "%s %q: the %% at byte %d starts no escape such as %%20 (%%25 is a percent sign)", who, secret.Text(src), i)
 			return true
 		}
 	}
@@ -736,14 +737,14 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		v.at(st.Pos, "step %s: method %q: want an HTTP method in capitals such as GET or POST", st.Name, st.Method)
 	}
 	if st.Name == "" {
-		st.Name = st.Method + " " + st.URL.String()
+		st.Name = st.Method + " " + secret.Text(st.URL.String()) // without its password
 		v.unnamed[st] = true
 	}
 	if st.Body != nil && st.JSON != nil {
 		v.at(st.Pos, "step %s: give body or json, not both", st.Name)
 	}
 	if v.checkURL(st) && v.p.Target == nil {
-		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, st.URL.String())
+		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, secret.Text(st.URL.String()))
 	}
 	who := "step " + st.Name
 	if v.unnamed[st] { // named from its URL: the URL says it

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -176,7 +177,7 @@ func redactHead(msg []byte) []byte {
 			return append(out, rest...)
 		}
 		if first {
-			out = append(out, redactUserinfo(line)...)
+			out = append(out, secret.Text(string(line))...)
 			continue
 		}
 		colon := bytes.IndexByte(text, ':')
@@ -205,26 +206,4 @@ func secretHeader(name []byte) bool {
 		}
 	}
 	return false
-}
-
-// redactUserinfo hides the password of a URL in a request line:
-// GET http://user:pass@host/ is GET http://user:[redacted]@host/.
-func redactUserinfo(line []byte) []byte {
-	i := bytes.Index(line, []byte("://"))
-	if i < 0 {
-		return line
-	}
-	rest := line[i+3:]
-	at := bytes.IndexByte(rest, '@')
-	slash := bytes.IndexAny(rest, "/ ")
-	if at < 0 || slash >= 0 && slash < at {
-		return line
-	}
-	colon := bytes.IndexByte(rest[:at], ':')
-	if colon < 0 {
-		return line
-	}
-	out := append([]byte(nil), line[:i+3+colon+1]...)
-	out = append(out, redacted...)
-	return append(out, rest[at:]...)
 }

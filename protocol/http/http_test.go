@@ -44,7 +44,7 @@ func TestCompileJoinsURLs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := r.appendURL(nil, testenv.Vars{"p": path})
+		b, _, err := r.appendURL(nil, testenv.Vars{"p": path})
 		if err != nil || string(b) != want+"?x=1" {
 			t.Errorf("${raw:p} = %q: %q, %v; want %s?x=1", path, b, err, want)
 		}

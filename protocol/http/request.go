@@ -64,6 +64,16 @@ type Request struct {
 	auth *auth
 	// wire is the URL as sent, where it has no placeholders (literalURL).
 	wire []byte
+	// wireAuth is the basic auth of wire's user:password@, taken out of
+	// it (nil: none).
+	wireAuth *auth
+	// urlAuth: the credentials of the URL's user:password@ go as basic
+	// auth. They do unless the step says otherwise: its auth (or the
+	// plan's), auth: none, or an Authorization header of its own (which
+	// wins, as curl's -H and Go's client, k6's, let it).
+	urlAuth bool
+	// ownAuthz: the step or the plan has an Authorization header.
+	ownAuthz bool
 }
 
 type header struct {
@@ -130,6 +140,9 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			r.headers = append(r.headers, header{h.Name, h.Value.T})
 		}
 	}
+	for _, h := range r.headers {
+		r.ownAuthz = r.ownAuthz || strings.EqualFold(h.name, "Authorization")
+	}
 	for _, q := range st.Query {
 		r.query = append(r.query, header{q.Name, q.Value.T})
 	}
@@ -161,41 +174,54 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			return nil, err
 		}
 	}
-	r.setAuth(st.Auth)
 	r.bodyUse, r.bodyVerb = r.readsBody()
 	xr, _ := r.extract.reads()
 	ar, _ := r.that.reads()
 	r.reads = xr | ar
 	r.judged = len(r.extract) > 0 || len(r.contains) > 0 || len(r.jsonChecks) > 0 || len(r.that) > 0
-	r.wire = r.literalURL()
+	r.wire, r.wireAuth = r.literalURL()
+	r.setAuth(st.Auth)
 	return r, nil
 }
 
 // literalURL is the URL as it goes on the wire (appendURL) of a request
-// whose URL and query parameters have no placeholders: made once, not at
-// every request; nil for any other (or one appendURL refuses).
-func (r *Request) literalURL() []byte {
+// whose URL and query parameters have no placeholders, made once, not at
+// every request, and the basic auth of its user:password@; nil for any
+// other (or one appendURL refuses).
+func (r *Request) literalURL() ([]byte, *auth) {
 	for _, t := range []*tmpl.Template{r.url, r.joinBase, r.joinRel} {
 		if t != nil && !t.IsLiteral() {
-			return nil
+			return nil, nil
 		}
 	}
 	for _, q := range r.query {
 		if !q.value.IsLiteral() {
-			return nil
+			return nil, nil
 		}
 	}
-	u, err := r.appendURL(nil, nil)
+	u, userinfo, err := r.appendURL(nil, nil)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return u
+	if userinfo == "" {
+		return u, nil
+	}
+	basic, err := userinfoAuthz(userinfo)
+	if err != nil {
+		return nil, nil // refused at each request
+	}
+	return u, &auth{basic: basic}
 }
 
-// setAuth sets the request's authentication: a basic one without
-// placeholders keeps the request literal.
+// setAuth sets the request's authentication, a (the step's, or the
+// plan's for the step), or else the credentials of its URL (urlAuth): a
+// basic one without placeholders keeps the request literal.
 func (r *Request) setAuth(a *plan.Auth) {
 	r.auth = compileAuth(a)
+	r.urlAuth = a == nil && !r.ownAuthz
+	if r.urlAuth && r.wireAuth != nil {
+		r.auth = r.wireAuth
+	}
 	r.literal = r.literal && (r.auth == nil || r.auth.basic != "")
 }
 
@@ -490,22 +516,23 @@ func setCookies(req *fasthttp.Request, header string) {
 }
 
 // appendURL appends the expanded URL with its query parameters to b,
-// encoded for the wire (wireURL): a URL that would not be valid HTTP is an
+// encoded for the wire (wireURL), without its user:password@, which it
+// returns (raw, "": none): a URL that would not be valid HTTP is an
 // invalidRequest error.
-func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
+func (r *Request) appendURL(b []byte, vars Vars) ([]byte, string, error) {
 	if r.wire != nil {
-		return append(b, r.wire...), nil
+		return append(b, r.wire...), "", nil
 	}
 	start := len(b)
 	b, err := r.appendRawURL(b, vars)
 	if err != nil {
-		return b, err
+		return b, "", err
 	}
-	u, encoded, err := wireURL(b[start:])
+	u, encoded, userinfo, err := wireURL(b[start:])
 	if err != nil || !encoded {
-		return b, err
+		return b, userinfo, err
 	}
-	return append(b[:start], u...), nil
+	return append(b[:start], u...), userinfo, nil
 }
 
 // appendRawURL appends the expanded URL with its query parameters to b, as

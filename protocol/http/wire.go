@@ -116,7 +116,7 @@ func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 	}
 	authority, uri = rest[:end], rest[end:]
 	if bytes.IndexByte(authority, '@') >= 0 || len(authority) == 0 {
-		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + ": want http[s]://host[:port]/path")
+		return nil, nil, nil, errors.New("URL " + quoteURL(u) + ": want http[s]://host[:port]/path")
 	}
 	if i := bytes.IndexByte(uri, '#'); i >= 0 {
 		uri = uri[:i]
