@@ -182,7 +182,7 @@ func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 		Interval: p.Interval.D, Start: time.Now(), Status: metrics.StatusCompleted,
 	}
 	for _, v := range p.Vars {
-		run.Vars = append(run.Vars, metrics.Var{Name: v.Name, Values: v.Values, Swept: v.Swept()})
+		run.Vars = append(run.Vars, metrics.Var{Name: v.Name, Values: v.Kept(), Swept: v.Swept()})
 	}
 	r.setupVars = map[string]string{}
 	var runErr error

@@ -301,7 +301,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	defer sampled.Close() // the files its points were spilled to
 	stopCancel()
 	for _, o := range cfg.Overrides {
-		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Value})
+		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Kept()})
 	}
 	if r := aborted.Load(); r != nil {
 		run.Status = metrics.StatusFailed

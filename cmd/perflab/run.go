@@ -42,6 +42,25 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
+// secretFlags collects repeated --secret name=value flags into the --set
+// list, each marked secret: its value is used as --set's is, taken as it
+// is (a list is no sweep), and not kept.
+type secretFlags struct{ set *setFlags }
+
+func (s secretFlags) String() string { return "" }
+func (s secretFlags) Set(v string) error {
+	o, err := plan.ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	o.Secret = true
+	*s.set = append(*s.set, o)
+	return nil
+}
+
+// secretUsage is --secret's usage.
+const secretUsage = "override a plan variable with a secret, as --set does (repeatable): the value is sent, and kept as [redacted] (summary.json, the run directory, the history), as a --set of a name such as token, api_key or password is"
+
 // labelFlags collects repeated --label name=value flags: a run's labels,
 // each name and value one line (plan.CheckName).
 type labelFlags struct{ setFlags }
@@ -128,6 +147,7 @@ func (f *failuresFlag) Set(v string) error {
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.set, "set", "override a plan variable: --set users=20, --set 'users=[1,5,8,20]' sweeps it (repeatable)")
+	fs.Var(secretFlags{&f.set}, "secret", secretUsage)
 	fs.StringVar(&f.out, "out", "runs", "directory under which each run gets its own directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line per interval), none")
@@ -267,6 +287,7 @@ type planFlags struct {
 
 func (f *planFlags) register(fs *flag.FlagSet, setUsage string) {
 	fs.Var(&f.set, "set", setUsage)
+	fs.Var(secretFlags{&f.set}, "secret", secretUsage)
 	f.load.register(fs)
 }
 

@@ -39,6 +39,7 @@ func newSecretsServer(t *testing.T, creds map[string]string) *secretsServer {
 			}
 		case "/fail":
 			w.Header().Set("Location", "/next?access_token=at-SERVER1")
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, `{"error":"busy","refresh_token":"rt-SERVER2"}`)
 		}
@@ -168,6 +169,50 @@ func TestURLPasswordsAreSentAndNotWritten(t *testing.T) {
 		t.Fatal("no failures.jsonl")
 	}
 	for _, l := range leaks(all, "pa%3Ass-URL1", "pa:ss-URL1", "pw-URL2", "YWxAaWNlOnBhOnNzLVVSTDE", "Ym9iOnB3LVVSTDI") {
+		t.Error(l)
+	}
+}
+
+// Query parameters, form fields and JSON keys of secret names are
+// redacted in the failed requests and responses --dump-failures writes,
+// as headers of the same names are; the values of --set for variables of
+// secret names, and of --secret, are sent and not stored (summary.json,
+// the run directory, the history).
+func TestSecretsInQueriesFormsAndSets(t *testing.T) {
+	srv := newSecretsServer(t, nil)
+	out := t.TempDir()
+	plan := writePlan(t, "name: sets\ntarget: "+srv.URL+"\nvars: {token: none, api_key: none, pw: none, users: 1}\n"+
+		"scenarios:\n  - name: s\n    vus: ${users}\n    iterations: 2\n    flow:\n"+
+		"      - {name: query, url: \"/fail?token=${token}&api_key=${api_key}&page=2\"}\n"+
+		"      - {name: form, method: POST, url: /fail, body: \"user=ann&password=${pw}\", headers: {Content-Type: application/x-www-form-urlencoded}}\n"+
+		"      - {name: json, method: POST, url: /fail, json: {user: ann, password: \"${pw}\"}}\n")
+	code, stdout, stderr := runCLI(t, "run", plan, "--out", out, "--dump-failures",
+		"--set", "token=tok-SET1", "--set", "api_key=key-SET2", "--secret", "pw=pw-SECRET3", "--set", "users=1")
+	if code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, stdout, stderr)
+	}
+	srv.mu.Lock()
+	seen := strings.Join(srv.seen, "\n")
+	srv.mu.Unlock()
+	for _, sent := range []string{"/fail?token=tok-SET1&api_key=key-SET2&page=2 ", "/fail user=ann&password=pw-SECRET3", `/fail {"user":"ann","password":"pw-SECRET3"}`} {
+		if strings.Count(seen, sent) != 2 {
+			t.Errorf("the server read %q %d times, want 2:\n%s", sent, strings.Count(seen, sent), seen)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-sets"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	s := readSummary(t, out)
+	if s.Overrides["users"] != "1" || s.Overrides["token"] != "[redacted]" || s.Overrides["pw"] != "[redacted]" || s.Variables["users"] != "1" || s.Variables["api_key"] != "[redacted]" {
+		t.Errorf("overrides %v, variables %v", s.Overrides, s.Variables)
+	}
+	all := everything(t, dirs[0], filepath.Join(out, "perflab.db"), stdout, stderr)
+	dump := all[filepath.Join(dirs[0], "failures.jsonl")]
+	if strings.Count(dump, "\n") != 6 || strings.Count(dump, "[redacted]") < 6*2 {
+		t.Errorf("failures.jsonl:\n%s", dump)
+	}
+	for _, l := range leaks(all, "tok-SET1", "key-SET2", "pw-SECRET3", "at-SERVER1", "rt-SERVER2") {
 		t.Error(l)
 	}
 }

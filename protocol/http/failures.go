@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +25,7 @@ const DefaultFailures = 100
 // A FailureLog writes failed requests and their responses, as the
 // engines sent and received them, a JSON object a line (failures.jsonl):
 // the first Max failures of a run, each request and response cut to
-// FailureBytes, their secrets redacted (redactHead). While it has room,
+// FailureBytes, their secrets redacted (redactMessage). While it has room,
 // the clients keep the first FailureBytes of every response's body, for
 // the response that fails; once full, they keep what they kept before.
 type FailureLog struct {
@@ -125,10 +127,9 @@ func (c *Client) dump(res *Result, req, head, body []byte) {
 		return // a success, or nothing was sent
 	}
 	d := &Dump{}
-	d.Request, d.RequestTruncated = cut(redactHead(req))
-	resp := redactHead(head)
-	if len(resp) > 0 || len(body) > 0 {
-		resp = append(resp, body...)
+	d.Request, d.RequestTruncated = cut(redactMessage(req))
+	if len(head) > 0 || len(body) > 0 {
+		resp := redactMessage(append(append(make([]byte, 0, len(head)+len(body)), head...), body...))
 		d.Response, d.ResponseTruncated = cut(resp)
 		d.ResponseTruncated = d.ResponseTruncated || len(body) < res.Bytes
 	}
@@ -143,27 +144,26 @@ func cut(b []byte) ([]byte, bool) {
 	return b, false
 }
 
-// secretHeaders are the headers whose values a failure log never writes.
-var secretHeaders = [][]byte{[]byte("Authorization"), []byte("Proxy-Authorization"), []byte("Cookie"), []byte("Set-Cookie")}
+// urlHeaders are the headers whose values are URLs, which may carry
+// secrets in their query (a Location to ?access_token=...).
+var urlHeaders = []string{"Location", "Content-Location", "Referer", "Origin"}
 
-// secretWords mark the other headers whose values are secrets: X-Api-Key,
-// X-Auth-Token, X-Client-Secret, X-Password.
-var secretWords = [][]byte{[]byte("key"), []byte("token"), []byte("secret"), []byte("password")}
-
-// redacted is what a secret's value is written as.
-const redacted = "[redacted]"
-
-// redactHead is a copy of an HTTP message, its header's secrets redacted:
-// the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie and
-// of headers whose names say key, token, secret or password, and
-// the password of a URL in its first line. Its body, after the blank
-// line, is copied as it is.
-func redactHead(msg []byte) []byte {
+// redactMessage is a copy of an HTTP message (its head, and what it has of
+// its body), its secrets redacted: the values of the headers whose names
+// are secrets (secret.Name: Authorization, Cookie, Set-Cookie, X-Api-Key,
+// X-Auth-Token ...); in the request-target of its first line and in the
+// headers that carry a URL (Location, Referer ...), the URL's password
+// and the values of the query parameters of secret names; in a body
+// that is a form (application/x-www-form-urlencoded) or JSON (a Content-Type
+// of json), the values of the fields and keys of secret names. Any other
+// body is copied as it is.
+func redactMessage(msg []byte) []byte {
 	if len(msg) == 0 {
 		return nil
 	}
 	out := make([]byte, 0, len(msg))
 	rest := msg
+	var ctype string
 	for first := true; len(rest) > 0; first = false {
 		nl := bytes.IndexByte(rest, '\n')
 		if nl < 0 {
@@ -172,38 +172,67 @@ func redactHead(msg []byte) []byte {
 		line := rest[:nl+1]
 		rest = rest[nl+1:]
 		text := bytes.TrimRight(line, "\r\n")
-		if len(text) == 0 { // the end of the head: the body follows as it is
+		if len(text) == 0 { // the end of the head: the body follows
 			out = append(out, line...)
-			return append(out, rest...)
+			return append(out, redactBody(ctype, rest)...)
 		}
 		if first {
-			out = append(out, secret.Text(string(line))...)
+			out = append(out, redactRequestLine(text)...)
+			out = append(out, line[len(text):]...)
 			continue
 		}
 		colon := bytes.IndexByte(text, ':')
-		if colon <= 0 || !secretHeader(text[:colon]) {
+		if colon <= 0 {
+			out = append(out, line...)
+			continue
+		}
+		name, value := string(text[:colon]), strings.TrimSpace(string(text[colon+1:]))
+		switch {
+		case secret.Name(name):
+			value = secret.Redacted
+		case slices.ContainsFunc(urlHeaders, func(h string) bool { return strings.EqualFold(h, name) }):
+			value = secret.URL(value)
+		case strings.EqualFold(name, "Content-Type"):
+			ctype = strings.ToLower(value)
+			out = append(out, line...)
+			continue
+		default:
 			out = append(out, line...)
 			continue
 		}
 		out = append(out, text[:colon+1]...)
-		out = append(out, " "+redacted...)
+		out = append(out, ' ')
+		out = append(out, value...)
 		out = append(out, line[len(text):]...)
 	}
 	return out
 }
 
-// secretHeader reports whether a header's value is a secret.
-func secretHeader(name []byte) bool {
-	for _, h := range secretHeaders {
-		if bytes.EqualFold(name, h) {
-			return true
-		}
+// redactRequestLine redacts the request-target of a request line (METHOD
+// TARGET VERSION), secret.URL; a status line has none, and is as it was.
+func redactRequestLine(line []byte) []byte {
+	method, rest, ok := bytes.Cut(line, []byte(" "))
+	target, version, _ := bytes.Cut(rest, []byte(" "))
+	if !ok || bytes.HasPrefix(method, []byte("HTTP/")) {
+		return line
 	}
-	lower := bytes.ToLower(name)
-	for _, w := range secretWords {
-		if bytes.Contains(lower, w) {
-			return true
-		}
+	out := append(append([]byte(nil), method...), ' ')
+	out = append(out, secret.URL(string(target))...)
+	if len(version) > 0 {
+		out = append(append(out, ' '), version...)
 	}
-	return false
+	return out
+}
+
+// redactBody redacts the fields of a form, or the keys of a JSON text, of
+// secret names, by the message's Content-Type (in lower case).
+func redactBody(ctype string, body []byte) []byte {
+	mediaType, _, _ := strings.Cut(ctype, ";")
+	switch mediaType = strings.TrimSpace(mediaType); {
+	case mediaType == "application/x-www-form-urlencoded":
+		return secret.Form(body)
+	case strings.HasSuffix(mediaType, "/json"), strings.HasSuffix(mediaType, "+json"):
+		return secret.JSON(body)
+	}
+	return body
 }
