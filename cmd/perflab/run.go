@@ -124,8 +124,14 @@ type runFlags struct {
 }
 
 // failuresFlag is --dump-failures: alone, the first DefaultFailures
-// failed requests; --dump-failures=N, the first N.
-type failuresFlag struct{ n int }
+// failed requests; --dump-failures=N, the first N, at most MaxFailures.
+// A value it does not take is said by check, after the flags are parsed:
+// the flag package calls any error of a boolean flag an "invalid boolean
+// value".
+type failuresFlag struct {
+	n   int
+	err error
+}
 
 func (f *failuresFlag) String() string   { return strconv.Itoa(f.n) }
 func (f *failuresFlag) IsBoolFlag() bool { return true }
@@ -136,11 +142,34 @@ func (f *failuresFlag) Set(v string) error {
 	case "false":
 		f.n = 0
 	default:
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q: want a number of failed requests, or nothing for %d", v, phttp.DefaultFailures)
+		n, err := strconv.ParseUint(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) || err == nil && n > phttp.MaxFailures:
+			f.err = fmt.Errorf("--dump-failures=%s: at most %d failed requests (%d KiB of each request and of its response: up to %.0f MB of %s, read whole by every report); the errors by kind and by message count every failure",
+				v, phttp.MaxFailures, phttp.FailureBytes>>10, 2*phttp.FailureBytes*phttp.MaxFailures/1e6, lab.FailuresFile)
+		case err != nil:
+			f.err = fmt.Errorf("--dump-failures=%s: want a number of failed requests from 0 to %d, or --dump-failures alone for the first %d", v, phttp.MaxFailures, phttp.DefaultFailures)
+		default:
+			f.n = int(n)
 		}
-		f.n = n
+	}
+	return nil
+}
+
+// check says what was wrong with the flag's value, or with a count
+// given after a space (--dump-failures 5), which a boolean flag does not
+// take: it stays among the positional arguments, pos.
+func (f *failuresFlag) check(fs *flag.FlagSet, pos []string) error {
+	if f.err != nil {
+		return f.err
+	}
+	if !flagSet(fs, "dump-failures") {
+		return nil
+	}
+	for _, a := range pos {
+		if _, err := strconv.ParseUint(a, 10, 64); err == nil {
+			return fmt.Errorf("--dump-failures %s: give the count as --dump-failures=%s (alone, --dump-failures writes the first %d)", a, a, phttp.DefaultFailures)
+		}
 	}
 	return nil
 }
@@ -155,7 +184,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.memprofile, "memprofile", "", "write a heap profile of perflab itself to this file as the run ends, what it allocated and what it held (go tool pprof -sample_index=alloc_space)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
-	fs.Var(&f.failures, "dump-failures", fmt.Sprintf("write the first failed HTTP requests and their responses (%d, or --dump-failures=N) to the run directory's %s, %d KiB of each, secrets redacted", phttp.DefaultFailures, lab.FailuresFile, phttp.FailureBytes>>10))
+	fs.Var(&f.failures, "dump-failures", fmt.Sprintf("write the first failed HTTP requests and their responses (%d, or --dump-failures=N, N at most %d) to the run directory's %s, %d KiB of each, secrets redacted", phttp.DefaultFailures, phttp.MaxFailures, lab.FailuresFile, phttp.FailureBytes>>10))
 	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
 }
 
@@ -186,6 +215,9 @@ func cmdRun(std *stdio, args []string) int {
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
 		return code
+	}
+	if err := f.failures.check(fs, fs.Args()[min(1, fs.NArg()):]); err != nil {
+		return fail(std, err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -22,6 +22,13 @@ const FailureBytes = 8 << 10
 // told otherwise.
 const DefaultFailures = 100
 
+// MaxFailures is the most failed requests a FailureLog keeps: at
+// FailureBytes of each request and of its response, up to 16 MB of
+// failures.jsonl (more only by JSON's escapes), which every report reads
+// whole for its samples. The log is a sample to read; the run's errors by
+// kind and by message count every failure.
+const MaxFailures = 1000
+
 // A FailureLog writes failed requests and their responses, as the
 // engines sent and received them, a JSON object a line (failures.jsonl):
 // the first Max failures of a run, each request and response cut to
@@ -37,11 +44,12 @@ type FailureLog struct {
 }
 
 // NewFailureLog returns a log that writes at most max failures (max ≤ 0:
-// DefaultFailures) to w.
+// DefaultFailures; at most MaxFailures) to w.
 func NewFailureLog(w io.Writer, max int) *FailureLog {
 	if max <= 0 {
 		max = DefaultFailures
 	}
+	max = min(max, MaxFailures)
 	return &FailureLog{w: w, max: int64(max)}
 }
 

@@ -33,6 +33,9 @@ func TestFailureLogRedactsAndBounds(t *testing.T) {
 	if n := strings.Count(out.String(), "\n"); n != 2 || l.open() || l.Err() != nil {
 		t.Errorf("%d lines, open %v, %v", n, l.open(), l.Err())
 	}
+	if l := NewFailureLog(&out, MaxFailures+1); l.max != MaxFailures {
+		t.Errorf("a log asked for %d failures keeps %d, want MaxFailures (%d)", MaxFailures+1, l.max, MaxFailures)
+	}
 	var none *FailureLog
 	if none.open() || none.Err() != nil {
 		t.Error("a nil log wants failures")
