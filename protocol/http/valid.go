@@ -149,6 +149,31 @@ func encodeURL(u []byte, n int) (out []byte, userinfo string, err error) {
 	return out, userinfo, nil
 }
 
+// CutUserinfo takes the credentials out of an absolute URL's
+// user:password@, for a WebSocket's handshake: the URL without them, and
+// the Authorization header they make ("": none), as an HTTP request's
+// make it (userinfoAuthz).
+func CutUserinfo(u string) (rest, authz string, err error) {
+	scheme, after, ok := strings.Cut(u, "://")
+	if !ok {
+		return u, "", nil
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	at := strings.LastIndexByte(after[:end], '@')
+	if at < 0 {
+		return u, "", nil
+	}
+	rest = scheme + "://" + after[at+1:]
+	if at == 0 {
+		return rest, "", nil
+	}
+	authz, err = userinfoAuthz(after[:at])
+	return rest, authz, err
+}
+
 // userinfoAuthz is the Authorization header of a URL's userinfo
 // (user:password, as written in the URL): basic credentials,
 // percent-decoded as curl decodes them. Neither is said in an error.
