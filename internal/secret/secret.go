@@ -35,7 +35,7 @@ var words = []string{
 // at a character other than a letter, or where a lower-case letter is
 // followed by a capital).
 func Name(name string) bool {
-	lower := strings.ToLower(name)
+	lower := asciiLower(name) // byte for byte, so that its indices are name's
 	for _, n := range names {
 		if lower == n {
 			return true
@@ -63,6 +63,18 @@ func wordEnds(name string, end int) bool {
 	}
 	last, next := name[end-1], name[end]
 	return !isLetter(next) || isLower(last) && !isLower(next)
+}
+
+// asciiLower is s with its ASCII letters in lower case, its other bytes
+// as they are.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

@@ -1,6 +1,10 @@
 package secret
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
 
 func TestName(t *testing.T) {
 	for _, n := range []string{
@@ -86,4 +90,56 @@ func TestJSON(t *testing.T) {
 			t.Errorf("JSON(%s)\n got %s\nwant %s", in, got, want)
 		}
 	}
+}
+
+// Whatever a body holds, redacting it does not fail, a JSON text stays
+// JSON with no secret's value left, and a form or a URL redacted again is
+// as it was.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{`{"password":"p","a":[1,{"token":{"x":"}"}}]}`, `{"a":"b\"","key":1e3}`, "user=a&password=b", "http://u:p@h/x?token=t#sig=s", `["password",":"]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := JSON([]byte(s))
+		if json.Valid([]byte(s)) {
+			var v any
+			d := json.NewDecoder(bytes.NewReader(out))
+			d.UseNumber()
+			if err := d.Decode(&v); err != nil {
+				t.Fatalf("JSON(%s) = %s: not JSON: %v", s, out, err)
+			}
+			if k := secretKey(v); k != "" {
+				t.Fatalf("JSON(%s) = %s: %q keeps its value", s, out, k)
+			}
+		}
+		if f := Form([]byte(s)); string(Form(f)) != string(f) {
+			t.Fatalf("Form(%q) = %q, and again %q", s, f, Form(f))
+		}
+		if u := URL(s); URL(u) != u || Text(u) != u {
+			t.Fatalf("URL(%q) = %q, and again %q", s, u, URL(u))
+		}
+	})
+}
+
+// secretKey is a key of a secret's name whose value is not Redacted, in
+// a decoded JSON value, or "".
+func secretKey(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if Name(k) && x != Redacted {
+				return k
+			}
+			if k := secretKey(x); k != "" {
+				return k
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if k := secretKey(x); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
