@@ -111,13 +111,15 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 	// What every worker must run alike: the plan's text, the values set
 	// from outside, and the interval (sized to the stages' lengths, which
 	// may read the environment): the workers' intervals are merged by
-	// their place in the stage.
+	// their place in the stage. Its hash is stored: secrets are left out
+	// of it, as the history keeps them (a guess at a password is not
+	// checked against it).
 	sets := make([]string, 0, len(cfg.Overrides))
 	for _, o := range cfg.Overrides {
-		sets = append(sets, o.Name+"="+o.Value)
+		sets = append(sets, o.Name+"="+o.Kept())
 	}
 	slices.Sort(sets)
-	sig := string(p.Source) + "\n--set " + strings.Join(sets, "\n--set ") + "\ninterval " + p.Interval.D.String()
+	sig := string(p.KeptSource()) + "\n--set " + strings.Join(sets, "\n--set ") + "\ninterval " + p.Interval.D.String()
 	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.KeptSource(), sig, start, cfg.Labels); err != nil {
 		rd.Close()
 		os.RemoveAll(rd.Path)
