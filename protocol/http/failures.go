@@ -137,7 +137,10 @@ func (c *Client) dump(res *Result, req, head, body []byte) {
 	d := &Dump{}
 	d.Request, d.RequestTruncated = cut(redactMessage(req))
 	if len(head) > 0 || len(body) > 0 {
-		resp := redactMessage(append(append(make([]byte, 0, len(head)+len(body)), head...), body...))
+		resp := append(make([]byte, 0, len(head)+len(body)), head...)
+		if resp = append(resp, body...); len(head) > 0 { // a body without its head is no message to read
+			resp = redactMessage(resp)
+		}
 		d.Response, d.ResponseTruncated = cut(resp)
 		d.ResponseTruncated = d.ResponseTruncated || len(body) < res.Bytes
 	}
