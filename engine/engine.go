@@ -178,11 +178,11 @@ type runner struct {
 func (r *runner) run(ctx context.Context) (*metrics.Run, error) {
 	p := r.p
 	run := &metrics.Run{
-		ID: r.opts.RunID, PlanName: p.Name, PlanFile: p.File, PlanSource: p.Source, PlanIncludes: p.Included,
+		ID: r.opts.RunID, PlanName: p.Name, PlanFile: p.File, PlanSource: p.KeptSource(), PlanIncludes: p.KeptIncluded(),
 		Interval: p.Interval.D, Start: time.Now(), Status: metrics.StatusCompleted,
 	}
 	for _, v := range p.Vars {
-		run.Vars = append(run.Vars, metrics.Var{Name: v.Name, Values: v.Values, Swept: v.Swept()})
+		run.Vars = append(run.Vars, metrics.Var{Name: v.Name, Values: v.Kept(), Swept: v.Swept()})
 	}
 	r.setupVars = map[string]string{}
 	var runErr error

@@ -104,21 +104,24 @@ func joinRun(st *store.Store, cfg Config, p *plan.Plan, start time.Time) (*coord
 		w.JoinTimeout = 2 * time.Minute
 	}
 	part := store.PartID(w.RunID, w.Segment.Index)
-	rd, err := results.CreateDir(filepath.Join(cfg.Out, part), part, p.Name, start, p.Source, cfg.Labels, p.Included...)
+	rd, err := results.CreateDir(filepath.Join(cfg.Out, part), part, p.Name, start, p.KeptSource(), cfg.Labels, p.KeptIncluded()...)
 	if err != nil {
 		return nil, nil, err
 	}
 	// What every worker must run alike: the plan's text and the files it
 	// includes, the values set from outside, and the interval (sized to
 	// the stages' lengths, which may read the environment): the workers'
-	// intervals are merged by their place in the stage.
+	// intervals are merged by their place in the stage. Its hash is
+	// stored: secrets are left out of it, as the history keeps them (a
+	// guess at a password is not checked against it).
 	sets := make([]string, 0, len(cfg.Overrides))
 	for _, o := range cfg.Overrides {
-		sets = append(sets, o.Name+"="+o.Value)
+		sets = append(sets, o.Name+"="+o.Kept())
 	}
 	slices.Sort(sets)
-	sig := string(p.Source) + "\nincludes " + store.PlanHash(nil, p.Included...) + "\n--set " + strings.Join(sets, "\n--set ") + "\ninterval " + p.Interval.D.String()
-	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.Source, sig, start, cfg.Labels, p.Included...); err != nil {
+	kept := p.KeptIncluded()
+	sig := string(p.KeptSource()) + "\nincludes " + store.PlanHash(nil, kept...) + "\n--set " + strings.Join(sets, "\n--set ") + "\ninterval " + p.Interval.D.String()
+	if _, err := st.Join(w.RunID, w.Segment.Index, w.Segment.Count, p.Name, p.KeptSource(), sig, start, cfg.Labels, kept...); err != nil {
 		rd.Close()
 		os.RemoveAll(rd.Path)
 		return nil, nil, err

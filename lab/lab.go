@@ -301,7 +301,7 @@ func Run(ctx context.Context, p *plan.Plan, cfg Config) (*Result, error) {
 	defer sampled.Close() // the files its points were spilled to
 	stopCancel()
 	for _, o := range cfg.Overrides {
-		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Value})
+		run.Overrides = append(run.Overrides, metrics.KV{Name: o.Name, Value: o.Kept()})
 	}
 	if r := aborted.Load(); r != nil {
 		run.Status = metrics.StatusFailed
@@ -383,7 +383,7 @@ func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels
 		if n > 1 {
 			id = fmt.Sprintf("%s-%d", base, n)
 		}
-		rd, err = results.CreateDir(filepath.Join(out, id), id, p.Name, start, p.Source, labels, p.Included...)
+		rd, err = results.CreateDir(filepath.Join(out, id), id, p.Name, start, p.KeptSource(), labels, p.KeptIncluded()...)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -391,7 +391,7 @@ func claimRun(out string, start time.Time, p *plan.Plan, st *store.Store, labels
 			return "", nil, nil, err
 		}
 		if st != nil {
-			histErr = st.Begin(id, p.Name, p.Source, start, labels, p.Included...)
+			histErr = st.Begin(id, p.Name, p.KeptSource(), start, labels, p.KeptIncluded()...)
 			if errors.Is(histErr, store.ErrExists) {
 				// Another machine's run of this id, in a shared history.
 				rd.Close()

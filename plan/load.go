@@ -15,11 +15,29 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/perflab/perflab/internal/inputfile"
+	"github.com/perflab/perflab/internal/secret"
 )
 
-// Override is a --set name=value given on the command line.
+// Override is a --set name=value given on the command line, or a
+// --secret name=value.
 type Override struct {
 	Name, Value string
+	// Secret: the value is a secret (--secret): it is taken as it is (a
+	// list is not a sweep) and a run does not keep it (Hidden).
+	Secret bool
+}
+
+// Hidden reports whether a run keeps the value as secret.Redacted: it is
+// a secret (--secret), or its name says it is one (secret.Name: token,
+// api_key, password ...).
+func (o Override) Hidden() bool { return o.Secret || secret.Name(o.Name) }
+
+// Kept is the value as a run keeps it (summary.json, the history).
+func (o Override) Kept() string {
+	if o.Hidden() {
+		return secret.Redacted
+	}
+	return o.Value
 }
 
 // ParseOverride splits "name=value".
@@ -200,12 +218,17 @@ func (v *validator) applyOverrides(set []Override) {
 				target = vr
 			}
 		}
+		flag := "--set"
+		if o.Secret {
+			flag = "--secret"
+		}
 		if target == nil {
-			v.errs = append(v.errs, &Error{File: "--set", Msg: fmt.Sprintf("%s: the plan has no variable %q%s", o.Name, o.Name, suggest(o.Name, names))})
+			v.errs = append(v.errs, &Error{File: flag, Msg: fmt.Sprintf("%s: the plan has no variable %q%s", o.Name, o.Name, suggest(o.Name, names))})
 			continue
 		}
+		target.Secret = target.Secret || o.Secret
 		val := strings.TrimSpace(o.Value)
-		if strings.HasPrefix(val, "[") && strings.HasSuffix(val, "]") {
+		if !o.Secret && strings.HasPrefix(val, "[") && strings.HasSuffix(val, "]") {
 			var list []string
 			if err := yaml.Unmarshal([]byte(val), &list); err != nil || len(list) == 0 {
 				v.errs = append(v.errs, &Error{File: "--set", Msg: fmt.Sprintf("%s: want a list such as [1, 5, 8], got %s", o.Name, val)})

@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
 	"github.com/perflab/perflab/tmpl"
@@ -225,10 +226,45 @@ type Var struct {
 	Values []string
 	// List is true when the plan (or --set) gave a list, even of one value.
 	List bool
+	// Secret: its value was given by --secret.
+	Secret bool
 }
 
 // Swept reports whether the variable makes stages.
 func (v *Var) Swept() bool { return v.List }
+
+// Kept are the variable's values as a run keeps them (summary.json, the
+// history): secret.Redacted for a secret's (--secret), or a variable whose
+// name says it holds one (secret.Name: token, api_key, password ...).
+// A swept variable's values name its stages all the same.
+func (v *Var) Kept() []string {
+	if !v.Secret && !secret.Name(v.Name) {
+		return v.Values
+	}
+	kept := make([]string, len(v.Values))
+	for i := range kept {
+		kept[i] = secret.Redacted
+	}
+	return kept
+}
+
+// KeptSource is the plan's text as a run keeps it (its run directory,
+// summary.json, the history): its Source, the password of every URL in it
+// redacted (http://user:[redacted]@host/). A run is sent with the plan as
+// written.
+func (p *Plan) KeptSource() []byte {
+	return []byte(secret.Text(string(p.Source)))
+}
+
+// KeptIncluded are the files the plan includes as a run keeps them: the
+// passwords of their URLs redacted, as KeptSource's.
+func (p *Plan) KeptIncluded() []metrics.PlanFile {
+	out := make([]metrics.PlanFile, len(p.Included))
+	for i, f := range p.Included {
+		out[i] = metrics.PlanFile{Path: f.Path, Source: secret.Text(f.Source)}
+	}
+	return out
+}
 
 // Data is a named source of values for templates.
 type Data struct {

@@ -107,7 +107,7 @@ func TestValidPlan(t *testing.T) {
 
 func TestOverrides(t *testing.T) {
 	env := func(k string) (string, bool) { return "x", k == "CPS_AUTH" }
-	p, err := Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{"users", "20"}, {"size", "[100, 200, 300]"}}})
+	p, err := Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{Name: "users", Value: "20"}, {Name: "size", Value: "[100, 200, 300]"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +117,40 @@ func TestOverrides(t *testing.T) {
 	if n, _ := p.Scenarios[0].VUs.Int(p.VarsFor(p.Stages()[0]), 1); n != 20 {
 		t.Errorf("vus = %d, want 20", n)
 	}
-	_, err = Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{"userz", "3"}}})
+	_, err = Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{Name: "userz", Value: "3"}}})
 	if err == nil || !strings.Contains(err.Error(), `the plan has no variable "userz" (did you mean "users"?)`) {
 		t.Errorf("unknown --set: %v", err)
+	}
+}
+
+// A --secret value is taken as it is (brackets make no sweep), and a
+// run keeps it, and any variable or --set value of a secret's name, as
+// secret.Redacted.
+func TestSecretOverrides(t *testing.T) {
+	env := func(k string) (string, bool) { return "x", k == "CPS_AUTH" }
+	p, err := Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{Name: "ds", Value: "[a,b]", Secret: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range p.Vars {
+		if v.Name == "ds" && (v.Swept() || !slices.Equal(v.Values, []string{"[a,b]"}) || !slices.Equal(v.Kept(), []string{"[redacted]"})) {
+			t.Errorf("ds: values %q, swept %v, kept %q", v.Values, v.Swept(), v.Kept())
+		}
+		if v.Name == "users" && !slices.Equal(v.Kept(), v.Values) {
+			t.Errorf("users kept as %q", v.Kept())
+		}
+	}
+	if got := (&Var{Name: "api_token", Values: []string{"t1", "t2"}}).Kept(); !slices.Equal(got, []string{"[redacted]", "[redacted]"}) {
+		t.Errorf("a variable named api_token is kept as %q", got)
+	}
+	for o, want := range map[Override]string{{Name: "users", Value: "5"}: "5", {Name: "users", Value: "5", Secret: true}: "[redacted]", {Name: "password", Value: "p"}: "[redacted]"} {
+		if got := o.Kept(); got != want {
+			t.Errorf("%+v kept as %q, want %q", o, got, want)
+		}
+	}
+	_, err = Load("testdata/valid/full.yaml", Options{LookupEnv: env, Set: []Override{{Name: "userz", Value: "3", Secret: true}}})
+	if err == nil || !strings.Contains(err.Error(), `--secret: userz: the plan has no variable "userz"`) || strings.Contains(err.Error(), "3") {
+		t.Errorf("unknown --secret: %v", err)
 	}
 }
 

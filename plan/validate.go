@@ -19,6 +19,7 @@ import (
 	"github.com/perflab/perflab/bus"
 	"github.com/perflab/perflab/dataset"
 	"github.com/perflab/perflab/internal/inputfile"
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/sim"
 	"github.com/perflab/perflab/tmpl"
@@ -379,7 +380,7 @@ func (v *validator) checkTarget() {
 		return // wireURL says it
 	}
 	if msg := checkBaseURL(s); msg != "" {
-		v.at(v.p.Target.Pos, "target %q: %s", s, msg)
+		v.at(v.p.Target.Pos, "target %q: %s", secret.Text(s), msg)
 	}
 }
 
@@ -538,18 +539,18 @@ func (v *validator) distinct(scenario string, st *Step, tx string, seen map[[3]s
 	}
 }
 
-// checkURL parses the host of a request's absolute URL (a
-// relative one takes the target's, checked with it): "http://[::1/x" is a
-// plan error, not a run of connect errors. Placeholders take the first
-// stage's values, and values known only at run time (data, extractions,
-// env) a digit, which fits a host or a port; a scheme known only at run
-// time is taken as http, a scheme other than http or https is refused.
-func (v *validator) checkURL(st *Step) {
-	src := st.URL.String()
-	scheme, _, abs := strings.Cut(src, "://")
-	if !abs {
-		return
-	}
+// checkURL checks the start of a request's URL, its stage's values filled
+// in, and reports whether the URL is relative: it starts with no scheme
+// (SchemeLen), whatever "://" its query or fragment holds
+// (/login?next=http://a.example/), and takes the target's origin,
+// checked with the target. An absolute URL's scheme must be http or
+// https, and its host must parse: "http://[::1/x" is a plan error, not a
+// run of connect errors. Values known only at run time (data,
+// extractions, env) stand as a digit, which fits a host or a port; a URL
+// whose start is such a value is absolute or relative as the value says
+// at each request, and one whose scheme holds one (${proto}://host) is
+// checked as http.
+func (v *validator) checkURL(st *Step) (relative bool) {
 	vars := v.p.VarsFor(Stage{})
 	expand := func(unknown string) (string, error) {
 		return st.URL.T.Expand(tmpl.LookupFunc(func(n string) (string, bool) {
@@ -559,25 +560,68 @@ func (v *validator) checkURL(st *Step) {
 			return unknown, true
 		}))
 	}
-	u, err := expand("1")
+	known, err := expand("\x00") // a VU's value is a NUL, one byte as the digit is
 	if err != nil {
-		return
+		return false // reported by refs
 	}
-	if strings.Contains(scheme, "${") {
-		// The stage's values say the scheme, or a VU's values do.
-		known, _ := expand("\x00")
-		if scheme, _, _ = strings.Cut(known, "://"); strings.ContainsAny(scheme, "\x00/?#") {
-			scheme = "http"
+	u, _ := expand("1")
+	n := SchemeLen(known)
+	if n == 0 {
+		i := strings.IndexFunc(known, func(r rune) bool { return r != 0 && !schemeByte(r) })
+		if i < 0 {
+			i = len(known)
 		}
-		_, rest, _ := strings.Cut(u, "://")
-		u = scheme + "://" + rest
+		switch {
+		case !strings.Contains(known[:i], "\x00"):
+			return true
+		case !strings.HasPrefix(known[i:], "://"):
+			return false // the value says, at each request
+		}
+		known, u, n = "http"+known[i:], "http"+u[i:], len("http:")
 	}
-	if i := strings.IndexAny(u[strings.Index(u, "://")+3:], "/?#"); i >= 0 {
-		u = u[:strings.Index(u, "://")+3+i]
+	src := secret.Text(st.URL.String())
+	if scheme := strings.ToLower(known[:n-1]); scheme != "http" && scheme != "https" {
+		hint := ""
+		if !strings.HasPrefix(known[n:], "//") {
+			hint = fmt.Sprintf(" (%q is read as its scheme; a path relative to the target starts with /)", known[:n])
+		}
+		v.at(st.URL.Pos, "step %s: url %q: want an http:// or https:// URL%s", st.Name, src, hint)
+		return false
+	}
+	if strings.HasPrefix(u[n:], "//") { // the origin: the path's values are not the host's
+		if i := strings.IndexAny(u[n+2:], "/?#"); i >= 0 {
+			u = u[:n+2+i]
+		}
 	}
 	if msg := checkBaseURL(u); msg != "" {
 		v.at(st.URL.Pos, "step %s: url %q: %s", st.Name, src, msg)
 	}
+	return false
+}
+
+// SchemeLen is the length of the scheme a URL starts with, its colon
+// included, or 0 when it starts with none: RFC 3986's scheme, a letter
+// then letters, digits, "+", "-" or ".", then ":". A URL without one is
+// relative, whatever "://" its query or fragment holds
+// (/login?next=http://a.example/). The validator and the request
+// builder tell relative URLs from absolute ones by it.
+func SchemeLen[T string | []byte](u T) int {
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case 'a' <= c|0x20 && c|0x20 <= 'z':
+		case i > 0 && c == ':':
+			return i + 1
+		case i == 0 || !schemeByte(rune(c)):
+			return 0
+		}
+	}
+	return 0
+}
+
+// schemeByte reports whether r may be in a URL's scheme after its first
+// letter.
+func schemeByte(r rune) bool {
+	return 'a' <= r|0x20 && r|0x20 <= 'z' || '0' <= r && r <= '9' || r == '+' || r == '-' || r == '.'
 }
 
 // wireURL refuses what the plan writes into a URL that would not be valid
@@ -592,14 +636,14 @@ func (v *validator) wireURL(who string, t *Text) (refused bool) {
 	}
 	src := t.String()
 	if i := strings.IndexFunc(src, isCTL); i >= 0 {
-		v.at(t.Pos, "%s %q: the control character %q at byte %d would split the request", who, src, src[i], i)
+		v.at(t.Pos, "%s %q: the control character %q at byte %d would split the request", who, secret.Text(src), src[i], i)
 		return true
 	}
 	path, _, _ := strings.Cut(src, "?")
 	path, _, _ = strings.Cut(path, "#")
 	for i := strings.IndexByte(path, '%'); i >= 0; i = nextByte(path, '%', i) {
 		if rest := path[i+1:]; !strings.HasPrefix(rest, "${") && !(len(rest) >= 2 && isHex(rest[0]) && isHex(rest[1])) {
-			v.at(t.Pos, "%s %q: the %% at byte %d starts no escape such as %%20 (%%25 is a percent sign)", who, src, i)
+			v.at(t.Pos, "%s %q: the %% at byte %d starts no escape such as %%20 (%%25 is a percent sign)", who, secret.Text(src), i)
 			return true
 		}
 	}
@@ -742,16 +786,14 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		v.at(st.Pos, "step %s: method %q: want an HTTP method in capitals such as GET or POST", st.Name, st.Method)
 	}
 	if st.Name == "" {
-		st.Name = st.Method + " " + st.URL.String()
+		st.Name = st.Method + " " + secret.Text(st.URL.String()) // without its password
 		v.unnamed[st] = true
 	}
 	if st.Body != nil && st.JSON != nil {
 		v.at(st.Pos, "step %s: give body or json, not both", st.Name)
 	}
-	if v.p.Target == nil && !strings.Contains(st.URL.String(), "://") {
-		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, st.URL.String())
-	} else {
-		v.checkURL(st)
+	if v.checkURL(st) && v.p.Target == nil {
+		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, secret.Text(st.URL.String()))
 	}
 	who := "step " + st.Name
 	if v.unnamed[st] { // named from its URL: the URL says it

@@ -1,6 +1,10 @@
 package plan
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/perflab/perflab/internal/secret"
+)
 
 // WSStep is a step on a VU's WebSocket connection to URL: opened by the
 // VU's first step on that URL, kept across its iterations, closed when
@@ -40,7 +44,7 @@ type WSAwait struct {
 func (v *validator) wsStep(st *Step, sc *scope, where string) {
 	w := st.WS
 	if st.Name == "" && w.URL != nil {
-		st.Name = "ws " + w.URL.String()
+		st.Name = "ws " + secret.Text(w.URL.String()) // without its password
 		v.unnamed[st] = true
 	}
 	who := "step " + st.Name
@@ -53,7 +57,7 @@ func (v *validator) wsStep(st *Step, sc *scope, where string) {
 		v.at(w.Pos, "%s: ws needs url, such as ws://127.0.0.1:8080/feed", who)
 		return
 	case w.URL.T.IsLiteral() && !strings.HasPrefix(w.URL.String(), "ws://") && !strings.HasPrefix(w.URL.String(), "wss://"):
-		v.at(w.URL.Pos, "%s: url %q: want ws:// or wss://", who, w.URL.String())
+		v.at(w.URL.Pos, "%s: url %q: want ws:// or wss://", who, secret.Text(w.URL.String()))
 	case w.Send != nil && w.JSON != nil:
 		v.at(w.Pos, "%s: give send or json, not both", who)
 	}

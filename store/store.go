@@ -22,6 +22,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
 
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -952,18 +953,9 @@ func (s *Store) histogramRows(query string, args ...any) ([]Histogram, error) {
 	return out, rows.Err()
 }
 
-// Redact hides a URL's password, for messages: postgres://user:***@host/db.
-func Redact(dsn string) string {
-	if i := strings.Index(dsn, "://"); i >= 0 {
-		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
-			cred := dsn[i+3 : i+3+at]
-			if c := strings.Index(cred, ":"); c >= 0 {
-				return dsn[:i+3] + cred[:c] + ":***" + dsn[i+3+at:]
-			}
-		}
-	}
-	return dsn
-}
+// Redact hides a URL's password, for messages:
+// postgres://user:[redacted]@host/db.
+func Redact(dsn string) string { return secret.Text(dsn) }
 
 // WithSearchPath returns a PostgreSQL URL whose sessions use schema, so that
 // several histories can share one database.

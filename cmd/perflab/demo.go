@@ -24,6 +24,9 @@ func cmdDemo(std *stdio, args []string) int {
 	if code, ok := parseFlags(std, fs, args); !ok {
 		return code
 	}
+	if err := f.failures.check(fs, fs.Args()); err != nil {
+		return fail(std, err)
+	}
 	cfg, err := sim.Parse(demo.Stubs(), "examples/demo/stubs.yaml")
 	if err != nil {
 		return fail(std, err)

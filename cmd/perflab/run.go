@@ -42,6 +42,25 @@ func (s *setFlags) Set(v string) error {
 	return nil
 }
 
+// secretFlags collects repeated --secret name=value flags into the --set
+// list, each marked secret: its value is used as --set's is, taken as it
+// is (a list is no sweep), and not kept.
+type secretFlags struct{ set *setFlags }
+
+func (s secretFlags) String() string { return "" }
+func (s secretFlags) Set(v string) error {
+	o, err := plan.ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	o.Secret = true
+	*s.set = append(*s.set, o)
+	return nil
+}
+
+// secretUsage is --secret's usage.
+const secretUsage = "override a plan variable with a secret, as --set does (repeatable): the value is sent, and kept as [redacted] (summary.json, the run directory, the history), as a --set of a name such as token, api_key or password is"
+
 // labelFlags collects repeated --label name=value flags: a run's labels,
 // each name and value one line (plan.CheckName).
 type labelFlags struct{ setFlags }
@@ -105,8 +124,14 @@ type runFlags struct {
 }
 
 // failuresFlag is --dump-failures: alone, the first DefaultFailures
-// failed requests; --dump-failures=N, the first N.
-type failuresFlag struct{ n int }
+// failed requests; --dump-failures=N, the first N, at most MaxFailures.
+// A value it does not take is said by check, after the flags are parsed:
+// the flag package calls any error of a boolean flag an "invalid boolean
+// value".
+type failuresFlag struct {
+	n   int
+	err error
+}
 
 func (f *failuresFlag) String() string   { return strconv.Itoa(f.n) }
 func (f *failuresFlag) IsBoolFlag() bool { return true }
@@ -117,17 +142,41 @@ func (f *failuresFlag) Set(v string) error {
 	case "false":
 		f.n = 0
 	default:
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%q: want a number of failed requests, or nothing for %d", v, phttp.DefaultFailures)
+		n, err := strconv.ParseUint(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) || err == nil && n > phttp.MaxFailures:
+			f.err = fmt.Errorf("--dump-failures=%s: at most %d failed requests (%d KiB of each request and of its response: up to %.0f MB of %s, read whole by every report); the errors by kind and by message count every failure",
+				v, phttp.MaxFailures, phttp.FailureBytes>>10, 2*phttp.FailureBytes*phttp.MaxFailures/1e6, lab.FailuresFile)
+		case err != nil:
+			f.err = fmt.Errorf("--dump-failures=%s: want a number of failed requests from 0 to %d, or --dump-failures alone for the first %d", v, phttp.MaxFailures, phttp.DefaultFailures)
+		default:
+			f.n = int(n)
 		}
-		f.n = n
+	}
+	return nil
+}
+
+// check says what was wrong with the flag's value, or with a count
+// given after a space (--dump-failures 5), which a boolean flag does not
+// take: it stays among the positional arguments, pos.
+func (f *failuresFlag) check(fs *flag.FlagSet, pos []string) error {
+	if f.err != nil {
+		return f.err
+	}
+	if !flagSet(fs, "dump-failures") {
+		return nil
+	}
+	for _, a := range pos {
+		if _, err := strconv.ParseUint(a, 10, 64); err == nil {
+			return fmt.Errorf("--dump-failures %s: give the count as --dump-failures=%s (alone, --dump-failures writes the first %d)", a, a, phttp.DefaultFailures)
+		}
 	}
 	return nil
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.set, "set", "override a plan variable: --set users=20, --set 'users=[1,5,8,20]' sweeps it (repeatable)")
+	fs.Var(secretFlags{&f.set}, "secret", secretUsage)
 	fs.StringVar(&f.out, "out", "runs", "directory under which each run gets its own directory")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.StringVar(&f.progress, "progress", "auto", "progress display: auto, live (redraw in place), plain (a line per interval), none")
@@ -135,7 +184,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.memprofile, "memprofile", "", "write a heap profile of perflab itself to this file as the run ends, what it allocated and what it held (go tool pprof -sample_index=alloc_space)")
 	fs.Var(&f.labels, "label", "label the run, as release=Honeysuckle (repeatable); compare and runs select by labels")
 	fs.StringVar(&f.store, "store", "", "run history: a SQLite file (default OUT/perflab.db), a postgres:// URL, or off")
-	fs.Var(&f.failures, "dump-failures", fmt.Sprintf("write the first failed HTTP requests and their responses (%d, or --dump-failures=N) to the run directory's %s, %d KiB of each, secrets redacted", phttp.DefaultFailures, lab.FailuresFile, phttp.FailureBytes>>10))
+	fs.Var(&f.failures, "dump-failures", fmt.Sprintf("write the first failed HTTP requests and their responses (%d, or --dump-failures=N, N at most %d) to the run directory's %s, %d KiB of each, secrets redacted", phttp.DefaultFailures, phttp.MaxFailures, lab.FailuresFile, phttp.FailureBytes>>10))
 	fs.Var(&f.monitors, "monitor", "watch the system under test besides the plan's monitors: KIND:KEY=VALUE,... such as process:pattern=java, jvm:pid=4242, postgres:dsn=postgres://..., cgroup:path=/sys/fs/cgroup/x, prometheus:url=http://...,series=a;b (repeatable)")
 }
 
@@ -166,6 +215,9 @@ func cmdRun(std *stdio, args []string) int {
 	}
 	if code, ok := parseFlags(std, fs, args); !ok {
 		return code
+	}
+	if err := f.failures.check(fs, fs.Args()[min(1, fs.NArg()):]); err != nil {
+		return fail(std, err)
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -275,6 +327,7 @@ type planFlags struct {
 
 func (f *planFlags) register(fs *flag.FlagSet, setUsage string) {
 	fs.Var(&f.set, "set", setUsage)
+	fs.Var(secretFlags{&f.set}, "secret", secretUsage)
 	f.load.register(fs)
 }
 

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -19,10 +22,17 @@ const FailureBytes = 8 << 10
 // told otherwise.
 const DefaultFailures = 100
 
+// MaxFailures is the most failed requests a FailureLog keeps: at
+// FailureBytes of each request and of its response, up to 16 MB of
+// failures.jsonl (more only by JSON's escapes), which every report reads
+// whole for its samples. The log is a sample to read; the run's errors by
+// kind and by message count every failure.
+const MaxFailures = 1000
+
 // A FailureLog writes failed requests and their responses, as the
 // engines sent and received them, a JSON object a line (failures.jsonl):
 // the first Max failures of a run, each request and response cut to
-// FailureBytes, their secrets redacted (redactHead). While it has room,
+// FailureBytes, their secrets redacted (redactMessage). While it has room,
 // the clients keep the first FailureBytes of every response's body, for
 // the response that fails; once full, they keep what they kept before.
 type FailureLog struct {
@@ -34,11 +44,12 @@ type FailureLog struct {
 }
 
 // NewFailureLog returns a log that writes at most max failures (max ≤ 0:
-// DefaultFailures) to w.
+// DefaultFailures; at most MaxFailures) to w.
 func NewFailureLog(w io.Writer, max int) *FailureLog {
 	if max <= 0 {
 		max = DefaultFailures
 	}
+	max = min(max, MaxFailures)
 	return &FailureLog{w: w, max: int64(max)}
 }
 
@@ -124,10 +135,12 @@ func (c *Client) dump(res *Result, req, head, body []byte) {
 		return // a success, or nothing was sent
 	}
 	d := &Dump{}
-	d.Request, d.RequestTruncated = cut(redactHead(req))
-	resp := redactHead(head)
-	if len(resp) > 0 || len(body) > 0 {
-		resp = append(resp, body...)
+	d.Request, d.RequestTruncated = cut(redactMessage(req))
+	if len(head) > 0 || len(body) > 0 {
+		resp := append(make([]byte, 0, len(head)+len(body)), head...)
+		if resp = append(resp, body...); len(head) > 0 { // a body without its head is no message to read
+			resp = redactMessage(resp)
+		}
 		d.Response, d.ResponseTruncated = cut(resp)
 		d.ResponseTruncated = d.ResponseTruncated || len(body) < res.Bytes
 	}
@@ -142,27 +155,26 @@ func cut(b []byte) ([]byte, bool) {
 	return b, false
 }
 
-// secretHeaders are the headers whose values a failure log never writes.
-var secretHeaders = [][]byte{[]byte("Authorization"), []byte("Proxy-Authorization"), []byte("Cookie"), []byte("Set-Cookie")}
+// urlHeaders are the headers whose values are URLs, which may carry
+// secrets in their query (a Location to ?access_token=...).
+var urlHeaders = []string{"Location", "Content-Location", "Referer", "Origin"}
 
-// secretWords mark the other headers whose values are secrets: X-Api-Key,
-// X-Auth-Token, X-Client-Secret, X-Password.
-var secretWords = [][]byte{[]byte("key"), []byte("token"), []byte("secret"), []byte("password")}
-
-// redacted is what a secret's value is written as.
-const redacted = "[redacted]"
-
-// redactHead is a copy of an HTTP message, its header's secrets redacted:
-// the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie and
-// of headers whose names say key, token, secret or password, and
-// the password of a URL in its first line. Its body, after the blank
-// line, is copied as it is.
-func redactHead(msg []byte) []byte {
+// redactMessage is a copy of an HTTP message (its head, and what it has of
+// its body), its secrets redacted: the values of the headers whose names
+// are secrets (secret.Name: Authorization, Cookie, Set-Cookie, X-Api-Key,
+// X-Auth-Token ...); in the request-target of its first line and in the
+// headers that carry a URL (Location, Referer ...), the URL's password
+// and the values of the query parameters of secret names; in a body
+// that is a form (application/x-www-form-urlencoded) or JSON (a Content-Type
+// of json), the values of the fields and keys of secret names. Any other
+// body is copied as it is.
+func redactMessage(msg []byte) []byte {
 	if len(msg) == 0 {
 		return nil
 	}
 	out := make([]byte, 0, len(msg))
 	rest := msg
+	var ctype string
 	for first := true; len(rest) > 0; first = false {
 		nl := bytes.IndexByte(rest, '\n')
 		if nl < 0 {
@@ -171,60 +183,67 @@ func redactHead(msg []byte) []byte {
 		line := rest[:nl+1]
 		rest = rest[nl+1:]
 		text := bytes.TrimRight(line, "\r\n")
-		if len(text) == 0 { // the end of the head: the body follows as it is
+		if len(text) == 0 { // the end of the head: the body follows
 			out = append(out, line...)
-			return append(out, rest...)
+			return append(out, redactBody(ctype, rest)...)
 		}
 		if first {
-			out = append(out, redactUserinfo(line)...)
+			out = append(out, redactRequestLine(text)...)
+			out = append(out, line[len(text):]...)
 			continue
 		}
 		colon := bytes.IndexByte(text, ':')
-		if colon <= 0 || !secretHeader(text[:colon]) {
+		if colon <= 0 {
+			out = append(out, line...)
+			continue
+		}
+		name, value := string(text[:colon]), strings.TrimSpace(string(text[colon+1:]))
+		switch {
+		case secret.Name(name):
+			value = secret.Redacted
+		case slices.ContainsFunc(urlHeaders, func(h string) bool { return strings.EqualFold(h, name) }):
+			value = secret.URL(value)
+		case strings.EqualFold(name, "Content-Type"):
+			ctype = strings.ToLower(value)
+			out = append(out, line...)
+			continue
+		default:
 			out = append(out, line...)
 			continue
 		}
 		out = append(out, text[:colon+1]...)
-		out = append(out, " "+redacted...)
+		out = append(out, ' ')
+		out = append(out, value...)
 		out = append(out, line[len(text):]...)
 	}
 	return out
 }
 
-// secretHeader reports whether a header's value is a secret.
-func secretHeader(name []byte) bool {
-	for _, h := range secretHeaders {
-		if bytes.EqualFold(name, h) {
-			return true
-		}
+// redactRequestLine redacts the request-target of a request line (METHOD
+// TARGET VERSION), secret.URL; a status line has none, and is as it was.
+func redactRequestLine(line []byte) []byte {
+	method, rest, ok := bytes.Cut(line, []byte(" "))
+	target, version, _ := bytes.Cut(rest, []byte(" "))
+	if !ok || bytes.HasPrefix(method, []byte("HTTP/")) {
+		return line
 	}
-	lower := bytes.ToLower(name)
-	for _, w := range secretWords {
-		if bytes.Contains(lower, w) {
-			return true
-		}
+	out := append(append([]byte(nil), method...), ' ')
+	out = append(out, secret.URL(string(target))...)
+	if len(version) > 0 {
+		out = append(append(out, ' '), version...)
 	}
-	return false
+	return out
 }
 
-// redactUserinfo hides the password of a URL in a request line:
-// GET http://user:pass@host/ is GET http://user:[redacted]@host/.
-func redactUserinfo(line []byte) []byte {
-	i := bytes.Index(line, []byte("://"))
-	if i < 0 {
-		return line
+// redactBody redacts the fields of a form, or the keys of a JSON text, of
+// secret names, by the message's Content-Type (in lower case).
+func redactBody(ctype string, body []byte) []byte {
+	mediaType, _, _ := strings.Cut(ctype, ";")
+	switch mediaType = strings.TrimSpace(mediaType); {
+	case mediaType == "application/x-www-form-urlencoded":
+		return secret.Form(body)
+	case strings.HasSuffix(mediaType, "/json"), strings.HasSuffix(mediaType, "+json"):
+		return secret.JSON(body)
 	}
-	rest := line[i+3:]
-	at := bytes.IndexByte(rest, '@')
-	slash := bytes.IndexAny(rest, "/ ")
-	if at < 0 || slash >= 0 && slash < at {
-		return line
-	}
-	colon := bytes.IndexByte(rest[:at], ':')
-	if colon < 0 {
-		return line
-	}
-	out := append([]byte(nil), line[:i+3+colon+1]...)
-	out = append(out, redacted...)
-	return append(out, rest[at:]...)
+	return body
 }

@@ -44,7 +44,7 @@ func TestCompileJoinsURLs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := r.appendURL(nil, testenv.Vars{"p": path})
+		b, _, err := r.appendURL(nil, testenv.Vars{"p": path})
 		if err != nil || string(b) != want+"?x=1" {
 			t.Errorf("${raw:p} = %q: %q, %v; want %s?x=1", path, b, err, want)
 		}
@@ -239,6 +239,10 @@ func TestRequestScheme(t *testing.T) {
 		{"http://127.0.0.1", "/a", "http", "127.0.0.1:80"},
 		{"${base}", "${path}", "https", "api.example:443"},
 		{"", "${base}/a", "https", "api.example:443"},
+		{"http://127.0.0.1", "${base}/a?next=http://b", "https", "api.example:443"}, // the value is absolute: the target is not used
+		{"http://127.0.0.1", "${path}?next=http://b", "http", "127.0.0.1:80"},       // the value is a path
+		{"http://127.0.0.1", "${next}", "", ""},                                     // a VU's value: absolute or not
+		{"http://127.0.0.1", "/a?next=https://b", "http", "127.0.0.1:80"},
 		{"${host}", "/a", "", ""},            // a data row's or an extraction's value
 		{"http://${host}", "/a", "http", ""}, // the host is a VU's, the scheme is not
 		{"", "${scheme}://h/a", "", ""},

@@ -3,7 +3,6 @@ package http
 import (
 	"errors"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
@@ -39,17 +38,17 @@ func resolveLocation(base, loc []byte) (next []byte, host string, relative bool,
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, "", false, errors.New(strconv.Quote(string(loc)) + " is not a URL: " + err.Error())
+		return nil, "", false, errors.New(quoteURL(loc) + " is not a URL: " + err.Error())
 	}
 	u := b.ResolveReference(ref)
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return nil, "", false, errors.New(strconv.Quote(string(loc)) + " is not an http or https URL")
+		return nil, "", false, errors.New(quoteURL(loc) + " is not an http or https URL")
 	}
 	if u.Hostname() == "" {
-		return nil, "", false, errors.New(strconv.Quote(string(loc)) + " names no host")
+		return nil, "", false, errors.New(quoteURL(loc) + " names no host")
 	}
 	u.Fragment, u.RawFragment, u.User = "", "", nil
-	if next, _, err = wireURL([]byte(u.String())); err != nil {
+	if next, _, _, err = wireURL([]byte(u.String())); err != nil {
 		return nil, "", false, err
 	}
 	return next, u.Hostname(), ref.Scheme == "" && ref.Host == "", nil

@@ -64,6 +64,16 @@ type Request struct {
 	auth *auth
 	// wire is the URL as sent, where it has no placeholders (literalURL).
 	wire []byte
+	// wireAuth is the basic auth of wire's user:password@, taken out of
+	// it (nil: none).
+	wireAuth *auth
+	// urlAuth: the credentials of the URL's user:password@ go as basic
+	// auth. They do unless the step says otherwise: its auth (or the
+	// plan's), auth: none, or an Authorization header of its own (which
+	// wins, as curl's -H and Go's client, k6's, let it).
+	urlAuth bool
+	// ownAuthz: the step or the plan has an Authorization header.
+	ownAuthz bool
 }
 
 type header struct {
@@ -94,22 +104,24 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		r.timeout = st.Timeout.D
 	}
 	u := st.URL.String()
-	if target != nil && !strings.Contains(u, "://") {
+	if target != nil && plan.SchemeLen(u) == 0 { // relative, whatever "://" its query holds
 		base := target.String()
-		if strings.HasSuffix(base, "/") && strings.HasPrefix(u, "/") {
+		switch {
+		case strings.HasSuffix(base, "/") && strings.HasPrefix(u, "/"):
 			base = strings.TrimSuffix(base, "/")
-		} else if !strings.HasSuffix(base, "/") && !strings.HasPrefix(u, "/") && u != "" && !strings.HasPrefix(u, "?") {
+		case !strings.HasSuffix(base, "/") && !strings.HasPrefix(u, "/") && u != "" && !strings.HasPrefix(u, "?"):
 			base += "/"
-			if strings.HasPrefix(u, "${") {
-				// A path that is a value: its own / (/users from a
-				// variable) is the one between, decided per request.
-				var err error
-				if r.joinBase, err = tmpl.Parse(base); err != nil {
-					return nil, err
-				}
-				if r.joinRel, err = tmpl.Parse(u); err != nil {
-					return nil, err
-				}
+		}
+		if startsWithValue(u) {
+			// A URL that starts with a value is absolute or relative as
+			// the value says, and a path that is a value has its own /
+			// (/users from a variable): decided per request.
+			var err error
+			if r.joinBase, err = tmpl.Parse(base); err != nil {
+				return nil, err
+			}
+			if r.joinRel, err = tmpl.Parse(u); err != nil {
+				return nil, err
 			}
 		}
 		u = base + u
@@ -127,6 +139,9 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		if !own[strings.ToLower(h.Name)] {
 			r.headers = append(r.headers, header{h.Name, h.Value.T})
 		}
+	}
+	for _, h := range r.headers {
+		r.ownAuthz = r.ownAuthz || strings.EqualFold(h.name, "Authorization")
 	}
 	for _, q := range st.Query {
 		r.query = append(r.query, header{q.Name, q.Value.T})
@@ -159,41 +174,54 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 			return nil, err
 		}
 	}
-	r.setAuth(st.Auth)
 	r.bodyUse, r.bodyVerb = r.readsBody()
 	xr, _ := r.extract.reads()
 	ar, _ := r.that.reads()
 	r.reads = xr | ar
 	r.judged = len(r.extract) > 0 || len(r.contains) > 0 || len(r.jsonChecks) > 0 || len(r.that) > 0
-	r.wire = r.literalURL()
+	r.wire, r.wireAuth = r.literalURL()
+	r.setAuth(st.Auth)
 	return r, nil
 }
 
 // literalURL is the URL as it goes on the wire (appendURL) of a request
-// whose URL and query parameters have no placeholders: made once, not at
-// every request; nil for any other (or one appendURL refuses).
-func (r *Request) literalURL() []byte {
+// whose URL and query parameters have no placeholders, made once, not at
+// every request, and the basic auth of its user:password@; nil for any
+// other (or one appendURL refuses).
+func (r *Request) literalURL() ([]byte, *auth) {
 	for _, t := range []*tmpl.Template{r.url, r.joinBase, r.joinRel} {
 		if t != nil && !t.IsLiteral() {
-			return nil
+			return nil, nil
 		}
 	}
 	for _, q := range r.query {
 		if !q.value.IsLiteral() {
-			return nil
+			return nil, nil
 		}
 	}
-	u, err := r.appendURL(nil, nil)
+	u, userinfo, err := r.appendURL(nil, nil)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return u
+	if userinfo == "" {
+		return u, nil
+	}
+	basic, err := userinfoAuthz(userinfo)
+	if err != nil {
+		return nil, nil // refused at each request
+	}
+	return u, &auth{basic: basic}
 }
 
-// setAuth sets the request's authentication: a basic one without
-// placeholders keeps the request literal.
+// setAuth sets the request's authentication, a (the step's, or the
+// plan's for the step), or else the credentials of its URL (urlAuth): a
+// basic one without placeholders keeps the request literal.
 func (r *Request) setAuth(a *plan.Auth) {
 	r.auth = compileAuth(a)
+	r.urlAuth = a == nil && !r.ownAuthz
+	if r.urlAuth && r.wireAuth != nil {
+		r.auth = r.wireAuth
+	}
 	r.literal = r.literal && (r.auth == nil || r.auth.basic != "")
 }
 
@@ -488,22 +516,23 @@ func setCookies(req *fasthttp.Request, header string) {
 }
 
 // appendURL appends the expanded URL with its query parameters to b,
-// encoded for the wire (wireURL): a URL that would not be valid HTTP is an
+// encoded for the wire (wireURL), without its user:password@, which it
+// returns (raw, "": none): a URL that would not be valid HTTP is an
 // invalidRequest error.
-func (r *Request) appendURL(b []byte, vars Vars) ([]byte, error) {
+func (r *Request) appendURL(b []byte, vars Vars) ([]byte, string, error) {
 	if r.wire != nil {
-		return append(b, r.wire...), nil
+		return append(b, r.wire...), "", nil
 	}
 	start := len(b)
 	b, err := r.appendRawURL(b, vars)
 	if err != nil {
-		return b, err
+		return b, "", err
 	}
-	u, encoded, err := wireURL(b[start:])
+	u, encoded, userinfo, err := wireURL(b[start:])
 	if err != nil || !encoded {
-		return b, err
+		return b, userinfo, err
 	}
-	return append(b[:start], u...), nil
+	return append(b[:start], u...), userinfo, nil
 }
 
 // appendRawURL appends the expanded URL with its query parameters to b, as
@@ -516,7 +545,11 @@ func (r *Request) appendRawURL(b []byte, vars Vars) ([]byte, error) {
 		if err == nil {
 			rel := len(b)
 			b, err = r.joinRel.AppendURL(b, vars)
-			if err == nil && len(b) > rel && b[rel] == '/' { // the value has its own
+			switch {
+			case err != nil:
+			case plan.SchemeLen(b[rel:]) > 0: // an absolute URL: the target's is not used
+				b = append(b[:start], b[rel:]...)
+			case len(b) > rel && b[rel] == '/' && b[rel-1] == '/': // the value has its own /
 				b = append(b[:rel-1], b[rel:]...)
 			}
 		}
@@ -656,21 +689,45 @@ func itoa(n int) string {
 // tell it ("http", "https", ...), or "" when the URL's start comes from
 // values only a VU has (data rows, extractions).
 func (r *Request) Scheme(vars map[string]string) string {
-	scheme, _ := stageOrigin(r.url, vars)
+	scheme, _ := r.stageOrigin(vars)
 	return scheme
 }
 
 // Address is the host:port the request's URL dials, as far as a stage's
 // variables tell it, or "" when its scheme or host comes from values only
 // a VU has.
-func (r *Request) Address(vars map[string]string) string { return Address(r.url, vars) }
+func (r *Request) Address(vars map[string]string) string {
+	return address(r.stageOrigin(vars))
+}
+
+// stageOrigin is the origin of the request's URL (stageOrigin): the
+// value a URL starts with says whether the target's is used.
+func (r *Request) stageOrigin(vars map[string]string) (scheme, host string) {
+	if r.joinRel != nil {
+		rel := stageExpand(r.joinRel, vars)
+		if plan.SchemeLen(rel) > 0 {
+			return originOf(rel)
+		}
+		start := rel
+		if i := strings.IndexAny(rel, "/?#"); i >= 0 {
+			start = rel[:i]
+		}
+		if strings.ContainsRune(start, 0) {
+			return "", "" // a VU's value: absolute or relative
+		}
+	}
+	return originOf(stageExpand(r.url, vars))
+}
 
 // Address is the host:port that a URL template (http, https, ws, wss)
 // dials, as far as a stage's variables tell it: the port 80, or 443 for
 // https and wss, when the URL gives none; "" when its scheme or host
 // comes from values only a VU has (data rows, extractions).
 func Address(t *tmpl.Template, vars map[string]string) string {
-	scheme, host := stageOrigin(t, vars)
+	return address(originOf(stageExpand(t, vars)))
+}
+
+func address(scheme, host string) string {
 	if scheme == "" || host == "" || strings.ContainsRune(host, 0) {
 		return ""
 	}
@@ -687,10 +744,9 @@ func Address(t *tmpl.Template, vars map[string]string) string {
 	return net.JoinHostPort(strings.Trim(host, "[]"), port)
 }
 
-// stageOrigin is the scheme (lower case) and host[:port] of a URL
-// template expanded with a stage's variables; scheme is "" when the URL's
-// start comes from a VU's values, and host holds a NUL where it does.
-func stageOrigin(t *tmpl.Template, vars map[string]string) (scheme, host string) {
+// stageExpand is a URL template expanded with a stage's variables, a NUL
+// for each value only a VU has.
+func stageExpand(t *tmpl.Template, vars map[string]string) string {
 	u, err := t.Expand(tmpl.LookupFunc(func(name string) (string, bool) {
 		if v, ok := vars[name]; ok {
 			return v, true
@@ -698,14 +754,33 @@ func stageOrigin(t *tmpl.Template, vars map[string]string) (scheme, host string)
 		return "\x00", true // a VU's value
 	}))
 	if err != nil {
+		return ""
+	}
+	return u
+}
+
+// originOf is the scheme (lower case) and host[:port] of a URL expanded
+// by stageExpand: scheme is "" when the URL's start comes from a VU's
+// values, and host holds a NUL where it does.
+func originOf(u string) (scheme, host string) {
+	n := plan.SchemeLen(u)
+	if n == 0 || !strings.HasPrefix(u[n:], "//") {
 		return "", ""
 	}
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok || strings.ContainsAny(scheme, "\x00/?#") {
-		return "", ""
-	}
+	rest := u[n+2:]
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
 		rest = rest[:i]
 	}
-	return strings.ToLower(scheme), rest
+	return strings.ToLower(u[:n-1]), rest
+}
+
+// startsWithValue reports whether a URL's scheme, if it has one, holds a
+// placeholder (${base}/x, ${proto}://host, http${s}://host): it is
+// absolute or relative as the values say.
+func startsWithValue(u string) bool {
+	i := 0
+	for i < len(u) && ('a' <= u[i]|0x20 && u[i]|0x20 <= 'z' || '0' <= u[i] && u[i] <= '9' || strings.IndexByte("+-.", u[i]) >= 0) {
+		i++
+	}
+	return strings.HasPrefix(u[i:], "${")
 }

@@ -49,6 +49,9 @@ type exchange struct {
 	redirects int    // redirects followed
 	answered  bool   // a digest challenge answered for the URL of the next request
 	sent      time.Time
+	// urlAuthz is the Authorization of the credentials in the step's URL
+	// as its values made it (user:password@), for the step's host.
+	urlAuthz string
 }
 
 // begin starts the exchange of a step's request.
@@ -74,10 +77,14 @@ func (r *Request) sendsBody(s *Scratch) bool { return r.body != nil && !s.ex.noB
 // appendNextURL appends the URL of the exchange's next request, as it goes
 // on the wire.
 func (r *Request) appendNextURL(b []byte, vars Vars, s *Scratch) ([]byte, error) {
-	if s.ex.url == nil {
-		return r.appendURL(b, vars)
+	if s.ex.url != nil {
+		return s.ex.appendURL(b)
 	}
-	return s.ex.appendURL(b)
+	b, userinfo, err := r.appendURL(b, vars)
+	if userinfo != "" && err == nil && r.urlAuth {
+		s.ex.urlAuthz, err = userinfoAuthz(userinfo)
+	}
+	return b, err
 }
 
 func (ex *exchange) appendURL(b []byte) ([]byte, error) { return append(b, ex.url...), nil }
@@ -94,7 +101,7 @@ type sendHeaders struct {
 // with method to URL u: nothing is looked up for a step without auth by a
 // VU without cookies.
 func (r *Request) sessionHeaders(s *Scratch, vars Vars, method, u []byte) (sendHeaders, error) {
-	if s.jar == nil && r.auth == nil && s.ex.url == nil {
+	if s.jar == nil && r.auth == nil && s.ex.url == nil && s.ex.urlAuthz == "" {
 		return sendHeaders{}, nil
 	}
 	return r.lookUpSession(s, vars, method, u)
@@ -119,6 +126,8 @@ func (r *Request) lookUpSession(s *Scratch, vars Vars, method, u []byte) (sendHe
 				return sh, err
 			}
 		}
+	} else if !s.ex.otherHost {
+		sh.authz = s.ex.urlAuthz
 	}
 	return sh, nil
 }

@@ -53,7 +53,7 @@ func FuzzRedirectLocation(f *testing.F) {
 		if _, _, _, err := splitURL(next); err != nil || host == "" {
 			t.Fatalf("%q: followed to %q (host %q): %v", loc, next, host, err)
 		}
-		if again, encoded, err := wireURL(next); err != nil || encoded || string(again) != string(next) {
+		if again, encoded, userinfo, err := wireURL(next); err != nil || encoded || userinfo != "" || string(again) != string(next) {
 			t.Fatalf("%q: followed to %q, which the writer would send as %q: %v", loc, next, again, err)
 		}
 	})

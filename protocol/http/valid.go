@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/idna"
 
+	"github.com/perflab/perflab/internal/secret"
 	"github.com/perflab/perflab/metrics"
 )
 
@@ -50,20 +51,22 @@ func notSentKind(err error) metrics.ErrKind {
 // the path is encoded as net/url encodes it (a space as %20, UTF-8 byte by
 // byte, and a % that starts no escape is an invalid request); in the query
 // a space, ", <, > and every byte beyond ASCII are percent-encoded, the
-// rest kept as written (a %20 stays %20). The fragment is not sent. A URL
-// that is not http:// or https:// is returned as it is, for the caller to
-// refuse.
-func wireURL(u []byte) ([]byte, bool, error) {
+// rest kept as written (a %20 stays %20). The fragment is not sent, nor
+// the userinfo (user:password@), which is returned as it is written, for
+// the Authorization header. A URL that is not http:// or https:// is not
+// sent (a value with a path where the plan has no target), on every
+// sender alike.
+func wireURL(u []byte) (out []byte, encoded bool, userinfo string, err error) {
 	n := schemeLen(u)
 	if n == 0 {
-		return u, false, nil
+		return nil, false, "", errNotAbsolute(u)
 	}
 	clean := true
 	part := 0 // 0 authority, 1 path, 2 query, 3 fragment
 	for i := n; i < len(u); i++ {
 		c := u[i]
 		if c < ' ' || c == 0x7f {
-			return nil, false, ctlAt(u, i)
+			return nil, false, "", ctlAt(u, i)
 		}
 		switch {
 		case c == '#': // not sent: encodeURL cuts it
@@ -75,7 +78,7 @@ func wireURL(u []byte) ([]byte, bool, error) {
 		}
 		switch part {
 		case 0:
-			clean = clean && hostByte(c)
+			clean = clean && hostByte(c) // an @ is not: encodeURL takes the userinfo out
 		case 1:
 			clean = clean && pathByte(c) && (c != '%' || escapeAt(u, i))
 		case 2:
@@ -83,14 +86,14 @@ func wireURL(u []byte) ([]byte, bool, error) {
 		}
 	}
 	if clean {
-		return u, false, nil
+		return u, false, "", nil
 	}
-	out, err := encodeURL(u, n)
-	return out, err == nil, err
+	out, userinfo, err = encodeURL(u, n)
+	return out, err == nil, userinfo, err
 }
 
 // encodeURL is wireURL's slow path, for a URL with something to encode.
-func encodeURL(u []byte, n int) ([]byte, error) {
+func encodeURL(u []byte, n int) (out []byte, userinfo string, err error) {
 	s := string(u)
 	if i := strings.IndexByte(s, '#'); i >= 0 {
 		s = s[:i]
@@ -101,6 +104,9 @@ func encodeURL(u []byte, n int) ([]byte, error) {
 		end = len(rest)
 	}
 	authority, pathQuery := rest[:end], rest[end:]
+	if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+		userinfo, authority = authority[:at], authority[at+1:]
+	}
 	host := authority
 	if !isASCII(authority) {
 		// A host of Unicode letters (not its port, nor an IPv6 literal).
@@ -110,12 +116,12 @@ func encodeURL(u []byte, n int) ([]byte, error) {
 		}
 		a, err := idna.Lookup.ToASCII(h)
 		if err != nil {
-			return nil, invalid("URL host " + strconv.Quote(h) + ": " + err.Error())
+			return nil, "", invalid("URL host " + strconv.Quote(h) + ": " + err.Error())
 		}
 		host = a + port
 	}
-	if !httpguts.ValidHostHeader(host) || strings.ContainsAny(host, "@ ") {
-		return nil, invalid("URL host " + strconv.Quote(authority) + " is not a valid host[:port]")
+	if !httpguts.ValidHostHeader(host) || strings.ContainsAny(host, "@ ") || host == "" {
+		return nil, "", invalid("URL host " + strconv.Quote(authority) + " is not a valid host[:port]")
 	}
 	path, query, hasQuery := strings.Cut(pathQuery, "?")
 	p, err := url.Parse("http://h" + path)
@@ -124,9 +130,9 @@ func encodeURL(u []byte, n int) ([]byte, error) {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			msg = "its path " + strconv.Quote(path) + ": " + ue.Err.Error()
 		}
-		return nil, invalid("URL " + msg + " (a % starts an escape such as %20; %25 is a percent sign)")
+		return nil, "", invalid("URL " + msg + " (a % starts an escape such as %20; %25 is a percent sign)")
 	}
-	out := make([]byte, 0, len(s)+16)
+	out = make([]byte, 0, len(s)+16)
 	out = append(out, s[:n]...)
 	out = append(out, host...)
 	out = append(out, p.EscapedPath()...)
@@ -140,7 +146,48 @@ func encodeURL(u []byte, n int) ([]byte, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, userinfo, nil
+}
+
+// CutUserinfo takes the credentials out of an absolute URL's
+// user:password@, for a WebSocket's handshake: the URL without them, and
+// the Authorization header they make ("": none), as an HTTP request's
+// make it (userinfoAuthz).
+func CutUserinfo(u string) (rest, authz string, err error) {
+	scheme, after, ok := strings.Cut(u, "://")
+	if !ok {
+		return u, "", nil
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	at := strings.LastIndexByte(after[:end], '@')
+	if at < 0 {
+		return u, "", nil
+	}
+	rest = scheme + "://" + after[at+1:]
+	if at == 0 {
+		return rest, "", nil
+	}
+	authz, err = userinfoAuthz(after[:at])
+	return rest, authz, err
+}
+
+// userinfoAuthz is the Authorization header of a URL's userinfo
+// (user:password, as written in the URL): basic credentials,
+// percent-decoded as curl decodes them. Neither is said in an error.
+func userinfoAuthz(userinfo string) (string, error) {
+	user, password, _ := strings.Cut(userinfo, ":")
+	u, err := url.PathUnescape(user)
+	p, err2 := url.PathUnescape(password)
+	switch {
+	case err != nil || err2 != nil:
+		return "", invalid("the URL's user:password@ has a % that starts no escape such as %40 (%25 is a percent sign)")
+	case strings.IndexByte(u, ':') >= 0:
+		return "", invalid("the URL's user has a colon (%3A): basic credentials end the user at the first colon")
+	}
+	return basicHeader(u, p), nil
 }
 
 const upperhex = "0123456789ABCDEF"
@@ -204,17 +251,24 @@ func CheckURL(u string) error {
 	return nil
 }
 
+// errNotAbsolute is the error of a URL that is not http:// or https://.
+func errNotAbsolute(u []byte) error {
+	return errors.New("URL " + quoteURL(u) + " is not absolute http:// or https://")
+}
+
 // ctlAt is the error of URL u with a control character at byte i.
 func ctlAt(u []byte, i int) error {
 	return invalid("URL has the control character " + strconv.QuoteRune(rune(u[i])) + " at byte " + strconv.Itoa(i) + ": " + quoteURL(u))
 }
 
-// quoteURL quotes a URL for an error message, at most 200 bytes of it.
+// quoteURL quotes a URL for an error message, its secrets redacted (its
+// password, secret query parameters), at most 200 bytes of it.
 func quoteURL(u []byte) string {
-	if len(u) > 200 {
-		return strconv.Quote(string(u[:200])) + "..."
+	s := secret.URL(string(u))
+	if len(s) > 200 {
+		return strconv.Quote(s[:200]) + "..."
 	}
-	return strconv.Quote(string(u))
+	return strconv.Quote(s)
 }
 
 // CheckHeader refuses a header that is not valid HTTP once filled in: a

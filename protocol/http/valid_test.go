@@ -220,19 +220,35 @@ func TestWireURL(t *testing.T) {
 		"http://bücher.example:8080/x y": "http://xn--bcher-kva.example:8080/x%20y",
 		"http://[::1]:80/a b":            "http://[::1]:80/a%20b",
 		"HTTPS://H/ä":                    "HTTPS://H/%C3%A4",
-		"ftp://h/a b":                    "ftp://h/a b", // not http: for the caller to refuse
 	} {
-		got, _, err := wireURL([]byte(in))
-		if err != nil || string(got) != want {
+		got, _, userinfo, err := wireURL([]byte(in))
+		if err != nil || string(got) != want || userinfo != "" {
 			t.Errorf("wireURL(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"http://h/a\r\nb", "http://h/\x00", "http://h/?a=\n", "http://h/#\r", "http://h/a\tb", "http://h/\x7f",
-		"http://a b/", "http://h/%zz", "http://h/%", "http://h/é%2", "http://h@x/ä"} {
-		if got, _, err := wireURL([]byte(in)); err == nil {
+		"http://a b/", "http://h/%zz", "http://h/%", "http://h/é%2", "http://h@/x", "http://u:p@a b/"} {
+		if got, _, _, err := wireURL([]byte(in)); err == nil {
 			t.Errorf("wireURL(%q) = %q, want an error", in, got)
 		} else if notSentKind(err) != metrics.InvalidRequest {
 			t.Errorf("wireURL(%q): %v is not an invalid request", in, err)
+		}
+	}
+	// The userinfo is not sent: it is the Authorization's.
+	for in, want := range map[string][2]string{
+		"http://h@x/ä":                {"http://x/%C3%A4", "h"},
+		"http://al%40ice:p%3A@h:81/a": {"http://h:81/a", "al%40ice:p%3A"},
+		"https://u:p:q@h":             {"https://h", "u:p:q"},
+		"http://u@v@h/?a=b":           {"http://h/?a=b", "u@v"},
+	} {
+		got, _, userinfo, err := wireURL([]byte(in))
+		if err != nil || string(got) != want[0] || userinfo != want[1] {
+			t.Errorf("wireURL(%q) = %q, userinfo %q, %v; want %q, %q", in, got, userinfo, err, want[0], want[1])
+		}
+	}
+	for _, in := range []string{"ftp://h/a b", "/a?next=http://b", ""} { // not sent, as a request that has no URL
+		if got, _, _, err := wireURL([]byte(in)); err == nil || notSentKind(err) != metrics.NotSent {
+			t.Errorf("wireURL(%q) = %q, %v; want not_sent", in, got, err)
 		}
 	}
 }

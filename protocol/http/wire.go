@@ -104,7 +104,7 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 	n := schemeLen(u)
 	if n == 0 {
-		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + " is not absolute http:// or https://")
+		return nil, nil, nil, errNotAbsolute(u)
 	}
 	rest := u[n:]
 	end := len(rest) // the authority ends at the path, the query or the fragment
@@ -116,7 +116,7 @@ func splitURL(u []byte) (origin, authority, uri []byte, err error) {
 	}
 	authority, uri = rest[:end], rest[end:]
 	if bytes.IndexByte(authority, '@') >= 0 || len(authority) == 0 {
-		return nil, nil, nil, errors.New("URL " + strconv.Quote(string(u)) + ": want http[s]://host[:port]/path")
+		return nil, nil, nil, errors.New("URL " + quoteURL(u) + ": want http[s]://host[:port]/path")
 	}
 	if i := bytes.IndexByte(uri, '#'); i >= 0 {
 		uri = uri[:i]

@@ -144,6 +144,10 @@ func (s *Step) Do(ctx context.Context, cs *Conns, vars phttp.Vars) Result {
 	if err := phttp.CheckURL(u); err != nil {
 		return fail(metrics.InvalidRequest, err.Error())
 	}
+	u, authz, err := phttp.CutUserinfo(u) // the library refuses them in the URL
+	if err != nil {
+		return fail(metrics.InvalidRequest, err.Error())
+	}
 	var msg []byte
 	if s.send != nil {
 		text, err := s.send.Expand(vars)
@@ -174,6 +178,9 @@ func (s *Step) Do(ctx context.Context, cs *Conns, vars phttp.Vars) Result {
 				return fail(metrics.InvalidRequest, err.Error())
 			}
 			h.Add(hd.name, v)
+		}
+		if authz != "" && h.Get("Authorization") == "" { // the step's own wins
+			h.Set("Authorization", authz)
 		}
 		var resp *http.Response
 		c, resp, err = cs.d.Dial(u, h, s.subprotocols)
