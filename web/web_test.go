@@ -435,3 +435,25 @@ func TestSeriesFromTraffic(t *testing.T) {
 		}
 	}
 }
+
+// CheckToken takes what openssl rand -hex and -base64 make and refuses
+// the short, the repeated and what a header, a cookie or a URL would
+// change.
+func TestCheckToken(t *testing.T) {
+	for token, ok := range map[string]bool{
+		"9c2f6e0b1d4a7388e5f1c0b2a6d94e7f": true,  // openssl rand -hex 16
+		"3q2+7w/ZkX1bLq0Vn8yH4A==":         true,  // openssl rand -base64 16
+		"Kx_9-pQ.2~mZr7Tw":                 true,  // 16, of the unreserved characters
+		"0123456789abcde":                  false, // 15
+		"":                                 false,
+		"zzzzzzzzzzzzzzzzzzzzzzzz":         false,
+		"12341234123412341234":             false, // 4 different
+		"0123456789abcdef\n":               false,
+		"0123456789abcdef\"":               false,
+		"0123456789,abcdef":                false,
+	} {
+		if err := CheckToken(token); (err == nil) != ok {
+			t.Errorf("%q: %v, want ok %v", token, err, ok)
+		}
+	}
+}
