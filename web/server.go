@@ -91,15 +91,24 @@ func New(o Options) *Server {
 }
 
 // either is web's assets, then the report's charts' (uPlot, charts.js):
-// the run page draws the report's charts as the HTML report does.
+// the run page draws the report's charts as the HTML report does. It
+// holds files only: a directory is not there (http.FileServerFS would
+// list it), so /static/ answers 404 as any page that is not there.
 type either [2]fs.FS
 
 func (e either) Open(name string) (fs.File, error) {
 	f, err := e[0].Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return e[1].Open(name)
+		f, err = e[1].Open(name)
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return f, nil
 }
 
 // csp lets the pages run only perflab's own scripts (no inline script,

@@ -457,3 +457,27 @@ func TestCheckToken(t *testing.T) {
 		}
 	}
 }
+
+// /static/ serves the pages' assets, each by its name, and lists none: a
+// directory of them is 404, as any page that is not there, and says
+// nothing of the files in it.
+func TestStaticListsNoDirectory(t *testing.T) {
+	app := New(Options{Store: seed(t).st})
+	for _, path := range []string{"/static/", "/static/.", "/static/./", "/static//", "/static/%2e/"} {
+		res, body := get(t, app, path)
+		redirect := res.StatusCode == http.StatusMovedPermanently || res.StatusCode == http.StatusTemporaryRedirect // to the cleaned path
+		if res.StatusCode != http.StatusNotFound && !redirect || strings.Contains(body, "live.js") || strings.Contains(body, "uPlot") {
+			t.Errorf("%s: %d\n%.300s", path, res.StatusCode, body)
+		}
+		if loc := res.Header.Get("Location"); redirect {
+			if res, body := get(t, app, loc); res.StatusCode != http.StatusNotFound || strings.Contains(body, "live.js") {
+				t.Errorf("%s, redirected to %s: %d\n%.300s", path, loc, res.StatusCode, body)
+			}
+		}
+	}
+	for _, path := range []string{"/static/live.js", "/static/uPlot.iife.min.js", "/static/charts.js"} {
+		if res, _ := get(t, app, path); res.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d", path, res.StatusCode)
+		}
+	}
+}
