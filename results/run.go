@@ -2,7 +2,6 @@ package results
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,15 +114,17 @@ const MaxSummary = 1 << 30
 // directory without summary.json (a run still going, or killed) is read
 // from its intervals: its summary is rebuilt from them.
 func ReadDir(dir string) (*Run, error) {
-	b, err := inputfile.ReadFile(filepath.Join(dir, "summary.json"), MaxSummary)
+	f, err := inputfile.OpenLimit(filepath.Join(dir, "summary.json"), MaxSummary,
+		"a summary.json may be "+inputfile.FormatSize(MaxSummary)+" (results.MaxSummary), far above what a run writes")
 	if errors.Is(err, os.ErrNotExist) {
 		return readUnfinished(dir)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
+	defer f.Close()
+	s, err := DecodeSummary(f)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	if s.Format != Format {
@@ -133,7 +134,7 @@ func ReadDir(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd.Summary = &s
+	rd.Summary = s
 	if rd.Totals, err = readTotalsFile(filepath.Join(dir, TotalsFile)); err != nil {
 		return nil, err
 	}
