@@ -85,13 +85,14 @@ Flags:`)
 
 // listenFlags are the names of the flags of one of perflab's servers:
 // perflab serve's, perflab run's for its live server, or run's for its
-// Prometheus metrics; shows is what anyone who reaches it may read.
-type listenFlags struct{ listen, token, public, hosts, shows string }
+// Prometheus metrics; shows is what anyone who reaches it may read, addr
+// an address to give.
+type listenFlags struct{ listen, token, public, hosts, shows, addr string }
 
 var (
-	serveFlags    = listenFlags{"--listen", "--token", "--insecure-public", "--allowed-host", "the history"}
-	runServeFlags = listenFlags{"--serve", "--serve-token", "--serve-insecure-public", "--serve-allowed-host", "the history"}
-	metricsFlags  = listenFlags{"--metrics-listen", "--metrics-token", "--metrics-insecure-public", "", "the run's live figures"}
+	serveFlags    = listenFlags{"--listen", "--token", "--insecure-public", "--allowed-host", "the history", defaultServe}
+	runServeFlags = listenFlags{"--serve", "--serve-token", "--serve-insecure-public", "--serve-allowed-host", "the history", defaultServe}
+	metricsFlags  = listenFlags{"--metrics-listen", "--metrics-token", "--metrics-insecure-public", "", "the run's live figures", "127.0.0.1:9464"}
 )
 
 // checkExposure is the rule of every server of perflab: its address is
@@ -100,7 +101,7 @@ var (
 // listens, is one (web.CheckToken).
 func checkExposure(flags listenFlags, addr, token string, public bool) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return fmt.Errorf("%s %q: want HOST:PORT, such as %s", flags.listen, addr, defaultServe)
+		return fmt.Errorf("%s %q: want HOST:PORT, such as %s", flags.listen, addr, flags.addr)
 	}
 	if token != "" {
 		if err := web.CheckToken(token); err != nil {

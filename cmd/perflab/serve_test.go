@@ -323,6 +323,10 @@ func TestMetricsListenBeyondLoopback(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errs, "--metrics-listen 0.0.0.0:0 is reachable beyond this machine: give --metrics-token TOKEN") || !strings.Contains(errs, "or --metrics-insecure-public") {
 		t.Errorf("run --metrics-listen 0.0.0.0:0: %d %s", code, errs)
 	}
+	code, _, errs = runCLI(t, "run", plan, "--out", t.TempDir(), "--quiet", "--metrics-listen", "9464")
+	if code != exitUsage || !strings.Contains(errs, `--metrics-listen "9464": want HOST:PORT, such as 127.0.0.1:9464`) {
+		t.Errorf("run --metrics-listen 9464: %d %s", code, errs)
+	}
 	token := "4f1c2a9e7b3d5f60"
 	scrape := func(m *metricsServer, auth string) int {
 		t.Helper()
