@@ -157,6 +157,7 @@ func cmdRun(std *stdio, args []string) int {
 	fs.StringVar(&f.metrics.addr, "metrics-listen", "", "expose the run's live figures for Prometheus at http://ADDR/metrics (loopback, such as 127.0.0.1:9464; anything but loopback needs --metrics-token or --metrics-insecure-public)")
 	fs.StringVar(&f.metrics.token, "metrics-token", "", "with --metrics-listen: ask every scrape for this token (Authorization: Bearer; Prometheus' authorization: {credentials: TOKEN})")
 	fs.BoolVar(&f.metrics.public, "metrics-insecure-public", false, "with --metrics-listen beyond loopback: no token, anyone who reaches the address reads the run's figures")
+	fs.Var(&f.metrics.allowed, "metrics-allowed-host", "with --metrics-listen: a name /metrics is reached by besides its address (and localhost on loopback): scrapes naming another host are refused, against DNS rebinding (repeatable)")
 	fs.StringVar(&f.remoteWrite, "prometheus-remote-write", "", "push the run's live figures every 5 s, and at its end, to this Prometheus remote-write URL (such as http://127.0.0.1:9090/api/v1/write)")
 	fs.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-listen: go on serving the run's final figures this long after it ends, for a last scrape")
 	fs.StringVar(&f.serveToken, "serve-token", "", "with --serve beyond loopback: ask every request for this token")

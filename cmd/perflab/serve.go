@@ -92,7 +92,7 @@ type listenFlags struct{ listen, token, public, hosts, shows, addr string }
 var (
 	serveFlags    = listenFlags{"--listen", "--token", "--insecure-public", "--allowed-host", "the history", defaultServe}
 	runServeFlags = listenFlags{"--serve", "--serve-token", "--serve-insecure-public", "--serve-allowed-host", "the history", defaultServe}
-	metricsFlags  = listenFlags{"--metrics-listen", "--metrics-token", "--metrics-insecure-public", "", "the run's live figures", "127.0.0.1:9464"}
+	metricsFlags  = listenFlags{"--metrics-listen", "--metrics-token", "--metrics-insecure-public", "--metrics-allowed-host", "the run's live figures", "127.0.0.1:9464"}
 )
 
 // checkExposure is the rule of every server of perflab: its address is
@@ -204,15 +204,19 @@ type metricsServer struct {
 
 // metricsListen is where run --metrics-listen serves /metrics, with its
 // token (--metrics-token) or without one beyond loopback
-// (--metrics-insecure-public).
+// (--metrics-insecure-public), and the names it is reached by besides
+// (--metrics-allowed-host).
 type metricsListen struct {
 	addr, token string
 	public      bool
+	allowed     listFlag
 }
 
 func startMetrics(listen metricsListen, remoteURL, planName string, labels map[string]string, errs io.Writer) (*metricsServer, error) {
+	var hosts *web.Hosts
 	if listen.addr != "" {
-		if err := checkExposure(metricsFlags, listen.addr, listen.token, listen.public); err != nil {
+		var err error
+		if hosts, err = checkListen(metricsFlags, listen.addr, listen.token, listen.public, listen.allowed); err != nil {
 			return nil, err
 		}
 	}
@@ -240,6 +244,10 @@ func startMetrics(listen metricsListen, remoteURL, planName string, labels map[s
 		mux := http.NewServeMux()
 		metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if !hosts.Allows(r.Host) {
+				http.Error(w, fmt.Sprintf("this /metrics answers to %s, not to %q: a page of another site may be reading it through its own name (DNS rebinding). If %q is a name you reach it by, give it with --metrics-allowed-host", hosts, r.Host, r.Host), http.StatusMisdirectedRequest)
+				return
+			}
 			if listen.token != "" && !web.HasBearer(r, listen.token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="perflab"`)
 				http.Error(w, "this /metrics asks for its token: Authorization: Bearer TOKEN (Prometheus: authorization: {credentials: TOKEN})", http.StatusUnauthorized)

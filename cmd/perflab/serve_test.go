@@ -362,7 +362,7 @@ func TestMetricsListenBeyondLoopback(t *testing.T) {
 			t.Errorf("Authorization %q: %d, want %d", auth, got, want)
 		}
 	}
-	free, err := startMetrics(metricsListen{addr: "127.0.0.1:0"}, "", "p", nil, io.Discard)
+	free, err := startMetrics(metricsListen{addr: "127.0.0.1:0", allowed: []string{"prom.test"}}, "", "p", nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,5 +370,21 @@ func TestMetricsListenBeyondLoopback(t *testing.T) {
 	free.exp.SetRun("r")
 	if got := scrape(free, ""); got != http.StatusOK {
 		t.Errorf("loopback without a token: %d", got)
+	}
+	// As serve's pages, /metrics answers only to the names it is reached
+	// by: a page of another site whose name points at it (DNS rebinding)
+	// reads nothing.
+	_, port, _ := net.SplitHostPort(free.addr)
+	for host, want := range map[string]int{
+		"127.0.0.1:" + port:    http.StatusOK,
+		"localhost:" + port:    http.StatusOK,
+		"prom.test:" + port:    http.StatusOK,
+		"evil.example:" + port: http.StatusMisdirectedRequest,
+		"evil.example":         http.StatusMisdirectedRequest,
+	} {
+		code, body := rawGet(t, free.addr, host, "/metrics")
+		if code != want || want != http.StatusOK && (strings.Contains(body, "perflab_") || !strings.Contains(body, "--metrics-allowed-host")) {
+			t.Errorf("Host %s: %d, want %d\n%.300s", host, code, want, body)
+		}
 	}
 }
