@@ -166,7 +166,8 @@ const MinTokenDistinct = 5
 // of at least MinTokenDistinct different ones, each a letter, a digit or
 // one of - . _ ~ + / = (RFC 6750's token characters: it travels as it is
 // in an Authorization header, a cookie and a URL, where any other would
-// be changed or refused). The messages never quote the token.
+// be changed or refused). A message never repeats the token: at most the
+// one character refused.
 func CheckToken(token string) error {
 	distinct := map[rune]bool{}
 	for _, c := range token {
