@@ -146,6 +146,9 @@ func HAR(r io.Reader, file string, o HAROptions) (*Result, error) {
 		sc.Flow = append(sc.Flow, s)
 	}
 	p.Scenarios = []*scenarioOut{sc}
+	if err := checkSends(p, file, fmt.Sprintf("none of its %d entries was kept (--static keeps static assets, --all-hosts other hosts)", len(h.Log.Entries)), skipped); err != nil {
+		return nil, err
+	}
 	from := fmt.Sprintf("the browser recording %s (%s %s) by perflab convert har", filepath.Base(file), h.Log.Creator.Name, h.Log.Creator.Version)
 	return render(p, skipped, nil, from, "Every request was converted.", "entry")
 }

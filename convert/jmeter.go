@@ -26,6 +26,9 @@ func JMeter(r io.Reader, file string) (*Result, error) {
 	c.fixup(p)
 	acct := c.account()
 	skipped, comment := c.noteLines()
+	if err := checkSends(p, file, "no sampler perflab converts (HTTP Request samplers) in an enabled thread group", skipped); err != nil {
+		return nil, err
+	}
 	res, err := render(p, skipped, comment, fmt.Sprintf("the JMeter test plan %s by perflab convert jmeter", filepath.Base(file)), "Every element was converted.", "element path")
 	if err != nil {
 		return nil, err

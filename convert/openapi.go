@@ -34,6 +34,9 @@ func OpenAPI(r io.Reader, file string) (*Result, error) {
 	}
 	o := &openapi{doc: doc, file: file}
 	p := o.plan()
+	if err := checkSends(p, file, "no operation under paths (get, put, post, delete, options, head, patch, trace)", o.skipped); err != nil {
+		return nil, err
+	}
 	return render(p, o.skipped, nil, fmt.Sprintf("the OpenAPI description %s by perflab convert openapi: each operation once", filepath.Base(file)), "Every operation was converted.", "where")
 }
 

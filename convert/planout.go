@@ -84,6 +84,40 @@ func render(p *planOut, skipped, comment []string, from, whole, where string) (*
 	return &Result{Plan: b.Bytes(), Skipped: skipped}, nil
 }
 
+// NothingToSendError is an input of which nothing converts into a
+// request: a plan that would send none is not written.
+type NothingToSendError struct {
+	File string
+	// Why says what the input lacks: "no operation under paths".
+	Why string
+	// Skipped are what was not converted and why, as Result.Skipped.
+	Skipped []string
+}
+
+func (e *NothingToSendError) Error() string {
+	return fmt.Sprintf("%s: %s, so the plan would send no request: none is written", e.File, e.Why)
+}
+
+// checkSends refuses a plan none of whose steps (setup, scenarios,
+// teardown, fragments) sends a request (*NothingToSendError, with why).
+func checkSends(p *planOut, file, why string, skipped []string) error {
+	lists := [][]*stepOut{p.Setup, p.Teardown}
+	for _, sc := range p.Scenarios {
+		lists = append(lists, sc.Flow)
+	}
+	for _, f := range p.Fragments {
+		lists = append(lists, f.V.([]*stepOut))
+	}
+	sends := false
+	for _, list := range lists {
+		eachStep(list, func(s *stepOut) { sends = sends || s.URL != "" })
+	}
+	if sends {
+		return nil
+	}
+	return &NothingToSendError{File: file, Why: why, Skipped: skipped}
+}
+
 // oneLine is s with its line breaks and control characters made spaces.
 func oneLine(s string) string {
 	s, _ = plan.SingleLine(s)

@@ -26,9 +26,23 @@ func FuzzSummaryJSON(f *testing.F) {
 	s.WriteJSON(&b) //nolint:errcheck // a buffer
 	f.Add(b.Bytes())
 	f.Add([]byte(`{"format":"perflab-summary/1","stages":[{"operations":[{"name":"a|b <i>","latency_ms":{"p50":1e300}}]}],"labels":{"":"\u0000"}}`))
+	// Where encoding/json's Unmarshal is lenient: names in another case
+	// or twice, invalid UTF-8, null, numbers in an exponent's form, a
+	// time's offset written out; and what it refuses: a second value.
+	for _, src := range []string{`{"FORMAT":"a","Run_ID":"x","run_id":"y","labels":{"k":"a","k":"b"}}`, "{\"error\":\"\xff\xfe\"}",
+		`{"stages":null,"total":{"count":1e2},"start":"2026-01-01T00:00:00+00:00"}`, `{} {}`, `{"stages":[{"index":1.5}]}`} {
+		f.Add([]byte(src))
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		var s1 results.Summary
-		if json.Unmarshal(src, &s1) != nil {
+		err := json.Unmarshal(src, &s1)
+		// ReadDir's decoder, reading as it goes, reads what Unmarshal reads.
+		if s, derr := results.DecodeSummary(bytes.NewReader(src)); (err == nil) != (derr == nil) {
+			t.Fatalf("Unmarshal: %v; DecodeSummary: %v\n%s", err, derr, src)
+		} else if err == nil && normalTimes(*s) != normalTimes(s1) {
+			t.Fatalf("DecodeSummary read another summary than Unmarshal:\n%s\n%s", normalTimes(*s), normalTimes(s1))
+		}
+		if err != nil {
 			return
 		}
 		var w1 bytes.Buffer

@@ -2,10 +2,12 @@ package results_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,6 +223,41 @@ func TestOpenModelDurationsThroughTheHistory(t *testing.T) {
 		a, b := orig.Intervals[tag+suffix], back.Intervals[tag+suffix]
 		if len(a) != 1 || len(b) != 1 || a[0].Encoded() != b[0].Encoded() {
 			t.Errorf("%s: %d intervals written, %d after import and export, or they differ", tag+suffix, len(a), len(b))
+		}
+	}
+}
+
+// A run's id is its start and its plan's name made safe for a directory:
+// Latin letters with accents lose them, ligatures and full-width letters
+// are the letters they stand for, and a name whose letters are of
+// another script (or that has none) gets a short hash of it, the first
+// 8 hex digits of its SHA-256: never an empty name, and two names of
+// another script are two ids.
+func TestRunIDBaseNames(t *testing.T) {
+	start := time.Date(2026, 11, 26, 3, 46, 13, 311e6, time.UTC)
+	long := strings.Repeat("Ж", 30) + strings.Repeat("a", 120)
+	for name, want := range map[string]string{
+		"checkout":               "checkout",
+		"shop / checkout!":       "shop-checkout",
+		"Café Crème — ß":         "Cafe-Creme-ss",
+		"Łódź Æsir ø":            "Lodz-AEsir-o",
+		"Ｆｕｌｌ ｗｉｄｔｈ ﬁle":         "Full-width-file",
+		"Заказ":                  "3648b2d2",
+		"Оплата":                 "1d0f59fc",
+		"Заказ v2":               "v2-290a6b26",
+		"注文":                     "266125dd",
+		"🚀":                      "ebbc0b28",
+		"!!!":                    "e84c538e",
+		"":                       "run",
+		long:                     strings.Repeat("a", 91) + "-" + fmt.Sprintf("%x", sha256.Sum256([]byte(long)))[:8],
+		strings.Repeat("b", 150): strings.Repeat("b", 100),
+	} {
+		id := results.RunIDBase(start, name)
+		if want = "20261126-034613.311-" + want; id != want {
+			t.Errorf("%q: %q, want %q", name, id, want)
+		}
+		if err := results.CheckRunID(id); err != nil {
+			t.Errorf("%q: %v", name, err)
 		}
 	}
 }

@@ -2,7 +2,8 @@ package results
 
 import (
 	"bytes"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/perflab/perflab/internal/inputfile"
 	"github.com/perflab/perflab/metrics"
@@ -46,14 +51,69 @@ type Run struct {
 }
 
 // RunIDBase is the id a run started at start of a plan named plan gets,
-// before a suffix that makes it unique: 20261126-034613.311-checkout. The
-// plan's name is cut to 100 bytes.
+// before a suffix that makes it unique: 20261126-034613.311-checkout.
+// The plan's name is made a name of the id's characters (nameSlug).
 func RunIDBase(start time.Time, plan string) string {
-	name := strings.Trim(unsafeID.ReplaceAllString(plan, "-"), "-")
-	if len(name) > 100 {
-		name = strings.TrimRight(name[:100], "-")
+	return start.Format("20060102-150405.000") + "-" + nameSlug(plan)
+}
+
+// maxSlug is the most bytes of a plan's name in a run id.
+const maxSlug = 100
+
+// nameSlug is a plan's name in the characters of a run id, never empty,
+// at most maxSlug bytes. Latin letters lose their accents (Café: Cafe),
+// ligatures and full-width letters are the letters they stand for (NFKD),
+// and the few Latin letters that do not decompose are spelt as usual (ß:
+// ss, Ł: L, Æ: AE); any other run of characters an id cannot hold is a
+// '-'. Where a letter or digit of another script is dropped, or nothing
+// is left, the slug ends in the first 8 hex digits of the name's SHA-256:
+// two names of another script make two ids, and every run's id names its
+// plan. Unicode letters are not kept: an id names a directory, a row of
+// the history, a URL and Kubernetes objects (ASCII only), and a name with
+// accents has two forms in Unicode (NFC, NFD: macOS's file names) that
+// would be two ids.
+func nameSlug(plan string) string {
+	if plan == "" {
+		return "run"
 	}
-	return start.Format("20060102-150405.000") + "-" + name
+	var b strings.Builder
+	lost := false
+	for _, r := range norm.NFKD.String(plan) {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case unicode.Is(unicode.Mn, r): // an accent, decomposed from its letter
+		case latinSpelling[r] != "":
+			b.WriteString(latinSpelling[r])
+		default:
+			lost = lost || unicode.IsLetter(r) || unicode.IsNumber(r)
+			b.WriteByte(' ') // a '-' with the characters around it that an id cannot hold
+		}
+	}
+	slug := strings.Trim(unsafeID.ReplaceAllString(b.String(), "-"), "-")
+	if !lost && slug != "" {
+		return cutSlug(slug, maxSlug)
+	}
+	sum := sha256.Sum256([]byte(plan))
+	hash := hex.EncodeToString(sum[:4])
+	if slug == "" {
+		return hash
+	}
+	return cutSlug(slug, maxSlug-len(hash)-1) + "-" + hash
+}
+
+// cutSlug is slug cut to n bytes, without a '-' at its end.
+func cutSlug(slug string, n int) string {
+	if len(slug) > n {
+		slug = strings.TrimRight(slug[:n], "-")
+	}
+	return slug
+}
+
+// latinSpelling spells the Latin letters that have no decomposition.
+var latinSpelling = map[rune]string{
+	'ß': "ss", 'ẞ': "SS", 'Æ': "AE", 'æ': "ae", 'Œ': "OE", 'œ': "oe", 'Ø': "O", 'ø': "o",
+	'Ł': "L", 'ł': "l", 'Đ': "D", 'đ': "d", 'Ð': "D", 'ð': "d", 'Þ': "Th", 'þ': "th", 'ı': "i",
 }
 
 // unsafeID matches what a run id must not hold.
@@ -115,15 +175,17 @@ const MaxSummary = 1 << 30
 // directory without summary.json (a run still going, or killed) is read
 // from its intervals: its summary is rebuilt from them.
 func ReadDir(dir string) (*Run, error) {
-	b, err := inputfile.ReadFile(filepath.Join(dir, "summary.json"), MaxSummary)
+	f, err := inputfile.OpenLimit(filepath.Join(dir, "summary.json"), MaxSummary,
+		"a summary.json may be "+inputfile.FormatSize(MaxSummary)+" (results.MaxSummary), far above what a run writes")
 	if errors.Is(err, os.ErrNotExist) {
 		return readUnfinished(dir)
 	}
 	if err != nil {
 		return nil, err
 	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
+	defer f.Close()
+	s, err := DecodeSummary(f)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	if s.Format != Format {
@@ -133,7 +195,7 @@ func ReadDir(dir string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	rd.Summary = &s
+	rd.Summary = s
 	if rd.Totals, err = readTotalsFile(filepath.Join(dir, TotalsFile)); err != nil {
 		return nil, err
 	}

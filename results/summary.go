@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
 	"github.com/perflab/perflab/analyze"
 	"github.com/perflab/perflab/logcorr"
 	"github.com/perflab/perflab/metrics"
@@ -492,6 +495,21 @@ func total(run *metrics.Run) Total {
 		t.Mean, t.Min, t.Max = all.Mean()/1e6, float64(all.Min)/1e6, float64(all.Max)/1e6
 	}
 	return t
+}
+
+// DecodeSummary reads a summary.json document from r as it comes: only
+// the summary decoded is held, never the document's bytes whole (a run
+// of thousands of stages writes hundreds of MB). It reads as
+// encoding/json's Unmarshal does (go-json-experiment's decoder, the
+// prototype of encoding/json/v2, with v1's semantics), but for errors,
+// said as the decoder finds them rather than after a first pass over the
+// whole document, which v1's way would need.
+func DecodeSummary(r io.Reader) (*Summary, error) {
+	var s Summary
+	if err := jsonv2.UnmarshalRead(r, &s, jsonv1.DefaultOptionsV1(), jsonv1.ReportErrorsWithLegacySemantics(false)); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }
 
 // WriteJSON writes the summary as indented JSON.

@@ -20,6 +20,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/perflab/perflab/report"
 	"github.com/perflab/perflab/store"
@@ -89,15 +91,24 @@ func New(o Options) *Server {
 }
 
 // either is web's assets, then the report's charts' (uPlot, charts.js):
-// the run page draws the report's charts as the HTML report does.
+// the run page draws the report's charts as the HTML report does. It
+// holds files only: a directory is not there (http.FileServerFS would
+// list it), so /static/ answers 404 as any page that is not there.
 type either [2]fs.FS
 
 func (e either) Open(name string) (fs.File, error) {
 	f, err := e[0].Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return e[1].Open(name)
+		f, err = e[1].Open(name)
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return f, nil
 }
 
 // csp lets the pages run only perflab's own scripts (no inline script,
@@ -139,11 +150,55 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 const tokenCookie = "perflab_token"
 
+// MinTokenLength is the fewest characters a server's token may have: as
+// hex, 64 bits, too many to guess by trying over a network (the servers
+// do not slow wrong guesses down). $(openssl rand -hex 16) gives 32.
+const MinTokenLength = 16
+
+// MinTokenDistinct is the fewest different characters a token may have:
+// it refuses a character or a short pattern repeated (aaaa..., abab...,
+// 1234 1234 ...), which a random token of MinTokenLength characters has
+// less than one chance in a million to be.
+const MinTokenDistinct = 5
+
+// CheckToken says why token cannot be a server's token (Options.Token,
+// the metrics' token), nil if it can: at least MinTokenLength characters
+// of at least MinTokenDistinct different ones, each a letter, a digit or
+// one of - . _ ~ + / = (RFC 6750's token characters: it travels as it is
+// in an Authorization header, a cookie and a URL, where any other would
+// be changed or refused). A message never repeats the token: at most the
+// one character refused.
+func CheckToken(token string) error {
+	distinct := map[rune]bool{}
+	for _, c := range token {
+		if c >= utf8.RuneSelf || !unicode.IsLetter(c) && !unicode.IsDigit(c) && !strings.ContainsRune("-._~+/=", c) {
+			return fmt.Errorf("the token holds %q: a token is letters, digits and - . _ ~ + / = (it travels as it is in an Authorization header, a cookie and a URL)", c)
+		}
+		distinct[c] = true
+	}
+	if len(token) < MinTokenLength {
+		return fmt.Errorf("a token of %d characters: a token is %d characters at least, too many to guess by trying (such as $(openssl rand -hex 16))", len(token), MinTokenLength)
+	}
+	if len(distinct) < MinTokenDistinct {
+		return fmt.Errorf("a token of %d characters has %d different: a token has %d different characters at least, a random one (such as $(openssl rand -hex 16))", len(token), len(distinct), MinTokenDistinct)
+	}
+	return nil
+}
+
+// HasBearer reports whether r carries token as Authorization: Bearer
+// TOKEN, compared in constant time.
+func HasBearer(r *http.Request, token string) bool {
+	a, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && sameToken(a, token)
+}
+
+func sameToken(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }
+
 // authorized checks the request's token: a Bearer header, the cookie, or
 // ?token= (which sets the cookie and comes back without it in the URL).
 func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
-	ok := func(t string) bool { return subtle.ConstantTimeCompare([]byte(t), []byte(s.o.Token)) == 1 }
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") && ok(strings.TrimPrefix(a, "Bearer ")) {
+	ok := func(t string) bool { return sameToken(t, s.o.Token) }
+	if HasBearer(r, s.o.Token) {
 		return true
 	}
 	if c, err := r.Cookie(tokenCookie); err == nil && ok(c.Value) {

@@ -435,3 +435,49 @@ func TestSeriesFromTraffic(t *testing.T) {
 		}
 	}
 }
+
+// CheckToken takes what openssl rand -hex and -base64 make and refuses
+// the short, the repeated and what a header, a cookie or a URL would
+// change.
+func TestCheckToken(t *testing.T) {
+	for token, ok := range map[string]bool{
+		"9c2f6e0b1d4a7388e5f1c0b2a6d94e7f": true,  // openssl rand -hex 16
+		"3q2+7w/ZkX1bLq0Vn8yH4A==":         true,  // openssl rand -base64 16
+		"Kx_9-pQ.2~mZr7Tw":                 true,  // 16, of the unreserved characters
+		"0123456789abcde":                  false, // 15
+		"":                                 false,
+		"zzzzzzzzzzzzzzzzzzzzzzzz":         false,
+		"12341234123412341234":             false, // 4 different
+		"0123456789abcdef\n":               false,
+		"0123456789abcdef\"":               false,
+		"0123456789,abcdef":                false,
+	} {
+		if err := CheckToken(token); (err == nil) != ok {
+			t.Errorf("%q: %v, want ok %v", token, err, ok)
+		}
+	}
+}
+
+// /static/ serves the pages' assets, each by its name, and lists none: a
+// directory of them is 404, as any page that is not there, and says
+// nothing of the files in it.
+func TestStaticListsNoDirectory(t *testing.T) {
+	app := New(Options{Store: seed(t).st})
+	for _, path := range []string{"/static/", "/static/.", "/static/./", "/static//", "/static/%2e/"} {
+		res, body := get(t, app, path)
+		redirect := res.StatusCode == http.StatusMovedPermanently || res.StatusCode == http.StatusTemporaryRedirect // to the cleaned path
+		if res.StatusCode != http.StatusNotFound && !redirect || strings.Contains(body, "live.js") || strings.Contains(body, "uPlot") {
+			t.Errorf("%s: %d\n%.300s", path, res.StatusCode, body)
+		}
+		if loc := res.Header.Get("Location"); redirect {
+			if res, body := get(t, app, loc); res.StatusCode != http.StatusNotFound || strings.Contains(body, "live.js") {
+				t.Errorf("%s, redirected to %s: %d\n%.300s", path, loc, res.StatusCode, body)
+			}
+		}
+	}
+	for _, path := range []string{"/static/live.js", "/static/uPlot.iife.min.js", "/static/charts.js"} {
+		if res, _ := get(t, app, path); res.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d", path, res.StatusCode)
+		}
+	}
+}

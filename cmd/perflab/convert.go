@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,6 +49,12 @@ func cmdConvert(std *stdio, args []string) int {
 		}
 	}
 	res, err := conv(bytes.NewReader(src), file)
+	var nothing *convert.NothingToSendError
+	if errors.As(err, &nothing) {
+		for _, s := range nothing.Skipped {
+			fmt.Fprintf(std.err, "perflab: not converted: %s\n", s)
+		}
+	}
 	if err != nil {
 		return fail(std, err)
 	}

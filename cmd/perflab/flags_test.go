@@ -62,11 +62,14 @@ func TestFlagsNamedExist(t *testing.T) {
 	if !flags["run"]["serve-token"] || !flags["serve"]["token"] || flags["run"]["token"] {
 		t.Fatalf("the flags read from the help are not the commands': %v", flags)
 	}
-	// The web server's messages name the flags of the command serving.
-	for cmd, lf := range map[string]listenFlags{"serve": serveFlags, "run": runServeFlags} {
-		for _, f := range []string{lf.listen, lf.token, lf.public, lf.hosts} {
-			if !flags[cmd][strings.TrimPrefix(f, "--")] {
-				t.Errorf("%s is not a flag of perflab %s", f, cmd)
+	// A server's messages name the flags of the command serving.
+	for _, s := range []struct {
+		cmd string
+		lf  listenFlags
+	}{{"serve", serveFlags}, {"run", runServeFlags}, {"run", metricsFlags}} {
+		for _, f := range []string{s.lf.listen, s.lf.token, s.lf.public, s.lf.hosts} {
+			if !flags[s.cmd][strings.TrimPrefix(f, "--")] {
+				t.Errorf("%s is not a flag of perflab %s", f, s.cmd)
 			}
 		}
 	}

@@ -116,7 +116,7 @@ type runFlags struct {
 	servePublic bool
 	serveHosts  listFlag
 	// --metrics-listen: Prometheus' /metrics
-	metricsListen string
+	metrics       metricsListen
 	metricsLinger time.Duration
 	remoteWrite   string
 	// --dump-failures: failed requests to failures.jsonl
@@ -203,7 +203,10 @@ func cmdRun(std *stdio, args []string) int {
 	f.load.register(fs)
 	f.registerDistributed(fs)
 	fs.Var(&f.serve, "serve", "serve the run's live page (the web UI of perflab serve) while it goes, on "+defaultServe+" or --serve=ADDR; its URL is printed")
-	fs.StringVar(&f.metricsListen, "metrics-listen", "", "expose the run's live figures for Prometheus at http://ADDR/metrics (loopback, such as 127.0.0.1:9464)")
+	fs.StringVar(&f.metrics.addr, "metrics-listen", "", "expose the run's live figures for Prometheus at http://ADDR/metrics (loopback, such as 127.0.0.1:9464; anything but loopback needs --metrics-token or --metrics-insecure-public)")
+	fs.StringVar(&f.metrics.token, "metrics-token", "", "with --metrics-listen: ask every scrape for this token (Authorization: Bearer; Prometheus' authorization: {credentials: TOKEN})")
+	fs.BoolVar(&f.metrics.public, "metrics-insecure-public", false, "with --metrics-listen beyond loopback: no token, anyone who reaches the address reads the run's figures")
+	fs.Var(&f.metrics.allowed, "metrics-allowed-host", "with --metrics-listen: a name /metrics is reached by besides its address (and localhost on loopback): scrapes naming another host are refused, against DNS rebinding (repeatable)")
 	fs.StringVar(&f.remoteWrite, "prometheus-remote-write", "", "push the run's live figures every 5 s, and at its end, to this Prometheus remote-write URL (such as http://127.0.0.1:9090/api/v1/write)")
 	fs.DurationVar(&f.metricsLinger, "metrics-linger", 0, "with --metrics-listen: go on serving the run's final figures this long after it ends, for a last scrape")
 	fs.StringVar(&f.serveToken, "serve-token", "", "with --serve beyond loopback: ask every request for this token")
@@ -445,8 +448,8 @@ func execute(p *plan.Plan, f runFlags, stdout, stderr io.Writer) (int, string) {
 		defer live.stop()
 		cfg.Started = func(id string) { fmt.Fprintf(stderr, "perflab: the run's live page: %s\n", live.URL(id)) }
 	}
-	if f.metricsListen != "" || f.remoteWrite != "" {
-		m, err := startMetrics(f.metricsListen, f.remoteWrite, p.Name, cfg.Labels, stderr)
+	if f.metrics.addr != "" || f.remoteWrite != "" {
+		m, err := startMetrics(f.metrics, f.remoteWrite, p.Name, cfg.Labels, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "perflab: %v\n", err)
 			return exitUsage, ""

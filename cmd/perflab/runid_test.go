@@ -95,3 +95,19 @@ func setRunID(t *testing.T, dir, id string) {
 		t.Fatal(err)
 	}
 }
+
+// A run of a plan named in another script has a directory and an id that
+// name it: a short hash of the name (results.RunIDBase), not an empty
+// name after the time; its Latin accents are dropped, not the letters.
+func TestRunDirOfNonASCIIPlanName(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	for name, slug := range map[string]string{"Заказ": "3648b2d2", "Crème brûlée": "Creme-brulee"} {
+		planPath := writePlan(t, "name: "+name+"\ntarget: "+srv.URL+"\nscenarios: [{vus: 1, iterations: 1, flow: [{name: a, url: /a}]}]\n")
+		out := t.TempDir()
+		dir := runDir(t, planPath, out, slug)
+		if s := readSummary(t, out); s.RunID != filepath.Base(dir) || s.Plan.Name != name {
+			t.Errorf("%s: run %q of plan %q in %s", name, s.RunID, s.Plan.Name, dir)
+		}
+	}
+}

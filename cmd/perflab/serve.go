@@ -83,24 +83,42 @@ Flags:`)
 	return exitOK
 }
 
-// listenFlags are the names of the flags of a web server: perflab
-// serve's, or perflab run's for its live server.
-type listenFlags struct{ listen, token, public, hosts string }
+// listenFlags are the names of the flags of one of perflab's servers:
+// perflab serve's, perflab run's for its live server, or run's for its
+// Prometheus metrics; shows is what anyone who reaches it may read, addr
+// an address to give.
+type listenFlags struct{ listen, token, public, hosts, shows, addr string }
 
 var (
-	serveFlags    = listenFlags{"--listen", "--token", "--insecure-public", "--allowed-host"}
-	runServeFlags = listenFlags{"--serve", "--serve-token", "--serve-insecure-public", "--serve-allowed-host"}
+	serveFlags    = listenFlags{"--listen", "--token", "--insecure-public", "--allowed-host", "the history", defaultServe}
+	runServeFlags = listenFlags{"--serve", "--serve-token", "--serve-insecure-public", "--serve-allowed-host", "the history", defaultServe}
+	metricsFlags  = listenFlags{"--metrics-listen", "--metrics-token", "--metrics-insecure-public", "--metrics-allowed-host", "the run's live figures", "127.0.0.1:9464"}
 )
 
-// checkListen refuses to serve beyond loopback without a token, unless
-// asked to in so many words, and says what a request's Host may name
-// (web.AllowedHosts).
-func checkListen(flags listenFlags, addr, token string, public bool, allowed []string) (*web.Hosts, error) {
+// checkExposure is the rule of every server of perflab: its address is
+// HOST:PORT; beyond loopback it asks for a token, unless told in so many
+// words that anyone may read what it shows; a token given, wherever it
+// listens, is one (web.CheckToken).
+func checkExposure(flags listenFlags, addr, token string, public bool) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, fmt.Errorf("%s %q: want HOST:PORT, such as %s", flags.listen, addr, defaultServe)
+		return fmt.Errorf("%s %q: want HOST:PORT, such as %s", flags.listen, addr, flags.addr)
+	}
+	if token != "" {
+		if err := web.CheckToken(token); err != nil {
+			return fmt.Errorf("%s: %w", flags.token, err)
+		}
 	}
 	if !web.Loopback(addr) && token == "" && !public {
-		return nil, fmt.Errorf("%s %s is reachable beyond this machine: give %s TOKEN (such as $(openssl rand -hex 16)), or %s to serve the history to anyone who reaches it", flags.listen, addr, flags.token, flags.public)
+		return fmt.Errorf("%s %s is reachable beyond this machine: give %s TOKEN (such as $(openssl rand -hex 16)), or %s to show %s to anyone who reaches it", flags.listen, addr, flags.token, flags.public, flags.shows)
+	}
+	return nil
+}
+
+// checkListen checks a web server's address and token (checkExposure),
+// and says what a request's Host may name (web.AllowedHosts).
+func checkListen(flags listenFlags, addr, token string, public bool, allowed []string) (*web.Hosts, error) {
+	if err := checkExposure(flags, addr, token, public); err != nil {
+		return nil, err
 	}
 	hosts, err := web.AllowedHosts(addr, allowed)
 	if err != nil {
@@ -184,7 +202,24 @@ type metricsServer struct {
 	errs   io.Writer
 }
 
-func startMetrics(addr, remoteURL, planName string, labels map[string]string, errs io.Writer) (*metricsServer, error) {
+// metricsListen is where run --metrics-listen serves /metrics, with its
+// token (--metrics-token) or without one beyond loopback
+// (--metrics-insecure-public), and the names it is reached by besides
+// (--metrics-allowed-host).
+type metricsListen struct {
+	addr, token string
+	public      bool
+	allowed     listFlag
+}
+
+func startMetrics(listen metricsListen, remoteURL, planName string, labels map[string]string, errs io.Writer) (*metricsServer, error) {
+	var hosts *web.Hosts
+	if listen.addr != "" {
+		var err error
+		if hosts, err = checkListen(metricsFlags, listen.addr, listen.token, listen.public, listen.allowed); err != nil {
+			return nil, err
+		}
+	}
 	exp := exporter.New(planName, labels)
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(exp); err != nil {
@@ -205,13 +240,22 @@ func startMetrics(addr, remoteURL, planName string, labels map[string]string, er
 		}
 		m.pusher = p
 	}
-	if addr != "" {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return nil, fmt.Errorf("--metrics-listen %q: want HOST:PORT, such as 127.0.0.1:9464", addr)
-		}
+	if listen.addr != "" {
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		l, err := net.Listen("tcp", addr)
+		metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+			if !hosts.Allows(r.Host) {
+				http.Error(w, fmt.Sprintf("this /metrics answers to %s, not to %q: a page of another site may be reading it through its own name (DNS rebinding). If %q is a name you reach it by, give it with --metrics-allowed-host", hosts, r.Host, r.Host), http.StatusMisdirectedRequest)
+				return
+			}
+			if listen.token != "" && !web.HasBearer(r, listen.token) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="perflab"`)
+				http.Error(w, "this /metrics asks for its token: Authorization: Bearer TOKEN (Prometheus: authorization: {credentials: TOKEN})", http.StatusUnauthorized)
+				return
+			}
+			metrics.ServeHTTP(w, r)
+		})
+		l, err := net.Listen("tcp", listen.addr)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +199,7 @@ func TestServeRefusesOtherHosts(t *testing.T) {
 
 	// On every address (with its token), any IP address and this
 	// machine's name are what a browser may send; other names are not.
-	token := "t0ken"
+	token := "t0ken-4b1d9e27c3a5"
 	addr = startServe(t, "--store", db, "--listen", "0.0.0.0:0", "--token", token)
 	hostname, _ := os.Hostname()
 	for host, want := range map[string]int{
@@ -277,4 +278,113 @@ func httpGet(t *testing.T, url string) (int, string) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
+}
+
+// A token is at least web.MinTokenLength characters, of the characters
+// an Authorization header, a cookie and a URL carry as they are, and not
+// one character repeated: serve, run --serve and run --metrics-listen
+// refuse any other before they listen, wherever they listen.
+func TestServersRefuseWeakTokens(t *testing.T) {
+	plan := writePlan(t, "target: http://127.0.0.1:1\nscenarios: [{vus: 1, iterations: 1, flow: [{url: /a}]}]\n")
+	for _, c := range []struct{ token, want string }{
+		{"short", `token of 5 characters: a token is 16 characters at least`},
+		{"0123456789abcde", `token of 15 characters: a token is 16 characters at least`},
+		{"aaaaaaaaaaaaaaaaaaaa", `token of 20 characters has 1 different: a token has 5 different characters at least`},
+		{"abababababababab", `token of 16 characters has 2 different`},
+		{"0123456789abcdef;x", `token holds ';'`},
+		{"0123456789 abcdef", `token holds ' '`},
+		{"0123456789abcdéf", `token holds 'é'`},
+	} {
+		for _, args := range [][]string{
+			{"serve", "--listen", "0.0.0.0:0", "--token", c.token, "--store", t.TempDir() + "/none.db"},
+			{"serve", "--listen", "127.0.0.1:0", "--token", c.token, "--store", t.TempDir() + "/none.db"},
+			{"run", plan, "--out", t.TempDir(), "--quiet", "--serve=0.0.0.0:0", "--serve-token", c.token},
+			{"run", plan, "--out", t.TempDir(), "--quiet", "--metrics-listen", "0.0.0.0:0", "--metrics-token", c.token},
+		} {
+			flag := map[string]string{"serve": "--token", "run": "--serve-token"}[args[0]]
+			if slices.Contains(args, "--metrics-token") {
+				flag = "--metrics-token"
+			}
+			code, _, errs := runCLI(t, args...)
+			if code != exitUsage || !strings.Contains(errs, flag+": a "+c.want) && !strings.Contains(errs, flag+": the "+c.want) || strings.Contains(errs, c.token) {
+				t.Errorf("%q: %d %s", args, code, errs)
+			}
+		}
+	}
+}
+
+// perflab run --metrics-listen beyond loopback asks for a token, or to be
+// told the figures are public, as serve does; with a token, /metrics
+// answers only a request that carries it (Prometheus' authorization:
+// credentials). On loopback, no token is needed.
+func TestMetricsListenBeyondLoopback(t *testing.T) {
+	plan := writePlan(t, "target: http://127.0.0.1:1\nscenarios: [{vus: 1, iterations: 1, flow: [{url: /a}]}]\n")
+	code, _, errs := runCLI(t, "run", plan, "--out", t.TempDir(), "--quiet", "--metrics-listen", "0.0.0.0:0")
+	if code != exitUsage || !strings.Contains(errs, "--metrics-listen 0.0.0.0:0 is reachable beyond this machine: give --metrics-token TOKEN") || !strings.Contains(errs, "or --metrics-insecure-public") {
+		t.Errorf("run --metrics-listen 0.0.0.0:0: %d %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "run", plan, "--out", t.TempDir(), "--quiet", "--metrics-listen", "9464")
+	if code != exitUsage || !strings.Contains(errs, `--metrics-listen "9464": want HOST:PORT, such as 127.0.0.1:9464`) {
+		t.Errorf("run --metrics-listen 9464: %d %s", code, errs)
+	}
+	token := "4f1c2a9e7b3d5f60"
+	scrape := func(m *metricsServer, auth string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+m.addr+"/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode == http.StatusOK && !strings.Contains(string(b), "perflab_") {
+			t.Errorf("/metrics: no perflab series:\n%.300s", b)
+		}
+		return res.StatusCode
+	}
+	m, err := startMetrics(metricsListen{addr: "127.0.0.1:0", token: token}, "", "p", nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.stop(0)
+	m.exp.SetRun("r")
+	for auth, want := range map[string]int{
+		"":                      http.StatusUnauthorized,
+		"Bearer wrong":          http.StatusUnauthorized,
+		"Bearer " + token:       http.StatusOK,
+		"Basic " + token:        http.StatusUnauthorized,
+		"Bearer " + token + "x": http.StatusUnauthorized,
+	} {
+		if got := scrape(m, auth); got != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, got, want)
+		}
+	}
+	free, err := startMetrics(metricsListen{addr: "127.0.0.1:0", allowed: []string{"prom.test"}}, "", "p", nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free.stop(0)
+	free.exp.SetRun("r")
+	if got := scrape(free, ""); got != http.StatusOK {
+		t.Errorf("loopback without a token: %d", got)
+	}
+	// As serve's pages, /metrics answers only to the names it is reached
+	// by: a page of another site whose name points at it (DNS rebinding)
+	// reads nothing.
+	_, port, _ := net.SplitHostPort(free.addr)
+	for host, want := range map[string]int{
+		"127.0.0.1:" + port:    http.StatusOK,
+		"localhost:" + port:    http.StatusOK,
+		"prom.test:" + port:    http.StatusOK,
+		"evil.example:" + port: http.StatusMisdirectedRequest,
+		"evil.example":         http.StatusMisdirectedRequest,
+	} {
+		code, body := rawGet(t, free.addr, host, "/metrics")
+		if code != want || want != http.StatusOK && (strings.Contains(body, "perflab_") || !strings.Contains(body, "--metrics-allowed-host")) {
+			t.Errorf("Host %s: %d, want %d\n%.300s", host, code, want, body)
+		}
+	}
 }
