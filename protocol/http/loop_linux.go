@@ -421,7 +421,7 @@ func (l *Loop) runDone() { drain(&l.done, &l.spare, handOver) }
 func handOver(x *Exchange) {
 	f := x.then
 	x.then = nil
-	f(x.res)
+	f(*x.res)
 }
 
 // drain calls f for each exchange of *list, which it empties first, and
@@ -583,9 +583,11 @@ type Exchange struct {
 	sent         time.Time // when the request in flight was sent
 	deadline     int64
 	connDeadline int64
-	res          Result
-	then         func(Result)
-	hdr          func(string) ([]byte, bool)
+	// res is a result queued for the callback (complete while sending):
+	// made the first time one is (120 bytes an exchange otherwise).
+	res  *Result
+	then func(Result)
+	hdr  func(string) ([]byte, bool)
 
 	// tls is the connection's TLS when its origin (authority, as
 	// scheme://host[:port]) is https (loop_tls.go).
@@ -618,8 +620,7 @@ func (x *Exchange) Send(r *Request, vars Vars, s *Scratch, then func(Result)) {
 	defer func() { x.sending = false }()
 	s.begin()
 	if err := x.build(); err != nil {
-		x.res = Result{Err: notSentKind(err), Detail: err.Error()}
-		l.done = append(l.done, x)
+		x.queue(Result{Err: notSentKind(err), Detail: err.Error()})
 		return
 	}
 	// One clock read: the wall time is the anchor's plus the monotonic time
@@ -1104,14 +1105,22 @@ func (x *Exchange) complete(res Result) {
 		x.l.busy--
 	}
 	x.state = stateIdle
-	x.res = res
 	if x.sending {
-		x.l.done = append(x.l.done, x)
+		x.queue(res)
 		return
 	}
 	f := x.then
 	x.then = nil
 	f(res)
+}
+
+// queue keeps res for the callback, which the loop calls on its next round.
+func (x *Exchange) queue(res Result) {
+	if x.res == nil {
+		x.res = new(Result)
+	}
+	*x.res = res
+	x.l.done = append(x.l.done, x)
 }
 
 func (x *Exchange) closeConn() {
