@@ -454,7 +454,7 @@ func (v *loopVU) endIteration(stop, complete bool) {
 		return
 	}
 	took := time.Since(v.started)
-	v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.cur.first, 0)
+	v.recordIteration(took+v.started.Sub(v.t0), took)
 	if stop {
 		v.pc = pcDead
 		return

@@ -517,8 +517,8 @@ func (s *subject) env(v *view, header headerFunc, vars Vars) *expr.Env {
 			}
 			return p.Value(v.jsonBody())
 		},
-		Random:       rand.Float64,
-		RandomString: expr.RandomString(rand.IntN),
+		Random: rand.Float64,
+		IntN:   rand.IntN,
 	}
 }
 
