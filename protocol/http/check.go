@@ -57,6 +57,9 @@ func (c JSONChecks) apply(v *view, vars Vars) (metrics.ErrKind, string) {
 		if err != nil {
 			return metrics.CheckFailed, err.Error()
 		}
+		if why := jc.path.Refusal(v.jsonBody()); why != "" {
+			return metrics.CheckFailed, "json " + jc.path.String() + ": " + why
+		}
 		got := jc.path.Select(v.jsonBody(), buf[:0])
 		if len(got) == 0 && want == "" {
 			continue
@@ -454,6 +457,9 @@ func (s *subject) reads() (what int, body bool) {
 func (s *subject) values(v *view, header headerFunc, vars Vars, dst []value) ([]value, string) {
 	switch s.kind {
 	case subjectJSON:
+		if why := s.path.Refusal(v.jsonBody()); why != "" {
+			return dst, why
+		}
 		var buf [4]gjson.Result
 		for _, r := range s.path.Select(v.jsonBody(), buf[:0]) {
 			switch r.Type {

@@ -52,6 +52,18 @@ func checkServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		case "/xml":
 			w.Header().Set("Content-Type", "application/xml")
 			io.WriteString(w, checkXML)
+		case "/many": // more matches than an extraction reads
+			io.WriteString(w, strings.Repeat("a", plan.MaxMatches+1))
+		case "/exact":
+			io.WriteString(w, strings.Repeat("a", plan.MaxMatches))
+		case "/many.html":
+			io.WriteString(w, "<html><body>"+strings.Repeat("<p>x</p>", plan.MaxMatches+1)+"</body></html>")
+		case "/many.json":
+			io.WriteString(w, "["+strings.Repeat("1,", plan.MaxMatches)+"1]")
+		case "/deep.json": // 2900 arrays nested in each other: 4,203,550 levels in all
+			io.WriteString(w, strings.Repeat("[", 2900)+strings.Repeat("]", 2900))
+		case "/nested.html": // each div's text is the innermost's
+			io.WriteString(w, strings.Repeat("<div>", 20)+strings.Repeat("t", 100<<10)+strings.Repeat("</div>", 20))
 		case "/missing":
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(404)

@@ -164,9 +164,16 @@ func (x Extracts) apply(v *view, header headerFunc, vars Vars) (metrics.ErrKind,
 	var buf [4]gjson.Result
 	for i := range x {
 		e := &x[i]
-		ms, detail := e.values(v, header, buf[:0])
+		found := matches{dst: buf[:0], want: e.wanted()}
+		detail := e.values(v, header, &found)
+		if found.over != "" {
+			return metrics.ExtractFailed, "extract " + e.name + ": " + found.over
+		}
+		ms := found.dst
 		if e.match == plan.MatchAll {
-			setAll(e.name, ms, vars)
+			if over := setAll(e.name, ms, found.bytes, vars); over != "" {
+				return metrics.ExtractFailed, "extract " + e.name + ": " + over
+			}
 			continue
 		}
 		m, ok := pick(ms, e.match)
@@ -210,15 +217,21 @@ func pick(ms []gjson.Result, match int) (gjson.Result, bool) {
 
 // setAll sets NAME to the JSON array of the matches, NAME_count to their
 // number and NAME_1 ... NAME_n to each; the NAME_i beyond n that an
-// earlier response set are emptied.
-func setAll(name string, ms []gjson.Result, vars Vars) {
+// earlier response set are emptied. size is the matches' text: with the
+// array, it may not pass maxExtractBytes, or nothing is set and setAll
+// says why.
+func setAll(name string, ms []gjson.Result, size int, vars Vars) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, m := range ms {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(jsonText(m))
+		t := jsonText(m)
+		if size+b.Len()+len(t)+1 > maxExtractBytes {
+			return tooMuchText()
+		}
+		b.WriteString(t)
 	}
 	b.WriteByte(']')
 	vars.Set(name, b.String())
@@ -233,6 +246,7 @@ func setAll(name string, ms []gjson.Result, vars Vars) {
 	for i := len(ms); i < before; i++ {
 		vars.Set(name+"_"+strconv.Itoa(i+1), "")
 	}
+	return ""
 }
 
 // jsonText is a match as an item of a JSON array: a string quoted, any
@@ -250,30 +264,93 @@ func jsonText(m gjson.Result) string {
 // textMatch is a match of a text extraction, as a JSON path's string.
 func textMatch(s string) gjson.Result { return gjson.Result{Type: gjson.String, Str: s} }
 
-// values appends the extraction's matches in v to dst; detail says why
-// there is none when it is not that nothing matched.
-func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gjson.Result, string) {
-	one := e.match == plan.MatchFirst // the first is all that is wanted
+// maxExtractBytes is plan.MaxExtractBytes but in tests, which make
+// their cases small.
+var maxExtractBytes = plan.MaxExtractBytes
+
+// matches gathers an extraction's matches, as many as it wants (the
+// first, the N-th), or all of them up to plan.MaxMatches; over says why
+// the extraction fails when there are more than that, or when their text
+// passes maxExtractBytes.
+type matches struct {
+	dst   []gjson.Result
+	want  int
+	bytes int // the text of dst
+	over  string
+}
+
+// add gathers r; it reports whether to gather more.
+func (m *matches) add(r gjson.Result) bool {
+	if len(m.dst) == plan.MaxMatches {
+		m.over = "more than " + strconv.Itoa(plan.MaxMatches) + " matches (plan.MaxMatches): match: all, last and random read every match"
+		return false
+	}
+	size := len(r.Raw)
+	if r.Type == gjson.String {
+		size = len(r.Str)
+	}
+	if m.bytes+size > maxExtractBytes {
+		m.over = tooMuchText()
+		return false
+	}
+	m.bytes += size
+	m.dst = append(m.dst, r)
+	return len(m.dst) < m.want
+}
+
+// tooMuchText says an extraction's values passed maxExtractBytes.
+func tooMuchText() string {
+	return "its values pass " + plan.FormatSize(int64(maxExtractBytes)) + " (plan.MaxExtractBytes)"
+}
+
+// wanted is how many matches the extraction reads: up to the one it
+// takes (the first, the N-th), or all, which is one past MaxMatches for
+// match: all, last and random to know there are too many.
+func (e *extractor) wanted() int {
+	switch {
+	case e.match == plan.MatchFirst:
+		return 1
+	case e.match > 0:
+		return e.match
+	}
+	return plan.MaxMatches + 1
+}
+
+// values gathers the extraction's matches in v into found; detail says
+// why there is none when it is not that nothing matched.
+func (e *extractor) values(v *view, header headerFunc, found *matches) (detail string) {
 	switch e.kind {
 	case fromJSON:
-		return e.json.Select(v.jsonBody(), dst), ""
+		if why := e.json.Refusal(v.jsonBody()); why != "" {
+			found.over = why
+			return ""
+		}
+		var buf [4]gjson.Result
+		for _, r := range e.json.Select(v.jsonBody(), buf[:0]) {
+			if !found.add(r) {
+				break
+			}
+		}
+		return ""
 	case fromHeader:
 		if h, ok := header(e.header); ok {
-			dst = append(dst, textMatch(unsafeString(h)))
+			found.add(textMatch(unsafeString(h)))
 		}
-		return dst, ""
+		return ""
 	case fromRegex:
 		src := e.source(v)
-		if one {
+		if found.want == 1 {
 			if m := e.re.FindSubmatchIndex(src); m != nil {
-				dst = append(dst, textMatch(group(src, m, e.group)))
+				found.add(textMatch(group(src, m, e.group)))
 			}
-			return dst, ""
+			return ""
 		}
-		for _, m := range e.re.FindAllSubmatchIndex(src, -1) {
-			dst = append(dst, textMatch(group(src, m, e.group)))
+		for _, m := range e.re.FindAllSubmatchIndex(src, found.want) {
+			if !found.add(textMatch(group(src, m, e.group))) {
+				break
+			}
 		}
-		return dst, ""
+		return ""
 	case fromBetween:
 		src := e.source(v)
 		for {
@@ -286,48 +363,45 @@ func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gj
 			if j < 0 {
 				break
 			}
-			dst = append(dst, textMatch(unsafeString(src[:j])))
-			src = src[j+len(e.right):]
-			if one {
+			if !found.add(textMatch(unsafeString(src[:j]))) {
 				break
 			}
+			src = src[j+len(e.right):]
 		}
-		return dst, ""
+		return ""
 	case fromCSS:
 		for _, n := range v.htmlDoc().FindMatcher(e.css).EachIter() {
 			if e.attr == "" {
-				dst = append(dst, textMatch(strings.TrimSpace(n.Text())))
-			} else if a, ok := n.Attr(e.attr); ok {
-				dst = append(dst, textMatch(a))
-			}
-			if one && len(dst) > 0 {
+				if !found.add(textMatch(strings.TrimSpace(n.Text()))) {
+					break
+				}
+			} else if a, ok := n.Attr(e.attr); ok && !found.add(textMatch(a)) {
 				break
 			}
 		}
-		return dst, ""
+		return ""
 	}
 	doc, err := v.xmlDoc()
 	if err != nil {
-		return dst, "the body is not XML or HTML: " + err.Error()
+		return "the body is not XML or HTML: " + err.Error()
 	}
 	expr := e.xpaths.Get().(*xpath.Expr)
 	defer e.xpaths.Put(expr)
 	switch r := expr.Evaluate(xmlquery.CreateXPathNavigator(doc)).(type) {
 	case *xpath.NodeIterator:
 		for r.MoveNext() {
-			dst = append(dst, textMatch(r.Current().Value()))
-			if one {
+			if !found.add(textMatch(r.Current().Value())) {
 				break
 			}
 		}
 	case string:
-		dst = append(dst, textMatch(r))
+		found.add(textMatch(r))
 	case float64:
-		dst = append(dst, textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
+		found.add(textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
 	case bool:
-		dst = append(dst, textMatch(strconv.FormatBool(r)))
+		found.add(textMatch(strconv.FormatBool(r)))
 	}
-	return dst, ""
+	return ""
 }
 
 // source is what a regex or between extraction reads.
