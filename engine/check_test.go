@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -99,5 +100,19 @@ scenarios:
 	}
 	if totalOver.Load() == 0 || closed.Load() == 0 {
 		t.Errorf("the server sent no answer to fail a check: %d totals of 3, %d closed orders", totalOver.Load(), closed.Load())
+	}
+	// Issue 37: an extraction's time was in no figure (a step's latency
+	// ends with its response's last byte). The stage keeps what the VUs
+	// spent on the responses of the steps that extract or check: some
+	// time, within the stage's two VUs', after responses that took the
+	// latencies recorded.
+	var lat float64
+	for _, name := range []string{"list", "get"} {
+		s := op(t, r.Stages[0], name)
+		lat += float64(s.OK.Sum+s.Failed.Sum) / 1e9
+	}
+	if pr := r.Stages[0].Processing; pr == nil || pr.Responses != 24 || math.Abs(pr.LatencyS-lat) > 1e-9 ||
+		pr.Seconds <= 0 || pr.Seconds > 2*r.Stages[0].Elapsed().Seconds() {
+		t.Errorf("processing %+v: want 24 responses, their latency %v, and some time within the stage", pr, lat)
 	}
 }

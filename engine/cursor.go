@@ -245,6 +245,10 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		lat = w.ph.step(n, res)
 	} else {
 		lat = w.record(n, res)
+		if res.Processing > 0 {
+			p := &w.proc
+			p.time, p.latency, p.responses = p.time+res.Processing, p.latency+res.Latency, p.responses+1
+		}
 	}
 	if n.correlate != nil && !res.Start.IsZero() {
 		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)

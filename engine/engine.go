@@ -415,6 +415,14 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		}
 		ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: start, workers: workers, inflight: newShardedCount()}
 		ph.Abandoned += r.runTogether(ctx, ex, g, st)
+		ex.mu.Lock()
+		if ex.proc.Responses > 0 {
+			if ph.Processing == nil {
+				ph.Processing = &metrics.Processing{}
+			}
+			ph.Processing.Add(ex.proc)
+		}
+		ex.mu.Unlock()
 		workers = ex.workers
 		for name, d := range ex.spans(g) {
 			ph.Spans[name] = d

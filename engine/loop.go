@@ -157,6 +157,9 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 			l.Run()
 			stopWake()
 			stopSched()
+			for _, v := range el.vus { // the loop, which ran them, has ended
+				e.processed(v.worker)
+			}
 		})
 	}
 }

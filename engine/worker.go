@@ -40,6 +40,15 @@ type worker struct {
 	// ph is where setup's or teardown's one VU records (nil in a stage,
 	// which records in rec).
 	ph *phaseRec
+	// proc is what the VU spent processing its responses (extractions
+	// and checks), told its stage's executor when it ends (processed).
+	proc processing
+}
+
+// processing is a VU's metrics.Processing, counted without a lock.
+type processing struct {
+	time, latency time.Duration
+	responses     int64
 }
 
 // iteration runs the flow once, as the cursor walks it. due is when it
