@@ -116,3 +116,19 @@ scenarios:
 		t.Errorf("processing %+v: want 24 responses, their latency %v, and some time within the stage", pr, lat)
 	}
 }
+
+// http.parse_limit reaches the client: a page past it is parsed into no
+// tree, and the step's extraction fails, saying so.
+func TestParseLimitOfThePlan(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<html><body>%s</body></html>", strings.Repeat("<p>x</p>", 200))
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, "target: TARGET\nhttp: {parse_limit: 1KiB}\n"+
+		"scenarios: [{name: s, vus: 1, iterations: 2, flow: [{name: page, url: /, extract: {p: {css: p}}}]}]\n", nil)
+	s := op(t, run(t, p).Stages[0], "page")
+	if ms := s.Messages.List(); s.Count != 2 || s.Errors[metrics.ExtractFailed] != 2 || len(ms) != 1 ||
+		!strings.Contains(ms[0].Message, "past the 1 KiB that css parses (http.parse_limit)") {
+		t.Errorf("count %d, errors %v, messages %+v; want 2 failed past the parse limit", s.Count, s.Errors, ms)
+	}
+}

@@ -157,7 +157,7 @@ func newClient(p *plan.Plan, failures *phttp.FailureLog) *phttp.Client {
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
 		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
-		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, Cookies: p.HTTP.Cookies, Failures: failures,
+		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, ParseLimit: p.HTTP.ParseLimit.N, Cookies: p.HTTP.Cookies, Failures: failures,
 	})
 }
 

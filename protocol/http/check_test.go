@@ -93,6 +93,11 @@ type checkCase struct {
 
 // runCheckCases sends each case's step on every engine and compares.
 func runCheckCases(t *testing.T, cases []checkCase) {
+	runCheckCasesWith(t, Options{KeepAlive: true, Timeout: 5 * time.Second}, cases)
+}
+
+// runCheckCasesWith is runCheckCases with a client of opts.
+func runCheckCasesWith(t *testing.T, opts Options, cases []checkCase) {
 	srv, served := checkServer(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s\nvars: {prefix: Al, want: c0a8}\nscenarios:\n  - {name: s, vus: 1, iterations: 1, flow: [\n", srv.URL)
@@ -104,7 +109,7 @@ func runCheckCases(t *testing.T, cases []checkCase) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	c := NewClient(Options{KeepAlive: true, Timeout: 5 * time.Second})
+	c := NewClient(opts)
 	sent := int64(0)
 	for _, eng := range checkSenders {
 		for i, cs := range cases {

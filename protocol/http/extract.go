@@ -136,6 +136,7 @@ func CompileExtracts(step string, exs []*plan.Extract) (Extracts, error) {
 // ExtractFailed error, with a detail.
 func (x Extracts) Apply(header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
 	v := view{body: body}
+	defer v.release()
 	return x.apply(&v, header, vars)
 }
 
@@ -164,12 +165,11 @@ func (x Extracts) apply(v *view, header headerFunc, vars Vars) (metrics.ErrKind,
 	var buf [4]gjson.Result
 	for i := range x {
 		e := &x[i]
-		found := matches{dst: buf[:0], want: e.wanted()}
-		detail := e.values(v, header, &found)
+		found := matches{want: e.wanted()}
+		ms, detail := e.values(v, header, &found, buf[:0])
 		if found.over != "" {
 			return metrics.ExtractFailed, "extract " + e.name + ": " + found.over
 		}
-		ms := found.dst
 		if e.match == plan.MatchAll {
 			if over := setAll(e.name, ms, found.bytes, vars); over != "" {
 				return metrics.ExtractFailed, "extract " + e.name + ": " + over
@@ -268,22 +268,25 @@ func textMatch(s string) gjson.Result { return gjson.Result{Type: gjson.String, 
 // their cases small.
 var maxExtractBytes = plan.MaxExtractBytes
 
-// matches gathers an extraction's matches, as many as it wants (the
-// first, the N-th), or all of them up to plan.MaxMatches; over says why
-// the extraction fails when there are more than that, or when their text
-// passes maxExtractBytes.
+// matches counts an extraction's matches as they are gathered, as many
+// as it wants (the first, the N-th), or all of them up to
+// plan.MaxMatches; over says why the extraction fails when there are
+// more than that, or when their text passes maxExtractBytes. (The
+// matches themselves are a slice of the caller's, which stays on its
+// stack.)
 type matches struct {
-	dst   []gjson.Result
 	want  int
-	bytes int // the text of dst
+	n     int
+	bytes int // the text of the matches
 	over  string
 }
 
-// add gathers r; it reports whether to gather more.
-func (m *matches) add(r gjson.Result) bool {
-	if len(m.dst) == plan.MaxMatches {
+// add appends r to dst, the matches so far; ok reports whether to
+// gather more.
+func (m *matches) add(dst []gjson.Result, r gjson.Result) (_ []gjson.Result, ok bool) {
+	if m.n == plan.MaxMatches {
 		m.over = "more than " + strconv.Itoa(plan.MaxMatches) + " matches (plan.MaxMatches): match: all, last and random read every match"
-		return false
+		return dst, false
 	}
 	size := len(r.Raw)
 	if r.Type == gjson.String {
@@ -291,11 +294,11 @@ func (m *matches) add(r gjson.Result) bool {
 	}
 	if m.bytes+size > maxExtractBytes {
 		m.over = tooMuchText()
-		return false
+		return dst, false
 	}
+	m.n++
 	m.bytes += size
-	m.dst = append(m.dst, r)
-	return len(m.dst) < m.want
+	return append(dst, r), m.n < m.want
 }
 
 // tooMuchText says an extraction's values passed maxExtractBytes.
@@ -316,41 +319,43 @@ func (e *extractor) wanted() int {
 	return plan.MaxMatches + 1
 }
 
-// values gathers the extraction's matches in v into found; detail says
-// why there is none when it is not that nothing matched.
-func (e *extractor) values(v *view, header headerFunc, found *matches) (detail string) {
+// values appends the extraction's matches in v to dst, counted by found;
+// detail says why there is none when it is not that nothing matched.
+func (e *extractor) values(v *view, header headerFunc, found *matches, dst []gjson.Result) (_ []gjson.Result, detail string) {
+	ok := true
 	switch e.kind {
 	case fromJSON:
-		if why := e.json.Refusal(v.jsonBody()); why != "" {
+		body, why := v.jsonTree(e.json)
+		if why != "" {
 			found.over = why
-			return ""
+			return dst, ""
 		}
 		var buf [4]gjson.Result
-		for _, r := range e.json.Select(v.jsonBody(), buf[:0]) {
-			if !found.add(r) {
+		for _, r := range e.json.Select(body, buf[:0]) {
+			if dst, ok = found.add(dst, r); !ok {
 				break
 			}
 		}
-		return ""
+		return dst, ""
 	case fromHeader:
 		if h, ok := header(e.header); ok {
-			found.add(textMatch(unsafeString(h)))
+			dst, _ = found.add(dst, textMatch(unsafeString(h)))
 		}
-		return ""
+		return dst, ""
 	case fromRegex:
 		src := e.source(v)
 		if found.want == 1 {
 			if m := e.re.FindSubmatchIndex(src); m != nil {
-				found.add(textMatch(group(src, m, e.group)))
+				dst, _ = found.add(dst, textMatch(group(src, m, e.group)))
 			}
-			return ""
+			return dst, ""
 		}
 		for _, m := range e.re.FindAllSubmatchIndex(src, found.want) {
-			if !found.add(textMatch(group(src, m, e.group))) {
+			if dst, ok = found.add(dst, textMatch(group(src, m, e.group))); !ok {
 				break
 			}
 		}
-		return ""
+		return dst, ""
 	case fromBetween:
 		src := e.source(v)
 		for {
@@ -363,45 +368,54 @@ func (e *extractor) values(v *view, header headerFunc, found *matches) (detail s
 			if j < 0 {
 				break
 			}
-			if !found.add(textMatch(unsafeString(src[:j]))) {
+			if dst, ok = found.add(dst, textMatch(unsafeString(src[:j]))); !ok {
 				break
 			}
 			src = src[j+len(e.right):]
 		}
-		return ""
+		return dst, ""
 	case fromCSS:
+		if why := v.parseRefusal("css"); why != "" {
+			found.over = why
+			return dst, ""
+		}
 		for _, n := range v.htmlDoc().FindMatcher(e.css).EachIter() {
 			if e.attr == "" {
-				if !found.add(textMatch(strings.TrimSpace(n.Text()))) {
-					break
-				}
-			} else if a, ok := n.Attr(e.attr); ok && !found.add(textMatch(a)) {
+				dst, ok = found.add(dst, textMatch(strings.TrimSpace(n.Text())))
+			} else if a, has := n.Attr(e.attr); has {
+				dst, ok = found.add(dst, textMatch(a))
+			}
+			if !ok {
 				break
 			}
 		}
-		return ""
+		return dst, ""
+	}
+	if why := v.parseRefusal("xpath"); why != "" {
+		found.over = why
+		return dst, ""
 	}
 	doc, err := v.xmlDoc()
 	if err != nil {
-		return "the body is not XML or HTML: " + err.Error()
+		return dst, "the body is not XML or HTML: " + err.Error()
 	}
 	expr := e.xpaths.Get().(*xpath.Expr)
 	defer e.xpaths.Put(expr)
 	switch r := expr.Evaluate(xmlquery.CreateXPathNavigator(doc)).(type) {
 	case *xpath.NodeIterator:
 		for r.MoveNext() {
-			if !found.add(textMatch(r.Current().Value())) {
+			if dst, ok = found.add(dst, textMatch(r.Current().Value())); !ok {
 				break
 			}
 		}
 	case string:
-		found.add(textMatch(r))
+		dst, _ = found.add(dst, textMatch(r))
 	case float64:
-		found.add(textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
+		dst, _ = found.add(dst, textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
 	case bool:
-		found.add(textMatch(strconv.FormatBool(r)))
+		dst, _ = found.add(dst, textMatch(strconv.FormatBool(r)))
 	}
-	return ""
+	return dst, ""
 }
 
 // source is what a regex or between extraction reads.

@@ -1,9 +1,14 @@
 package http
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/plan"
 )
 
 // Issue 37: match: all had no cap; on a 3 MiB response of "a", regex 'a'
@@ -58,4 +63,60 @@ func TestDescendantPathOnADeepBody(t *testing.T) {
 		{name: "json check", step: "url: /deep.json, check: {json: {'$..x': ''}}", kind: metrics.CheckFailed, detail: "json $..x: " + why},
 		{name: "that", step: "url: /deep.json, check: {that: [{json: '$..x', exists: false}]}", kind: metrics.CheckFailed, detail: why},
 	})
+}
+
+// Issue 37: xpath took 5.1 GB for a 100 MB HTML body. A body over
+// http.parse_limit is parsed into no tree: css, xpath and the JSON paths
+// that would parse it fail, saying so, default or not; a JSON path of
+// names and indexes, which parses nothing, reads it. (Under a limit of
+// 16 KiB, so that the case is small.)
+func TestParseLimit(t *testing.T) {
+	const past = "past the 16 KiB that "
+	runCheckCasesWith(t, Options{KeepAlive: true, Timeout: 5 * time.Second, ParseLimit: 16 << 10}, []checkCase{
+		{name: "css", step: "url: /many.html, extract: {x: {css: p, default: none}}", kind: metrics.ExtractFailed,
+			detail: "extract x: the body is 80034 bytes, " + past + "css parses (http.parse_limit)"},
+		{name: "xpath", step: "url: /many.html, extract: {x: {xpath: //p}}", kind: metrics.ExtractFailed,
+			detail: "extract x: the body is 80034 bytes, " + past + "xpath parses"},
+		{name: "json tree", step: "url: /many.json, extract: {x: {json: '$[*]'}}", kind: metrics.ExtractFailed,
+			detail: "extract x: the body is 20003 bytes, " + past + "a JSON path with filters, wildcards or .. parses"},
+		{name: "json check", step: "url: /many.json, check: {json: {'$[?@ > 1]': 2}}", kind: metrics.CheckFailed,
+			detail: "json $[?@ > 1]: the body is 20003 bytes, " + past},
+		{name: "json of that", step: "url: /many.json, check: {that: [{json: '$[*]', exists: true}]}", kind: metrics.CheckFailed,
+			detail: "the body is 20003 bytes, " + past},
+		{name: "json fast", step: "url: /many.json, extract: {x: {json: '$[3]'}}", vars: map[string]string{"x": "1"}},
+		{name: "regex", step: "url: /many.html, extract: {x: {regex: '<(p)>'}}", vars: map[string]string{"x": "p"}},
+		{name: "css under the limit", step: "url: /html, extract: {x: {css: h1}}", vars: map[string]string{"x": "Offers"}},
+	})
+}
+
+// The process parses as many bodies into trees at once as parses lets
+// (Go's cores; one here), whatever the VUs: each waits its turn.
+func TestParsesAtOnceAreBounded(t *testing.T) {
+	defer func(p chan struct{}) { parses = p }(parses)
+	parses = make(chan struct{}, 1)
+	peakParsing.Store(0)
+	srv, _ := checkServer(t)
+	r, err := Compile(text(srv.URL), nil, &plan.Step{Name: "r", Method: "GET", URL: text("/many.html"),
+		Extract: []*plan.Extract{{Name: "x", CSS: "p"}, {Name: "y", XPath: "//p", Match: "2"}}}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(Options{KeepAlive: true})
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range 4 {
+		wg.Go(func() {
+			for range 3 {
+				vars := testenv.Vars{}
+				if res := c.Do(r, vars, &Scratch{}); res.Err != metrics.OK || vars["x"] != "x" || vars["y"] != "x" {
+					failed.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() != 0 || peakParsing.Load() != 1 || parsing.Load() != 0 || len(parses) != 0 {
+		t.Errorf("%d of 12 failed; %d parses at once at most, %d under way after, %d turns held; want none failed, 1, 0, 0",
+			failed.Load(), peakParsing.Load(), parsing.Load(), len(parses))
+	}
 }

@@ -206,8 +206,10 @@ func (c *Client) follow(r *Request, s *Scratch, u []byte, status int, h respHead
 func (c *Client) settle(r *Request, s *Scratch, res *Result, v *view, header func(string) ([]byte, bool), vars Vars, limit int64) {
 	c.serverTime(res, header)
 	if r.judged {
+		v.parseLimit = c.opts.ParseLimit
 		t0 := time.Now()
 		r.judge(res, v, header, vars, limit)
+		v.release()
 		res.Processing = time.Since(t0)
 	} else {
 		r.judge(res, v, header, vars, limit)
