@@ -457,7 +457,11 @@ func (v *loopVU) endIteration(stop, complete bool) {
 		return
 	}
 	took := time.Since(v.started)
-	v.recordIteration(took+v.started.Sub(v.t0), took)
+	if v.cur.detail == "" { // no call more for the common case
+		v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.cur.first, 0)
+	} else {
+		v.recordFailedIteration(took+v.started.Sub(v.t0), took)
+	}
 	if stop {
 		v.pc = pcDead
 		return

@@ -79,20 +79,21 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 			if !a.complete && ctx.Err() != nil {
 				return true // cut short by the end of the load: not a whole iteration
 			}
-			w.recordIteration(time.Since(t0), time.Since(started))
+			if w.cur.detail == "" { // no call more for the common case
+				w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), w.cur.first, 0)
+			} else {
+				w.recordFailedIteration(time.Since(t0), time.Since(started))
+			}
 			return a.stop
 		}
 	}
 }
 
-// recordIteration records an iteration that took lat from its due time
-// (svc from its start), with its first error.
-func (w *worker) recordIteration(lat, svc time.Duration) {
-	if w.cur.detail != "" {
-		w.rec.RecordResult(w.shard, w.s.iterOp, lat, svc, w.cur.first, 0, w.cur.detail)
-		return
-	}
-	w.rec.Record(w.shard, w.s.iterOp, lat, svc, w.cur.first, 0)
+// recordFailedIteration records an iteration that took lat from its due
+// time (svc from its start) and failed, no step's result saying why:
+// with the words of its failure (cursor.detail).
+func (w *worker) recordFailedIteration(lat, svc time.Duration) {
+	w.rec.RecordResult(w.shard, w.s.iterOp, lat, svc, w.cur.first, 0, w.cur.detail)
 }
 
 // setBusy counts the VU in its scenario's VUs in an iteration, or no

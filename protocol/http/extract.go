@@ -284,9 +284,17 @@ type matches struct {
 // add appends r to dst, the matches so far; ok reports whether to
 // gather more.
 func (m *matches) add(dst []gjson.Result, r gjson.Result) (_ []gjson.Result, ok bool) {
+	if !m.count(&r) {
+		return dst, false
+	}
+	return append(dst, r), m.n < m.want
+}
+
+// count counts r, unless it is one too many or its text too much (over).
+func (m *matches) count(r *gjson.Result) bool {
 	if m.n == plan.MaxMatches {
 		m.over = "more than " + strconv.Itoa(plan.MaxMatches) + " matches (plan.MaxMatches): match: all, last and random read every match"
-		return dst, false
+		return false
 	}
 	size := len(r.Raw)
 	if r.Type == gjson.String {
@@ -294,11 +302,25 @@ func (m *matches) add(dst []gjson.Result, r gjson.Result) (_ []gjson.Result, ok 
 	}
 	if m.bytes+size > maxExtractBytes {
 		m.over = tooMuchText()
-		return dst, false
+		return false
 	}
 	m.n++
 	m.bytes += size
-	return append(dst, r), m.n < m.want
+	return true
+}
+
+// keep counts the matches dst[from:], which a selection appended at
+// once, as add would have one by one, and keeps those add would have.
+func (m *matches) keep(dst []gjson.Result, from int) []gjson.Result {
+	for i := from; i < len(dst); i++ {
+		if !m.count(&dst[i]) {
+			return dst[:i]
+		}
+		if m.n == m.want {
+			return dst[:i+1]
+		}
+	}
+	return dst
 }
 
 // tooMuchText says an extraction's values passed maxExtractBytes.
@@ -330,13 +352,7 @@ func (e *extractor) values(v *view, header headerFunc, found *matches, dst []gjs
 			found.over = why
 			return dst, ""
 		}
-		var buf [4]gjson.Result
-		for _, r := range e.json.Select(body, buf[:0]) {
-			if dst, ok = found.add(dst, r); !ok {
-				break
-			}
-		}
-		return dst, ""
+		return found.keep(e.json.Select(body, dst), len(dst)), ""
 	case fromHeader:
 		if h, ok := header(e.header); ok {
 			dst, _ = found.add(dst, textMatch(unsafeString(h)))

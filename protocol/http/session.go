@@ -207,10 +207,10 @@ func (c *Client) settle(r *Request, s *Scratch, res *Result, v *view, header fun
 	c.serverTime(res, header)
 	if r.judged {
 		v.parseLimit = c.opts.ParseLimit
-		t0 := time.Now()
 		r.judge(res, v, header, vars, limit)
 		v.release()
-		res.Processing = time.Since(t0)
+		// from the response's end, which Latency read: one clock read
+		res.Processing = time.Since(res.Start) - res.Latency
 	} else {
 		r.judge(res, v, header, vars, limit)
 	}

@@ -102,9 +102,14 @@ func (v *view) release() {
 // says why p does not read it: it is over the parse limit, or nested too
 // deep for a path with .. (plan.JSONPath.Refusal).
 func (v *view) jsonTree(p *plan.JSONPath) (b *plan.JSONBody, refusal string) {
-	if p.Fast() {
+	if p.Fast() { // inlined: the common path costs a test
 		return v.jsonBody(), ""
 	}
+	return v.parseJSON(p)
+}
+
+// parseJSON is jsonTree of a path that parses the body into a tree.
+func (v *view) parseJSON(p *plan.JSONPath) (b *plan.JSONBody, refusal string) {
 	if why := v.parseRefusal("a JSON path with filters, wildcards or .."); why != "" {
 		return nil, why
 	}
