@@ -56,6 +56,12 @@ const (
 	// children's, so the texts of nested elements add up to many times
 	// the body.
 	MaxExtractBytes = 16 << 20
+	// MaxXPathSteps is the most moves from node to node an xpath
+	// evaluates across the document, about half a second's work: a
+	// query that visits each node a few times takes a few per node (a 3
+	// MB page has about 100,000), where //li[last()] counts the list
+	// again for each item of it and ran for minutes on one of 30,000.
+	MaxXPathSteps = 10_000_000
 )
 
 // CompileCSS compiles an extraction's CSS selector.

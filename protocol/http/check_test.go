@@ -62,6 +62,8 @@ func checkServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 			io.WriteString(w, "["+strings.Repeat("1,", plan.MaxMatches)+"1]")
 		case "/deep.json": // 2900 arrays nested in each other: 4,203,550 levels in all
 			io.WriteString(w, strings.Repeat("[", 2900)+strings.Repeat("]", 2900))
+		case "/list.html": // 3000 items of one list
+			io.WriteString(w, "<html><body><ul>"+strings.Repeat("<li>x</li>", 3000)+"</ul></body></html>")
 		case "/nested.html": // each div's text is the innermost's
 			io.WriteString(w, strings.Repeat("<div>", 20)+strings.Repeat("t", 100<<10)+strings.Repeat("</div>", 20))
 		case "/missing":

@@ -417,9 +417,10 @@ func (e *extractor) values(v *view, header headerFunc, found *matches, dst []gjs
 	}
 	expr := e.xpaths.Get().(*xpath.Expr)
 	defer e.xpaths.Put(expr)
-	switch r := expr.Evaluate(xmlquery.CreateXPathNavigator(doc)).(type) {
+	nav := &stepNav{NodeNavigator: xmlquery.CreateXPathNavigator(doc), steps: &xpathSteps{left: maxXPathSteps}}
+	switch r := expr.Evaluate(nav).(type) {
 	case *xpath.NodeIterator:
-		for r.MoveNext() {
+		for r.MoveNext() && !nav.steps.over {
 			if dst, ok = found.add(dst, textMatch(r.Current().Value())); !ok {
 				break
 			}
@@ -431,7 +432,66 @@ func (e *extractor) values(v *view, header headerFunc, found *matches, dst []gjs
 	case bool:
 		dst, _ = found.add(dst, textMatch(strconv.FormatBool(r)))
 	}
+	if nav.steps.over { // what it gave is of part of the document
+		found.over = "xpath " + expr.String() + " moved across the document more than " + strconv.Itoa(maxXPathSteps) + " times (plan.MaxXPathSteps)"
+	}
 	return dst, ""
+}
+
+// maxXPathSteps is plan.MaxXPathSteps but in tests, which make their
+// cases quick.
+var maxXPathSteps = plan.MaxXPathSteps
+
+// xpathSteps is what an xpath evaluation has left of its moves.
+type xpathSteps struct {
+	left int
+	over bool // it wanted more
+}
+
+// stepNav is a navigator of an xpath evaluation that counts its moves
+// from node to node, and the text it reads (a node's value is all the
+// text below it: a step for each 8 bytes); past its budget it moves no
+// more, and the evaluation ends, over.
+type stepNav struct {
+	*xmlquery.NodeNavigator
+	steps *xpathSteps
+}
+
+// take takes k steps, if they are left.
+func (n *stepNav) take(k int) bool {
+	if n.steps.left < k {
+		n.steps.left, n.steps.over = 0, true
+		return false
+	}
+	n.steps.left -= k
+	return true
+}
+
+func (n *stepNav) step() bool { return n.take(1) }
+
+func (n *stepNav) Value() string {
+	v := n.NodeNavigator.Value()
+	n.take(1 + len(v)/8)
+	return v
+}
+
+func (n *stepNav) Copy() xpath.NodeNavigator {
+	return &stepNav{NodeNavigator: n.NodeNavigator.Copy().(*xmlquery.NodeNavigator), steps: n.steps}
+}
+func (n *stepNav) MoveToParent() bool { return n.step() && n.NodeNavigator.MoveToParent() }
+func (n *stepNav) MoveToNextAttribute() bool {
+	return n.step() && n.NodeNavigator.MoveToNextAttribute()
+}
+func (n *stepNav) MoveToChild() bool    { return n.step() && n.NodeNavigator.MoveToChild() }
+func (n *stepNav) MoveToFirst() bool    { return n.step() && n.NodeNavigator.MoveToFirst() }
+func (n *stepNav) MoveToNext() bool     { return n.step() && n.NodeNavigator.MoveToNext() }
+func (n *stepNav) MoveToPrevious() bool { return n.step() && n.NodeNavigator.MoveToPrevious() }
+
+func (n *stepNav) MoveTo(other xpath.NodeNavigator) bool {
+	if o, ok := other.(*stepNav); ok {
+		other = o.NodeNavigator
+	}
+	return n.NodeNavigator.MoveTo(other)
 }
 
 // source is what a regex or between extraction reads.

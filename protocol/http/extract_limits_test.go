@@ -120,3 +120,23 @@ func TestParsesAtOnceAreBounded(t *testing.T) {
 			failed.Load(), peakParsing.Load(), parsing.Load(), len(parses))
 	}
 }
+
+// Issue 37: //li[last()] over a 3 MB page ran for minutes: last() counts
+// the list again for each item. An xpath evaluation moves across the
+// document maxXPathSteps times at most (a smaller limit here, so that
+// the case is quick); past it, it fails, saying so.
+func TestXPathStepsBounded(t *testing.T) {
+	defer func(n int) { maxXPathSteps = n }(maxXPathSteps)
+	maxXPathSteps = 100000
+	runCheckCases(t, []checkCase{
+		{name: "quadratic", step: "url: /list.html, extract: {x: {xpath: '//li[last()]', default: none}}", kind: metrics.ExtractFailed,
+			detail: "extract x: xpath //li[last()] moved across the document more than 100000 times (plan.MaxXPathSteps)"},
+		{name: "count", step: "url: /list.html, extract: {x: {xpath: 'count(//li[position() = last()])'}}", kind: metrics.ExtractFailed,
+			detail: "more than 100000 times"},
+		// each div's value is the 100 KB text below it
+		{name: "text", step: "url: /nested.html, extract: {x: {xpath: 'count(//div[contains(., \"z\")])'}}", kind: metrics.ExtractFailed,
+			detail: "more than 100000 times"},
+		{name: "linear", step: "url: /list.html, extract: {x: {xpath: '//li[1]'}}", vars: map[string]string{"x": "x"}},
+		{name: "all", step: "url: /list.html, extract: {n: {xpath: 'count(//li)'}}", vars: map[string]string{"n": "3000"}},
+	})
+}
