@@ -182,7 +182,7 @@ func (e *Env) bind() {
 			if err := e.grow("toBase64", uint64(size)); err != nil {
 				return "", err
 			}
-			var b strings.Builder // written in place: no copy of s, none of the result
+			var b strings.Builder // the result written in place, not copied
 			b.Grow(size)
 			w := base64.NewEncoder(base64.StdEncoding, &b)
 			io.WriteString(w, s) //nolint:errcheck // a Builder takes all
