@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -99,5 +100,35 @@ scenarios:
 	}
 	if totalOver.Load() == 0 || closed.Load() == 0 {
 		t.Errorf("the server sent no answer to fail a check: %d totals of 3, %d closed orders", totalOver.Load(), closed.Load())
+	}
+	// Issue 37: an extraction's time was in no figure (a step's latency
+	// ends with its response's last byte). The stage keeps what the VUs
+	// spent on the responses of the steps that extract or check: some
+	// time, within the stage's two VUs', after responses that took the
+	// latencies recorded.
+	var lat float64
+	for _, name := range []string{"list", "get"} {
+		s := op(t, r.Stages[0], name)
+		lat += float64(s.OK.Sum+s.Failed.Sum) / 1e9
+	}
+	if pr := r.Stages[0].Processing; pr == nil || pr.Responses != 24 || math.Abs(pr.LatencyS-lat) > 1e-9 ||
+		pr.Seconds <= 0 || pr.Seconds > 2*r.Stages[0].Elapsed().Seconds() {
+		t.Errorf("processing %+v: want 24 responses, their latency %v, and some time within the stage", pr, lat)
+	}
+}
+
+// http.parse_limit reaches the client: a page past it is parsed into no
+// tree, and the step's extraction fails, saying so.
+func TestParseLimitOfThePlan(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<html><body>%s</body></html>", strings.Repeat("<p>x</p>", 200))
+	}))
+	defer srv.Close()
+	p := load(t, srv.URL, "target: TARGET\nhttp: {parse_limit: 1KiB}\n"+
+		"scenarios: [{name: s, vus: 1, iterations: 2, flow: [{name: page, url: /, extract: {p: {css: p}}}]}]\n", nil)
+	s := op(t, run(t, p).Stages[0], "page")
+	if ms := s.Messages.List(); s.Count != 2 || s.Errors[metrics.ExtractFailed] != 2 || len(ms) != 1 ||
+		!strings.Contains(ms[0].Message, "past the 1 KiB that css parses (http.parse_limit)") {
+		t.Errorf("count %d, errors %v, messages %+v; want 2 failed past the parse limit", s.Count, s.Errors, ms)
 	}
 }

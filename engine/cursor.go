@@ -67,6 +67,9 @@ type cursor struct {
 	tx    *txState // the transaction in progress, if any
 	txBuf txState
 	first metrics.ErrKind // the iteration's first error
+	// detail says the first error when no step's result did: an
+	// expression refused for the text it would make (logic.go).
+	detail string
 	// pending is a wait before the next node (a step's think time), or
 	// ending the iteration's end (the on_error policy ended it).
 	pending time.Duration
@@ -100,7 +103,7 @@ func (w *worker) begin(iter int64) {
 	}
 	c.stack = append(c.stack[:0], frame{nodes: w.s.nodes})
 	c.tx, c.ending = nil, nil
-	c.first, c.pending = metrics.OK, 0
+	c.first, c.detail, c.pending = metrics.OK, "", 0
 	c.last = outcome{}
 }
 
@@ -242,6 +245,10 @@ func (w *worker) stepDone(n *node, res phttp.Result, ended bool) {
 		lat = w.ph.step(n, res)
 	} else {
 		lat = w.record(n, res)
+		if res.Processing > 0 {
+			p := &w.proc
+			p.time, p.latency, p.responses = p.time+res.Processing, p.latency+res.Latency, p.responses+1
+		}
 	}
 	if n.correlate != nil && !res.Start.IsZero() {
 		w.correlate(n, res.Start, res.Start.Add(res.Latency), res.Err)

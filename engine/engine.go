@@ -157,7 +157,7 @@ func newClient(p *plan.Plan, failures *phttp.FailureLog) *phttp.Client {
 	return phttp.NewClient(phttp.Options{
 		Timeout: p.HTTP.Timeout.D, ConnectTimeout: p.HTTP.ConnectTimeout.D, KeepAlive: keep, MaxConnsPerHost: maxConns,
 		InsecureSkipVerify: p.HTTP.InsecureSkipVerify, RootCAs: roots, UserAgent: "perflab", HTTP2: p.HTTP.Version == "2", PerVU: p.HTTP.Connections == "per-vu",
-		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, Cookies: p.HTTP.Cookies, Failures: failures,
+		ServerTime: st, BodyLimit: p.HTTP.BodyLimit.N, ParseLimit: p.HTTP.ParseLimit.N, Cookies: p.HTTP.Cookies, Failures: failures,
 	})
 }
 
@@ -415,6 +415,14 @@ func (r *runner) stage(ctx context.Context, st plan.Stage, nStages int) (*metric
 		}
 		ex := &executor{r: r, rec: rec, base: base, data: data, stage: st, start: start, workers: workers, inflight: newShardedCount()}
 		ph.Abandoned += r.runTogether(ctx, ex, g, st)
+		ex.mu.Lock()
+		if ex.proc.Responses > 0 {
+			if ph.Processing == nil {
+				ph.Processing = &metrics.Processing{}
+			}
+			ph.Processing.Add(ex.proc)
+		}
+		ex.mu.Unlock()
 		workers = ex.workers
 		for name, d := range ex.spans(g) {
 			ph.Spans[name] = d

@@ -35,6 +35,20 @@ type executor struct {
 	finish []func()
 	// ends holds, per scenario, when its last VU stopped (unix ns).
 	ends sync.Map // scenario name -> *atomic.Int64
+	// proc is what the VUs that ended spent processing responses (under
+	// mu).
+	proc metrics.Processing
+}
+
+// processed adds what a VU that ended spent processing its responses.
+func (e *executor) processed(w *worker) {
+	p := w.proc
+	if p.responses == 0 {
+		return
+	}
+	e.mu.Lock()
+	e.proc.Add(metrics.Processing{Responses: p.responses, Seconds: p.time.Seconds(), LatencyS: p.latency.Seconds()})
+	e.mu.Unlock()
 }
 
 // spans returns each scenario's active time: from the stage's start to its
@@ -112,6 +126,7 @@ func (e *executor) spawnVU(w *worker, f func()) {
 			if w.ws != nil {
 				w.ws.Close()
 			}
+			e.processed(w)
 			e.ended(w.s)
 		}()
 		f()

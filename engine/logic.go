@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -38,9 +39,9 @@ func (w *worker) env() *expr.Env {
 				v, _ := w.scr.LastHeader(name)
 				return v
 			},
-			JSON:         w.lastJSON,
-			Random:       func() float64 { return w.vars.rng.Float64() },
-			RandomString: expr.RandomString(func(n int) int { return w.vars.rng.IntN(n) }),
+			JSON:   w.lastJSON,
+			Random: func() float64 { return w.vars.rng.Float64() },
+			IntN:   w.vars.rng.IntN,
 		}
 		e.VarNamed = e.Var
 		w.exprEnv = e
@@ -86,8 +87,14 @@ func (w *worker) cond(n *node, p *expr.Program) bool {
 }
 
 // exprFailed says, once for the node, that its expression p failed and
-// what the flow did instead.
+// what the flow did instead. One refused for the text it would make
+// (expr.LimitError) also fails the iteration, as other, with its words,
+// unless a step failed it before.
 func (w *worker) exprFailed(n *node, p *expr.Program, err error, instead string) {
+	var le *expr.LimitError
+	if c := &w.cur; errors.As(err, &le) && c.first == metrics.OK {
+		c.first, c.detail = metrics.Other, fmt.Sprintf("step %s: %s: %v", n.name, p, err)
+	}
 	if n.warned.CompareAndSwap(false, true) && w.r != nil && w.r.opts.OnEvent != nil {
 		w.r.opts.OnEvent(fmt.Sprintf("%s: %s: %v (%s; said once)", n.who(), p, err, instead))
 	}

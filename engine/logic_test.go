@@ -129,7 +129,10 @@ scenarios:
 // false, and said once; a loop whose passes run no step ends, and says so
 // with the limit's name. A step without a name (a loop or a condition of
 // a block of steps) is named by its place in the plan, where it was said
-// as "step :".
+// as "step :". Issue 37: randomString(n) gave 1 MiB for any n beyond, in
+// silence; an expression that would make more text than its limit
+// (expr.MaxText), where the plan cannot know it beforehand, fails its
+// iteration as other, with what it said: counted, and said once.
 func TestFlowLogicFailures(t *testing.T) {
 	var c counter
 	srv := httptest.NewServer(c.handler(func(http.ResponseWriter, *http.Request) {}))
@@ -137,6 +140,7 @@ func TestFlowLogicFailures(t *testing.T) {
 	p := load(t, srv.URL, `target: TARGET
 vars:
   word: abc
+  n: "20000000"
 scenarios:
   - name: s
     vus: 2
@@ -147,6 +151,7 @@ scenarios:
       - name: spin
         loop: {while: "true"}
         steps: [{name: skipped, url: /skipped, if: "false"}]
+      - set: {big: randomString(int(n))}
       - {name: b, url: /b}
       - loop: {while: "true"}
         steps: [{name: skipped too, url: /skipped, if: "false"}]
@@ -168,14 +173,19 @@ scenarios:
 	if c.counts["GET /a"] != 6 || c.counts["GET /b"] != 6 || c.counts["GET /never"] != 0 || c.counts["GET /skipped"] != 0 {
 		t.Errorf("the server saw %v", c.counts)
 	}
-	if it := op(t, r.Stages[0], "s"); it.Count != 6 || it.Errors[metrics.OK] != 0 {
-		t.Errorf("iterations %d", it.Count)
+	const limit = "randomString would make 20000000 bytes of text: an expression makes at most 16 MiB of text in all"
+	it := op(t, r.Stages[0], "s")
+	if it.Count != 6 || it.Errors[metrics.Other] != 6 || it.ErrorCount() != 6 {
+		t.Errorf("iterations %d, errors %v; want 6 failed as other", it.Count, it.Errors)
+	}
+	if ms := it.Messages.List(); len(ms) != 1 || ms[0].Count != 6 || !strings.Contains(ms[0].Message, strings.Replace(limit, "20000000", "<n>", 1)) {
+		t.Errorf("the iterations' failures said %+v", ms)
 	}
 	said := fmt.Sprint(events)
 	for _, want := range []string{`step never: word > 5: "abc" is not a number (taken as false; said once)`,
 		"step spin: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
-		"the step at " + p.File + ":15:9: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
-		"the step at " + p.File + `:17:9: word > 6: "abc" is not a number (taken as false; said once)`} {
+		"the step at " + p.File + ":17:9: the loop ended after 1000 passes in a row that ran no step (engine.MaxEmptyPasses)",
+		"the step at " + p.File + `:19:9: word > 6: "abc" is not a number (taken as false; said once)`, limit} {
 		if n := strings.Count(said, want); n != 1 {
 			t.Errorf("said %d times %q; events: %s", n, want, said)
 		}

@@ -156,6 +156,9 @@ func (e *executor) loops(ctx, parent context.Context, s *scenario) {
 			l.Run()
 			stopWake()
 			stopSched()
+			for _, v := range el.vus { // the loop, which ran them, has ended
+				e.processed(v.worker)
+			}
 		})
 	}
 }
@@ -450,7 +453,11 @@ func (v *loopVU) endIteration(stop, complete bool) {
 		return
 	}
 	took := time.Since(v.started)
-	v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.cur.first, 0)
+	if v.cur.detail == "" { // no call more for the common case
+		v.rec.Record(v.shard, v.s.iterOp, took+v.started.Sub(v.t0), took, v.cur.first, 0)
+	} else {
+		v.recordFailedIteration(took+v.started.Sub(v.t0), took)
+	}
 	if stop {
 		v.pc = pcDead
 		return

@@ -40,6 +40,15 @@ type worker struct {
 	// ph is where setup's or teardown's one VU records (nil in a stage,
 	// which records in rec).
 	ph *phaseRec
+	// proc is what the VU spent processing its responses (extractions
+	// and checks), told its stage's executor when it ends (processed).
+	proc processing
+}
+
+// processing is a VU's metrics.Processing, counted without a lock.
+type processing struct {
+	time, latency time.Duration
+	responses     int64
 }
 
 // iteration runs the flow once, as the cursor walks it. due is when it
@@ -70,10 +79,21 @@ func (w *worker) iteration(ctx context.Context, iter int64, due time.Time) bool 
 			if !a.complete && ctx.Err() != nil {
 				return true // cut short by the end of the load: not a whole iteration
 			}
-			w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), w.cur.first, 0)
+			if w.cur.detail == "" { // no call more for the common case
+				w.rec.Record(w.shard, w.s.iterOp, time.Since(t0), time.Since(started), w.cur.first, 0)
+			} else {
+				w.recordFailedIteration(time.Since(t0), time.Since(started))
+			}
 			return a.stop
 		}
 	}
+}
+
+// recordFailedIteration records an iteration that took lat from its due
+// time (svc from its start) and failed, no step's result saying why:
+// with the words of its failure (cursor.detail).
+func (w *worker) recordFailedIteration(lat, svc time.Duration) {
+	w.rec.RecordResult(w.shard, w.s.iterOp, lat, svc, w.cur.first, 0, w.cur.detail)
 }
 
 // setBusy counts the VU in its scenario's VUs in an iteration, or no

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/monitor"
@@ -19,6 +20,14 @@ const (
 	// process's (of the cores Go may use) or the host's, from which it is
 	// called saturated.
 	MaxGeneratorBusy = monitor.SaturationBusy
+	// MaxProcessingShare is the time the VUs may spend processing
+	// responses (extractions and checks, after the last byte), as a share
+	// of the time those responses took, before it is a problem: no
+	// latency includes it, the VUs send nothing meanwhile, and on an
+	// event loop the other VUs' responses wait for it. MinProcessing is
+	// the least time in all that is one.
+	MaxProcessingShare = 0.2
+	MinProcessing      = 0.1 // seconds
 )
 
 // Generator judges every stage of s: open models' start delay and
@@ -52,6 +61,12 @@ func Generator(s *results.Summary, maxProcs int) {
 		}
 		for _, l := range ph.Limits {
 			add(results.GeneratorProblem{Kind: l.Kind, Value: float64(l.Need), Limit: float64(l.Limit), Sentence: l.Sentence})
+		}
+		if p := ph.Processing; p != nil && p.Seconds >= MinProcessing && p.Seconds >= MaxProcessingShare*p.LatencyS {
+			share := p.Seconds / max(p.LatencyS, 1e-9)
+			add(results.GeneratorProblem{Kind: "processing", Value: share, Limit: MaxProcessingShare,
+				Sentence: fmt.Sprintf("%s: extractions and checks took %v on %s after they arrived, %.0f%% of the %v the responses themselves took (limit %.0f%%): no latency includes it; the VUs sent nothing meanwhile, and on an event loop other VUs' responses waited for it",
+					where, seconds(p.Seconds).Round(time.Millisecond), plural(int(p.Responses), "response"), 100*share, seconds(p.LatencyS).Round(time.Millisecond), 100*MaxProcessingShare)})
 		}
 		if busy, what := generatorBusy(s.Resources, ph.Name, maxProcs); busy >= MaxGeneratorBusy {
 			add(results.GeneratorProblem{Kind: "cpu", Value: busy, Limit: MaxGeneratorBusy,

@@ -74,3 +74,43 @@ func TestHostLimitsAreProblems(t *testing.T) {
 		t.Errorf("warnings %q do not say it", s.Warnings)
 	}
 }
+
+// Issue 37: a 3 MiB response's extraction took 64 s that no figure had,
+// the step's latency 164 ms. What the VUs spent processing responses
+// after they arrived is in the summary; past a share of the time the
+// responses took, it is a problem of the generator check and a warning,
+// with its figures.
+func TestProcessingIsAProblemPastItsShare(t *testing.T) {
+	for _, c := range []struct {
+		p    metrics.Processing
+		want string // the problem's sentence, "" when there is none
+	}{
+		{metrics.Processing{Responses: 1, Seconds: 64, LatencyS: 0.164},
+			"stage 1 (rate=100): extractions and checks took 1m4s on 1 response after they arrived, 39024% of the 164ms the responses themselves took (limit 20%): no latency includes it"},
+		{metrics.Processing{Responses: 1000, Seconds: 0.5, LatencyS: 2}, // 25%
+			"extractions and checks took 500ms on 1000 responses after they arrived, 25% of the 2s"},
+		{metrics.Processing{Responses: 1000, Seconds: 0.3, LatencyS: 2}, ""},   // 15%
+		{metrics.Processing{Responses: 10, Seconds: 0.09, LatencyS: 0.01}, ""}, // 90 ms in all
+	} {
+		run := runtest.OpenRun()
+		run.Stages[0].Processing = &c.p
+		s := results.Summarize(run, runtest.Host)
+		if p := s.Stages[0].Processing; p == nil || *p != c.p {
+			t.Fatalf("the stage's processing in the summary: %+v", p)
+		}
+		Generator(s, 0)
+		var found *results.GeneratorProblem
+		for i, p := range s.Stages[0].Generator.Problems {
+			if p.Kind == "processing" {
+				found = &s.Stages[0].Generator.Problems[i]
+			}
+		}
+		switch {
+		case c.want == "" && found != nil:
+			t.Errorf("%+v: a problem %q", c.p, found.Sentence)
+		case c.want != "" && (found == nil || !strings.Contains(found.Sentence, c.want) || found.Limit != 0.2 ||
+			found.Value != c.p.Seconds/c.p.LatencyS || !slices.Contains(s.Warnings, found.Sentence)):
+			t.Errorf("%+v: problem %+v, warnings %q; want %q", c.p, found, s.Warnings, c.want)
+		}
+	}
+}

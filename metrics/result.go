@@ -40,6 +40,29 @@ type Phase struct {
 	// Limits are the limits of the generator's host that the stage's load
 	// could pass, found before it started.
 	Limits []HostLimit
+	// Processing is what the stage's VUs spent on responses once they had
+	// arrived; nil when no step extracts or checks.
+	Processing *Processing
+}
+
+// Processing is the time VUs spent on responses after their last byte
+// arrived: running the extractions and checks of their steps, which no
+// latency includes (a step's latency ends with its response). Only HTTP
+// steps with extractions or checks count.
+type Processing struct {
+	// Responses counts the responses processed.
+	Responses int64 `json:"responses"`
+	// Seconds is the time processing them took, in all; LatencyS the
+	// time the responses themselves took, their latencies in all.
+	Seconds  float64 `json:"seconds"`
+	LatencyS float64 `json:"latency_s"`
+}
+
+// Add adds o's to p's.
+func (p *Processing) Add(o Processing) {
+	p.Responses += o.Responses
+	p.Seconds += o.Seconds
+	p.LatencyS += o.LatencyS
 }
 
 // Kinds of HostLimit.

@@ -44,6 +44,26 @@ const (
 	MatchAll    = -3
 )
 
+// Bounds on what one extraction of a response does, whatever the
+// response: a server's page of a million links is no million variables.
+const (
+	// MaxMatches is the most matches an extraction reads: match: all,
+	// last and random, which read every match, fail past it (as
+	// extract_failed, saying so); match: N takes N up to it.
+	MaxMatches = 10000
+	// MaxExtractBytes is the most text an extraction sets: its values,
+	// and match: all's JSON list of them. An element's text holds its
+	// children's, so the texts of nested elements add up to many times
+	// the body.
+	MaxExtractBytes = 16 << 20
+	// MaxXPathSteps is the most moves from node to node an xpath
+	// evaluates across the document, about half a second's work: a
+	// query that visits each node a few times takes a few per node (a 3
+	// MB page has about 100,000), where //li[last()] counts the list
+	// again for each item of it and ran for minutes on one of 30,000.
+	MaxXPathSteps = 10_000_000
+)
+
 // CompileCSS compiles an extraction's CSS selector.
 func CompileCSS(sel string) (cascadia.Selector, error) {
 	s, err := cascadia.Compile(sel)
@@ -237,6 +257,9 @@ func (v *validator) extracts(st *Step, sc *scope) {
 		m, err := ParseMatch(ex.Match)
 		if err != nil {
 			v.at(ex.MatchPos, "%s: %v", who, err)
+		}
+		if m > MaxMatches {
+			v.at(ex.MatchPos, "%s: match %d: an extraction reads at most %d matches (plan.MaxMatches)", who, m, MaxMatches)
 		}
 		if m == MatchAll && ex.Default != nil {
 			v.at(ex.MatchPos, "%s: match: all has no default: a miss is an empty list", who)

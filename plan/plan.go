@@ -108,6 +108,10 @@ type HTTPOptions struct {
 	// extractions (default DefaultBodyLimit); the bytes beyond it are read
 	// and counted, not kept.
 	BodyLimit Size `yaml:"body_limit"`
+	// ParseLimit is the largest body parsed into a tree (default
+	// DefaultParseLimit): HTML for css, XML or HTML for xpath, JSON for
+	// the JSON paths that are not names and indexes only.
+	ParseLimit Size `yaml:"parse_limit"`
 	// KeepAlive reuses connections (default true).
 	KeepAlive *bool `yaml:"keep_alive"`
 	// Connections is "shared" (default: one pool for all VUs) or "per-vu"
@@ -707,6 +711,14 @@ type Size struct {
 // HTML a check or an extraction reads, small enough that every VU of a
 // large run can hold one at the same time.
 const DefaultBodyLimit = 4 << 20
+
+// DefaultParseLimit is http.parse_limit's default, the default body
+// limit. A tree takes many times its body: one parse of a 3 MB page
+// allocated 34 MB for css (goquery, 30 MB of it the tree), 70 MB for
+// xpath (xmlquery, 39 MB the tree), and a JSON body of 3 MB 82 MB for a
+// path with a filter or a wildcard; the process parses as many bodies at
+// once as Go has cores.
+const DefaultParseLimit = DefaultBodyLimit
 
 // Dimension is one swept variable and its values, in stage order.
 type Dimension struct {

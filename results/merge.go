@@ -186,6 +186,12 @@ func mergePhase(phs []*metrics.Phase) *metrics.Phase {
 			out.End = ph.End
 		}
 		out.Abandoned += ph.Abandoned
+		if p := ph.Processing; p != nil {
+			if out.Processing == nil {
+				out.Processing = &metrics.Processing{}
+			}
+			out.Processing.Add(*p)
+		}
 		if ph.Error != "" && !slices.Contains(errs, ph.Error) {
 			errs = append(errs, ph.Error)
 		}

@@ -250,6 +250,10 @@ type PhaseSummary struct {
 	// Limits are the limits of the generator's host that the stage's
 	// load could pass, found before it started (stages only).
 	Limits []metrics.HostLimit `json:"host_limits,omitempty"`
+	// Processing is what the stage's VUs spent on responses after they
+	// arrived, extracting and checking (stages only; absent when no step
+	// extracts or checks).
+	Processing *metrics.Processing `json:"processing,omitempty"`
 	// Generator says whether the load generator kept up (stages only).
 	Generator *GeneratorCheck `json:"generator,omitempty"`
 }
@@ -440,7 +444,7 @@ func scaling(run *metrics.Run) *Scaling {
 func phaseSummary(ph *metrics.Phase) PhaseSummary {
 	ps := PhaseSummary{
 		Index: ph.Index, Name: ph.Name, Values: map[string]string{}, Start: ph.Start, End: ph.End,
-		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Abandoned: ph.Abandoned, Limits: ph.Limits, Operations: []Operation{},
+		Duration: ph.Elapsed().Seconds(), Error: ph.Error, Load: ph.Load, Abandoned: ph.Abandoned, Limits: ph.Limits, Processing: ph.Processing, Operations: []Operation{},
 	}
 	for _, kv := range ph.Values {
 		ps.Values[kv.Name] = kv.Value

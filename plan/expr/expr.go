@@ -17,7 +17,8 @@
 //     random() in [0, 1), randomString(n[, chars]), vu, iteration, now()
 //     (its Format("2006-01-02T15:04:05Z07:00") in Go's layout);
 //   - expr-lang's operators and builtins (&&, ||, !, in, matches, contains,
-//     startsWith, len, int, float, filter, any, all, ...).
+//     startsWith, len, int, float, filter, any, all, ...), those that make
+//     text counting what they make against MaxText (Text).
 package expr
 
 import (
@@ -51,10 +52,15 @@ type Env struct {
 	Header    func(string) string `expr:"header"`
 	Defined   func(string) bool   `expr:"defined"`
 	Random    func() float64      `expr:"random"`
-	// RandomString is randomString(n) of letters and digits, or
+	// IntN is the source of randomString's characters: a random number
+	// in [0, n). randomString(n) is of letters and digits,
 	// randomString(n, chars) of the characters given.
-	RandomString func(n int, chars ...string) string `expr:"randomString"`
-	machine      vm.VM
+	IntN func(n int) int `expr:"-"`
+	// Text is the functions that make text, bound to this Env when it
+	// first runs an expression (made: what the one running has made).
+	Text    `expr:"-"`
+	made    uint64
+	machine vm.VM
 }
 
 // Response is the last step's outcome, as expressions see it.
@@ -73,7 +79,7 @@ var builtins = func() map[string]bool {
 	m := map[string]bool{}
 	t := reflect.TypeOf(Env{})
 	for i := range t.NumField() {
-		if tag := t.Field(i).Tag.Get("expr"); tag != "" {
+		if tag := t.Field(i).Tag.Get("expr"); tag != "" && tag != "-" {
 			m[tag] = true
 		}
 	}
@@ -148,7 +154,7 @@ var options = []expr.Option{
 	expr.Operator(">=", opName(">=", "sn"), opName(">=", "ns")),
 	expr.Operator("==", opName("==", "sn"), opName("==", "ns")),
 	expr.Operator("!=", opName("!=", "sn"), opName("!=", "ns")),
-	expr.Operator("+", opName("+", "sn"), opName("+", "ns")),
+	expr.Operator("+", append([]string{opName("+", "sn"), opName("+", "ns")}, catOverloads...)...),
 	expr.Operator("-", opName("-", "sn"), opName("-", "ns")),
 	expr.Operator("*", opName("*", "sn"), opName("*", "ns")),
 	expr.Operator("/", opName("/", "sn"), opName("/", "ns")),
@@ -239,6 +245,9 @@ func Compile(src string, kind Kind, known func(string) bool) (*Program, error) {
 	}
 	p := &Program{src: src}
 	if err := p.rewrite(tree, known); err != nil {
+		return nil, err
+	}
+	if err := checkLiterals(tree.Node); err != nil {
 		return nil, err
 	}
 	if _, err := new(checker.Checker).PatchAndCheck(tree, config); err != nil {
@@ -366,16 +375,17 @@ func (v visitor) Visit(n *ast.Node) { v(n) }
 
 // Bool runs a condition.
 func (p *Program) Bool(env *Env) (bool, error) {
-	out, err := env.machine.Run(p.prog, env)
-	if err != nil {
-		return false, runError(err)
-	}
+	out, err := p.Eval(env)
 	b, _ := out.(bool)
-	return b, nil
+	return b, err
 }
 
 // Eval runs an expression for its value.
 func (p *Program) Eval(env *Env) (any, error) {
+	if env.Repeat == nil {
+		env.bind()
+	}
+	env.made = 0
 	out, err := env.machine.Run(p.prog, env)
 	if err != nil {
 		return nil, runError(err)
@@ -383,8 +393,13 @@ func (p *Program) Eval(env *Env) (any, error) {
 	return out, nil
 }
 
-// runError is expr-lang's run-time error without its source excerpt.
+// runError is expr-lang's run-time error without its source excerpt; a
+// *LimitError as it is.
 func runError(err error) error {
+	var le *LimitError
+	if errors.As(err, &le) {
+		return le
+	}
 	var fe *file.Error
 	if errors.As(err, &fe) {
 		return errors.New(fe.Message)

@@ -9,13 +9,13 @@ import (
 func env(vars map[string]string, r Response) *Env {
 	return &Env{
 		Response: r, VU: 3, Iteration: 7,
-		Var:          func(n string) string { return vars[n] },
-		VarNamed:     func(n string) string { return vars[n] },
-		Defined:      func(n string) bool { _, ok := vars[n]; return ok },
-		JSON:         func(string) any { return nil },
-		Header:       func(string) string { return "" },
-		Random:       func() float64 { return 0.5 },
-		RandomString: RandomString(func(n int) int { return n - 1 }),
+		Var:      func(n string) string { return vars[n] },
+		VarNamed: func(n string) string { return vars[n] },
+		Defined:  func(n string) bool { _, ok := vars[n]; return ok },
+		JSON:     func(string) any { return nil },
+		Header:   func(string) string { return "" },
+		Random:   func() float64 { return 0.5 },
+		IntN:     func(n int) int { return n - 1 },
 	}
 }
 

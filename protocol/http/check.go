@@ -44,6 +44,7 @@ func CompileJSONChecks(cs []*plan.JSONCheck) (JSONChecks, error) {
 // is not as wanted.
 func (c JSONChecks) Apply(body []byte, vars Vars) (metrics.ErrKind, string) {
 	v := view{body: body}
+	defer v.release()
 	return c.apply(&v, vars)
 }
 
@@ -57,7 +58,11 @@ func (c JSONChecks) apply(v *view, vars Vars) (metrics.ErrKind, string) {
 		if err != nil {
 			return metrics.CheckFailed, err.Error()
 		}
-		got := jc.path.Select(v.jsonBody(), buf[:0])
+		body, why := v.jsonTree(jc.path)
+		if why != "" {
+			return metrics.CheckFailed, "json " + jc.path.String() + ": " + why
+		}
+		got := jc.path.Select(body, buf[:0])
 		if len(got) == 0 && want == "" {
 			continue
 		}
@@ -81,6 +86,7 @@ func (c JSONChecks) apply(v *view, vars Vars) (metrics.ErrKind, string) {
 // response as JSON, a WebSocket message.
 func Judge(x Extracts, c JSONChecks, header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
 	v := view{body: body}
+	defer v.release()
 	if k, d := x.apply(&v, header, vars); k != metrics.OK {
 		return k, d
 	}
@@ -454,8 +460,12 @@ func (s *subject) reads() (what int, body bool) {
 func (s *subject) values(v *view, header headerFunc, vars Vars, dst []value) ([]value, string) {
 	switch s.kind {
 	case subjectJSON:
+		body, why := v.jsonTree(s.path)
+		if why != "" {
+			return dst, why
+		}
 		var buf [4]gjson.Result
-		for _, r := range s.path.Select(v.jsonBody(), buf[:0]) {
+		for _, r := range s.path.Select(body, buf[:0]) {
 			switch r.Type {
 			case gjson.Number:
 				dst = append(dst, value{text: r.String(), num: r.Num, isNum: true})
@@ -515,10 +525,14 @@ func (s *subject) env(v *view, header headerFunc, vars Vars) *expr.Env {
 					panic(fmt.Sprintf("json(%q): %v", path, err))
 				}
 			}
-			return p.Value(v.jsonBody())
+			body, why := v.jsonTree(p)
+			if why != "" {
+				panic(fmt.Sprintf("json(%q): %s", path, why))
+			}
+			return p.Value(body)
 		},
-		Random:       rand.Float64,
-		RandomString: expr.RandomString(rand.IntN),
+		Random: rand.Float64,
+		IntN:   rand.IntN,
 	}
 }
 

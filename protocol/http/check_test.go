@@ -52,6 +52,20 @@ func checkServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 		case "/xml":
 			w.Header().Set("Content-Type", "application/xml")
 			io.WriteString(w, checkXML)
+		case "/many": // more matches than an extraction reads
+			io.WriteString(w, strings.Repeat("a", plan.MaxMatches+1))
+		case "/exact":
+			io.WriteString(w, strings.Repeat("a", plan.MaxMatches))
+		case "/many.html":
+			io.WriteString(w, "<html><body>"+strings.Repeat("<p>x</p>", plan.MaxMatches+1)+"</body></html>")
+		case "/many.json":
+			io.WriteString(w, "["+strings.Repeat("1,", plan.MaxMatches)+"1]")
+		case "/deep.json": // 2900 arrays nested in each other: 4,203,550 levels in all
+			io.WriteString(w, strings.Repeat("[", 2900)+strings.Repeat("]", 2900))
+		case "/list.html": // 3000 items of one list
+			io.WriteString(w, "<html><body><ul>"+strings.Repeat("<li>x</li>", 3000)+"</ul></body></html>")
+		case "/nested.html": // each div's text is the innermost's
+			io.WriteString(w, strings.Repeat("<div>", 20)+strings.Repeat("t", 100<<10)+strings.Repeat("</div>", 20))
 		case "/missing":
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(404)
@@ -81,6 +95,11 @@ type checkCase struct {
 
 // runCheckCases sends each case's step on every engine and compares.
 func runCheckCases(t *testing.T, cases []checkCase) {
+	runCheckCasesWith(t, Options{KeepAlive: true, Timeout: 5 * time.Second}, cases)
+}
+
+// runCheckCasesWith is runCheckCases with a client of opts.
+func runCheckCasesWith(t *testing.T, opts Options, cases []checkCase) {
 	srv, served := checkServer(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s\nvars: {prefix: Al, want: c0a8}\nscenarios:\n  - {name: s, vus: 1, iterations: 1, flow: [\n", srv.URL)
@@ -92,7 +111,7 @@ func runCheckCases(t *testing.T, cases []checkCase) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
-	c := NewClient(Options{KeepAlive: true, Timeout: 5 * time.Second})
+	c := NewClient(opts)
 	sent := int64(0)
 	for _, eng := range checkSenders {
 		for i, cs := range cases {

@@ -53,6 +53,10 @@ type Options struct {
 	// checks and extractions that read it (default plan.DefaultBodyLimit;
 	// a step's body_limit overrides it); the rest is read and counted.
 	BodyLimit int64
+	// ParseLimit is the largest body parsed into a tree for css, xpath
+	// and the JSON paths that are not names and indexes only (default
+	// plan.DefaultParseLimit); a larger one fails the extraction or check.
+	ParseLimit int64
 	// ServerTime, if set, reads the time the server reports it spent on
 	// each response (Result.Server).
 	ServerTime *ServerTime
@@ -86,6 +90,9 @@ func NewClient(opts Options) *Client {
 	}
 	if opts.BodyLimit <= 0 {
 		opts.BodyLimit = plan.DefaultBodyLimit
+	}
+	if opts.ParseLimit <= 0 {
+		opts.ParseLimit = plan.DefaultParseLimit
 	}
 	if opts.UserAgent == "" {
 		opts.UserAgent = "perflab"

@@ -136,6 +136,7 @@ func CompileExtracts(step string, exs []*plan.Extract) (Extracts, error) {
 // ExtractFailed error, with a detail.
 func (x Extracts) Apply(header func(string) ([]byte, bool), body []byte, vars Vars) (metrics.ErrKind, string) {
 	v := view{body: body}
+	defer v.release()
 	return x.apply(&v, header, vars)
 }
 
@@ -164,9 +165,15 @@ func (x Extracts) apply(v *view, header headerFunc, vars Vars) (metrics.ErrKind,
 	var buf [4]gjson.Result
 	for i := range x {
 		e := &x[i]
-		ms, detail := e.values(v, header, buf[:0])
+		found := matches{want: e.wanted()}
+		ms, detail := e.values(v, header, &found, buf[:0])
+		if found.over != "" {
+			return metrics.ExtractFailed, "extract " + e.name + ": " + found.over
+		}
 		if e.match == plan.MatchAll {
-			setAll(e.name, ms, vars)
+			if over := setAll(e.name, ms, found.bytes, vars); over != "" {
+				return metrics.ExtractFailed, "extract " + e.name + ": " + over
+			}
 			continue
 		}
 		m, ok := pick(ms, e.match)
@@ -210,15 +217,21 @@ func pick(ms []gjson.Result, match int) (gjson.Result, bool) {
 
 // setAll sets NAME to the JSON array of the matches, NAME_count to their
 // number and NAME_1 ... NAME_n to each; the NAME_i beyond n that an
-// earlier response set are emptied.
-func setAll(name string, ms []gjson.Result, vars Vars) {
+// earlier response set are emptied. size is the matches' text: with the
+// array, it may not pass maxExtractBytes, or nothing is set and setAll
+// says why.
+func setAll(name string, ms []gjson.Result, size int, vars Vars) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	for i, m := range ms {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(jsonText(m))
+		t := jsonText(m)
+		if size+b.Len()+len(t)+1 > maxExtractBytes {
+			return tooMuchText()
+		}
+		b.WriteString(t)
 	}
 	b.WriteByte(']')
 	vars.Set(name, b.String())
@@ -233,6 +246,7 @@ func setAll(name string, ms []gjson.Result, vars Vars) {
 	for i := len(ms); i < before; i++ {
 		vars.Set(name+"_"+strconv.Itoa(i+1), "")
 	}
+	return ""
 }
 
 // jsonText is a match as an item of a JSON array: a string quoted, any
@@ -250,28 +264,112 @@ func jsonText(m gjson.Result) string {
 // textMatch is a match of a text extraction, as a JSON path's string.
 func textMatch(s string) gjson.Result { return gjson.Result{Type: gjson.String, Str: s} }
 
-// values appends the extraction's matches in v to dst; detail says why
-// there is none when it is not that nothing matched.
-func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gjson.Result, string) {
-	one := e.match == plan.MatchFirst // the first is all that is wanted
+// maxExtractBytes is plan.MaxExtractBytes but in tests, which make
+// their cases small.
+var maxExtractBytes = plan.MaxExtractBytes
+
+// matches counts an extraction's matches as they are gathered, as many
+// as it wants (the first, the N-th), or all of them up to
+// plan.MaxMatches; over says why the extraction fails when there are
+// more than that, or when their text passes maxExtractBytes. (The
+// matches themselves are a slice of the caller's, which stays on its
+// stack.)
+type matches struct {
+	want  int
+	n     int
+	bytes int // the text of the matches
+	over  string
+}
+
+// add appends r to dst, the matches so far; ok reports whether to
+// gather more.
+func (m *matches) add(dst []gjson.Result, r gjson.Result) (_ []gjson.Result, ok bool) {
+	if !m.count(&r) {
+		return dst, false
+	}
+	return append(dst, r), m.n < m.want
+}
+
+// count counts r, unless it is one too many or its text too much (over).
+func (m *matches) count(r *gjson.Result) bool {
+	if m.n == plan.MaxMatches {
+		m.over = "more than " + strconv.Itoa(plan.MaxMatches) + " matches (plan.MaxMatches): match: all, last and random read every match"
+		return false
+	}
+	size := len(r.Raw)
+	if r.Type == gjson.String {
+		size = len(r.Str)
+	}
+	if m.bytes+size > maxExtractBytes {
+		m.over = tooMuchText()
+		return false
+	}
+	m.n++
+	m.bytes += size
+	return true
+}
+
+// keep counts the matches dst[from:], which a selection appended at
+// once, as add would have one by one, and keeps those add would have.
+func (m *matches) keep(dst []gjson.Result, from int) []gjson.Result {
+	for i := from; i < len(dst); i++ {
+		if !m.count(&dst[i]) {
+			return dst[:i]
+		}
+		if m.n == m.want {
+			return dst[:i+1]
+		}
+	}
+	return dst
+}
+
+// tooMuchText says an extraction's values passed maxExtractBytes.
+func tooMuchText() string {
+	return "its values pass " + plan.FormatSize(int64(maxExtractBytes)) + " (plan.MaxExtractBytes)"
+}
+
+// wanted is how many matches the extraction reads: up to the one it
+// takes (the first, the N-th), or all, which is one past MaxMatches for
+// match: all, last and random to know there are too many.
+func (e *extractor) wanted() int {
+	switch {
+	case e.match == plan.MatchFirst:
+		return 1
+	case e.match > 0:
+		return e.match
+	}
+	return plan.MaxMatches + 1
+}
+
+// values appends the extraction's matches in v to dst, counted by found;
+// detail says why there is none when it is not that nothing matched.
+func (e *extractor) values(v *view, header headerFunc, found *matches, dst []gjson.Result) (_ []gjson.Result, detail string) {
+	ok := true
 	switch e.kind {
 	case fromJSON:
-		return e.json.Select(v.jsonBody(), dst), ""
+		body, why := v.jsonTree(e.json)
+		if why != "" {
+			found.over = why
+			return dst, ""
+		}
+		return found.keep(e.json.Select(body, dst), len(dst)), ""
 	case fromHeader:
 		if h, ok := header(e.header); ok {
-			dst = append(dst, textMatch(unsafeString(h)))
+			dst, _ = found.add(dst, textMatch(unsafeString(h)))
 		}
 		return dst, ""
 	case fromRegex:
 		src := e.source(v)
-		if one {
+		if found.want == 1 {
 			if m := e.re.FindSubmatchIndex(src); m != nil {
-				dst = append(dst, textMatch(group(src, m, e.group)))
+				dst, _ = found.add(dst, textMatch(group(src, m, e.group)))
 			}
 			return dst, ""
 		}
-		for _, m := range e.re.FindAllSubmatchIndex(src, -1) {
-			dst = append(dst, textMatch(group(src, m, e.group)))
+		for _, m := range e.re.FindAllSubmatchIndex(src, found.want) {
+			if dst, ok = found.add(dst, textMatch(group(src, m, e.group))); !ok {
+				break
+			}
 		}
 		return dst, ""
 	case fromBetween:
@@ -286,24 +384,31 @@ func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gj
 			if j < 0 {
 				break
 			}
-			dst = append(dst, textMatch(unsafeString(src[:j])))
+			if dst, ok = found.add(dst, textMatch(unsafeString(src[:j]))); !ok {
+				break
+			}
 			src = src[j+len(e.right):]
-			if one {
+		}
+		return dst, ""
+	case fromCSS:
+		if why := v.parseRefusal("css"); why != "" {
+			found.over = why
+			return dst, ""
+		}
+		for _, n := range v.htmlDoc().FindMatcher(e.css).EachIter() {
+			if e.attr == "" {
+				dst, ok = found.add(dst, textMatch(strings.TrimSpace(n.Text())))
+			} else if a, has := n.Attr(e.attr); has {
+				dst, ok = found.add(dst, textMatch(a))
+			}
+			if !ok {
 				break
 			}
 		}
 		return dst, ""
-	case fromCSS:
-		for _, n := range v.htmlDoc().FindMatcher(e.css).EachIter() {
-			if e.attr == "" {
-				dst = append(dst, textMatch(strings.TrimSpace(n.Text())))
-			} else if a, ok := n.Attr(e.attr); ok {
-				dst = append(dst, textMatch(a))
-			}
-			if one && len(dst) > 0 {
-				break
-			}
-		}
+	}
+	if why := v.parseRefusal("xpath"); why != "" {
+		found.over = why
 		return dst, ""
 	}
 	doc, err := v.xmlDoc()
@@ -312,22 +417,81 @@ func (e *extractor) values(v *view, header headerFunc, dst []gjson.Result) ([]gj
 	}
 	expr := e.xpaths.Get().(*xpath.Expr)
 	defer e.xpaths.Put(expr)
-	switch r := expr.Evaluate(xmlquery.CreateXPathNavigator(doc)).(type) {
+	nav := &stepNav{NodeNavigator: xmlquery.CreateXPathNavigator(doc), steps: &xpathSteps{left: maxXPathSteps}}
+	switch r := expr.Evaluate(nav).(type) {
 	case *xpath.NodeIterator:
-		for r.MoveNext() {
-			dst = append(dst, textMatch(r.Current().Value()))
-			if one {
+		for r.MoveNext() && !nav.steps.over {
+			if dst, ok = found.add(dst, textMatch(r.Current().Value())); !ok {
 				break
 			}
 		}
 	case string:
-		dst = append(dst, textMatch(r))
+		dst, _ = found.add(dst, textMatch(r))
 	case float64:
-		dst = append(dst, textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
+		dst, _ = found.add(dst, textMatch(strconv.FormatFloat(r, 'f', -1, 64)))
 	case bool:
-		dst = append(dst, textMatch(strconv.FormatBool(r)))
+		dst, _ = found.add(dst, textMatch(strconv.FormatBool(r)))
+	}
+	if nav.steps.over { // what it gave is of part of the document
+		found.over = "xpath " + expr.String() + " moved across the document more than " + strconv.Itoa(maxXPathSteps) + " times (plan.MaxXPathSteps)"
 	}
 	return dst, ""
+}
+
+// maxXPathSteps is plan.MaxXPathSteps but in tests, which make their
+// cases quick.
+var maxXPathSteps = plan.MaxXPathSteps
+
+// xpathSteps is what an xpath evaluation has left of its moves.
+type xpathSteps struct {
+	left int
+	over bool // it wanted more
+}
+
+// stepNav is a navigator of an xpath evaluation that counts its moves
+// from node to node, and the text it reads (a node's value is all the
+// text below it: a step for each 8 bytes); past its budget it moves no
+// more, and the evaluation ends, over.
+type stepNav struct {
+	*xmlquery.NodeNavigator
+	steps *xpathSteps
+}
+
+// take takes k steps, if they are left.
+func (n *stepNav) take(k int) bool {
+	if n.steps.left < k {
+		n.steps.left, n.steps.over = 0, true
+		return false
+	}
+	n.steps.left -= k
+	return true
+}
+
+func (n *stepNav) step() bool { return n.take(1) }
+
+func (n *stepNav) Value() string {
+	v := n.NodeNavigator.Value()
+	n.take(1 + len(v)/8)
+	return v
+}
+
+func (n *stepNav) Copy() xpath.NodeNavigator {
+	return &stepNav{NodeNavigator: n.NodeNavigator.Copy().(*xmlquery.NodeNavigator), steps: n.steps}
+}
+func (n *stepNav) MoveToParent() bool { return n.step() && n.NodeNavigator.MoveToParent() }
+func (n *stepNav) MoveToNextAttribute() bool {
+	return n.step() && n.NodeNavigator.MoveToNextAttribute()
+}
+func (n *stepNav) MoveToChild() bool    { return n.step() && n.NodeNavigator.MoveToChild() }
+func (n *stepNav) MoveToFirst() bool    { return n.step() && n.NodeNavigator.MoveToFirst() }
+func (n *stepNav) MoveToNext() bool     { return n.step() && n.NodeNavigator.MoveToNext() }
+func (n *stepNav) MoveToPrevious() bool { return n.step() && n.NodeNavigator.MoveToPrevious() }
+
+func (n *stepNav) MoveTo(other xpath.NodeNavigator) bool {
+	if o, ok := other.(*stepNav); ok {
+		other = o.NodeNavigator
+	}
+	return n.NodeNavigator.MoveTo(other)
 }
 
 // source is what a regex or between extraction reads.

@@ -250,6 +250,10 @@ type Result struct {
 	// when HasServer.
 	Server    time.Duration
 	HasServer bool
+	// Processing is what the extractions and checks of a step that has
+	// some took on its response, after its last byte (Latency ends
+	// there); zero for a step without.
+	Processing time.Duration
 	// Hops are the responses the request followed to its final one (a
 	// redirect, a digest challenge), in order; Start and Latency span them
 	// all, Status and Bytes are the final response's. Valid until the VU's

@@ -214,7 +214,15 @@ func (c *Client) follow(r *Request, s *Scratch, u []byte, status int, h respHead
 // the result the hops before it (valid until the VU's next request).
 func (c *Client) settle(r *Request, s *Scratch, res *Result, v *view, header func(string) ([]byte, bool), vars Vars, limit int64) {
 	c.serverTime(res, header)
-	r.judge(res, v, header, vars, limit)
+	if r.judged {
+		v.parseLimit = c.opts.ParseLimit
+		r.judge(res, v, header, vars, limit)
+		v.release()
+		// from the response's end, which Latency read: one clock read
+		res.Processing = time.Since(res.Start) - res.Latency
+	} else {
+		r.judge(res, v, header, vars, limit)
+	}
 	r.keepLast(s, header, v.body)
 	if len(s.hops) > 0 {
 		res.Hops = s.hops
