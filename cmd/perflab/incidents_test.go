@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -39,8 +40,10 @@ func runSummary(t *testing.T, target, flow string, duration string) *results.Sum
 }
 
 // A real run whose service answers every third request with 503 from
-// 4.8 s to 7.2 s of 12 s: one incident, at those times, at the top of the
-// verdict; not degraded.
+// 4.8 s to 7.2 s of 12 s: one incident of the system, at those times, at
+// the top of the verdict; not degraded. A busy machine may add incidents
+// that the generator's host explains (a stall of the whole generator: its
+// throughput 0 for a second), told as suspect: they are not the system's.
 func TestIncidentBurstInARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 12 s run")
@@ -49,16 +52,17 @@ func TestIncidentBurstInARun(t *testing.T) {
 	defer srv.Close()
 	sum := runSummary(t, srv.URL, "[{name: b, url: /b}]", "12s")
 	d := sum.Drift
-	if d.Degraded || len(d.Incidents) != 1 {
+	system := slices.DeleteFunc(slices.Clone(d.Incidents), func(inc results.Incident) bool { return inc.Suspect != "" })
+	if d.Degraded || len(system) != 1 {
 		t.Fatalf("verdict %s\nincidents %+v", d.Verdict, d.Incidents)
 	}
-	inc := d.Incidents[0]
+	inc := system[0]
 	// The run's first request is its start, give or take the first
 	// interval's few milliseconds.
 	if math.Abs(inc.StartS-4.8) > 0.35 || math.Abs(inc.EndS-7.2) > 0.35 {
 		t.Errorf("from %.1f s to %.1f s: %s", inc.StartS, inc.EndS, inc.Sentence)
 	}
-	if !strings.HasPrefix(d.Verdict, "no lasting degradation") || !strings.Contains(d.Verdict, "1 incident: from ") ||
+	if !strings.HasPrefix(d.Verdict, "no lasting degradation") || !regexp.MustCompile(`\d incidents?( \(\d of them while the generator's host was busier or saturated: suspect\))?: from `).MatchString(d.Verdict) ||
 		!strings.Contains(d.Verdict, "error ratio of b ") || !strings.Contains(d.Verdict, "HTTP 503 Service Unavailable") {
 		t.Errorf("verdict: %s", d.Verdict)
 	}

@@ -299,26 +299,29 @@ func TestParallelismSweepFindsSaturation(t *testing.T) {
 		<-sem
 	}))
 	defer srv.Close()
-	// 12 requests: 6 rounds of the two slots from 2 VUs on.
-	plan := writePlan(t, "target: "+srv.URL+"\nvars: {p: [1, 2, 3, 4, 6]}\nscenarios: [{name: get, vus: '${p}', total_iterations: 12, flow: [{name: a, url: /a}]}]\n")
+	// 24 requests: 12 rounds of the two slots from 2 VUs on, 2.4 s. A busy
+	// machine's hiccup at a stage's start (80 ms once) is within the 5%
+	// that saturation is judged by: with 12 requests, 1.2 s, 2 VUs' stage
+	// took 1.30 s and 3 VUs' 1.22 s, and saturation was found at 3.
+	plan := writePlan(t, "target: "+srv.URL+"\nvars: {p: [1, 2, 3, 6]}\nscenarios: [{name: get, vus: '${p}', total_iterations: 24, flow: [{name: a, url: /a}]}]\n")
 	out := t.TempDir()
 	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	s := readSummary(t, out)
-	if s.Scaling == nil || len(s.Scaling.Points) != 5 {
+	if s.Scaling == nil || len(s.Scaling.Points) != 4 {
 		t.Fatalf("scaling: %+v", s.Scaling)
 	}
 	for _, p := range s.Scaling.Points {
-		if p.Requests != 12 {
-			t.Errorf("P=%d did %d requests, want 12", p.VUs, p.Requests)
+		if p.Requests != 24 {
+			t.Errorf("P=%d did %d requests, want 24", p.VUs, p.Requests)
 		}
 	}
 	if sp := s.Scaling.Points[1].Speedup; sp < 1.7 || sp > 2.2 {
 		t.Errorf("speedup at 2 VUs %.2f, want about 2", sp)
 	}
-	if sp := s.Scaling.Points[4].Speedup; sp > 2.3 {
+	if sp := s.Scaling.Points[3].Speedup; sp > 2.3 {
 		t.Errorf("speedup at 6 VUs %.2f: the server serves 2 at a time", sp)
 	}
 	if s.Scaling.SaturationVUs != 2 {
@@ -381,7 +384,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 		now := time.Now().UnixNano()
 		first.CompareAndSwap(0, now)
 		if time.Duration(now-first.Load()) > 2*time.Second {
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(60 * time.Millisecond)
 		} else {
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -397,9 +400,13 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("drift: %s", errs)
 	}
-	// The service slowed 2 s after the first request (2 ms to 20 ms a
+	// The service slowed 2 s after the first request (2 ms to 60 ms a
 	// request). A loaded machine adds to both levels (a few milliseconds to
-	// the p95 of the first), so only their order is asserted. (With 1.2 s
+	// the p95 of the first), so only their order is asserted. The slowdown
+	// is larger than what a saturated host makes the generator wait for a
+	// core (with 20 tasks runnable on 2 cores, 15 ms): at 20 ms a request,
+	// such a run's change was told as the generator's as likely as the
+	// system's, suspect. (With 1.2 s
 	// before the change in 4 s, a loaded machine's bursts once made the
 	// first level's p95 too noisy for the change to be significant.)
 	// The p95 or the mean of checkout (on a machine busy enough, the p95's
@@ -416,7 +423,7 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 		from, _ := strconv.ParseFloat(mm[1], 64)
 		to, _ := strconv.ParseFloat(mm[2], 64)
 		after, _ := strconv.ParseFloat(mm[3], 64)
-		found = found || math.Abs(after-want.Seconds()) <= 1 && to >= from+10
+		found = found || math.Abs(after-want.Seconds()) <= 1 && to >= from+40
 	}
 	if !found {
 		t.Errorf("no change of checkout's p95 or mean near %.1f s (2 s after the first request):\n%s", want.Seconds(), text)
@@ -437,10 +444,11 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 	if err := json.Unmarshal([]byte(out2), &js); err != nil || len(js.Windows) != 1 || len(js.Windows[0].Windows) != 2 || js.Drift == nil || code != exitThresholds {
 		t.Fatalf("json (exit %d): %v %s", code, err, out2)
 	}
-	// Late timers on a loaded machine add a few milliseconds to the 2 ms;
-	// nothing can make the last window faster than its 20 ms sleep.
-	if first, last := js.Windows[0].Windows[0].Stats.Mean, js.Windows[0].Windows[1].Stats.Mean; first > 10 || last < 20 {
-		t.Errorf("window means %.2f then %.2f ms, want about 2 then 20", first, last)
+	// Late timers on a loaded machine add a few milliseconds to the 2 ms
+	// (a stall of the generator in the first second, tens to its mean);
+	// nothing can make the last window faster than its 60 ms sleep.
+	if first, last := js.Windows[0].Windows[0].Stats.Mean, js.Windows[0].Windows[1].Stats.Mean; first > 20 || last < 60 {
+		t.Errorf("window means %.2f then %.2f ms, want about 2 then 60", first, last)
 	}
 	// The levels the verdict compares are the windows' (first and last second).
 	if js.Drift.FirstS != 1 || js.Drift.LastS != 1 {
@@ -453,16 +461,20 @@ func TestDriftFindsTheDegradation(t *testing.T) {
 func TestHistoryAndLabelCompare(t *testing.T) {
 	var slow atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Five times slower: more than a loaded machine's noise.
+		// Twenty times slower: more than a loaded machine's noise (at
+		// 15 ms, a busy machine's stalls made a 3 ms request's p75 as
+		// slow in some intervals, and the change not significant).
 		if slow.Load() {
-			time.Sleep(15 * time.Millisecond)
+			time.Sleep(60 * time.Millisecond)
 		} else {
 			time.Sleep(3 * time.Millisecond)
 		}
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	plan := writePlan(t, "name: circulation\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: circ, vus: 2, duration: 1s, flow: [{name: check-out, url: /co}]}]\n")
+	// 2 s: on a busy machine a 1 s run's intervals were 6 and 5 of 10
+	// (the others partial), few for a test of their p75s.
+	plan := writePlan(t, "name: circulation\ntarget: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: circ, vus: 2, duration: 2s, flow: [{name: check-out, url: /co}]}]\n")
 	for _, rel := range []string{"Goldenrod", "Honeysuckle"} {
 		if rel == "Honeysuckle" {
 			slow.Store(true)
