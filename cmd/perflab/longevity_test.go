@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -190,8 +191,10 @@ const stepEnv = "PERFLAB_TEST_STEP"
 const stepFromEnv = "PERFLAB_TEST_STEP_FROM"
 
 // stepUp is the test binary as that process: after d it touches 200 MB
-// at once, and holds them for 20 s.
+// at once, and holds them for 20 s. It says "ready" on its standard
+// output once it is running.
 func stepUp(d time.Duration) {
+	fmt.Println("ready")
 	// From the run's first request (the file the test's server writes
 	// then, when it names one), not from this process's start: a busy
 	// machine starts the run seconds after it.
@@ -342,10 +345,12 @@ func TestLongevityBusyGenerator(t *testing.T) {
 
 // A system whose memory steps up past the first third of the run (an
 // earlier step and then level would be a warm-up), and whose latency rises
-// two seconds later (time enough for a busy machine to touch 200 MB): the
+// three seconds later (time enough for a busy machine to touch 200 MB): the
 // drift's hint lines them up in that order ("at 3.9 s memory of api (rss)
-// +…%, then p95 of get +…% at 5.9 s"), from what the monitor and the
-// generator measured.
+// +…%, then p95 of get +…% at 6.9 s"), from what the monitor and the
+// generator measured. The run starts once the process is running: on a
+// busy machine the test binary it is took seconds to start, and its
+// memory stepped at 7.9 s, after the latency.
 func TestLongevityHintInOrder(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -355,6 +360,10 @@ func TestLongevityHintInOrder(t *testing.T) {
 	// Both the step and the slowdown count from the run's first request.
 	first := filepath.Join(t.TempDir(), "first-request")
 	child.Env = append(os.Environ(), stepEnv+"=4s", stepFromEnv+"="+first)
+	ready, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -362,6 +371,9 @@ func TestLongevityHintInOrder(t *testing.T) {
 		child.Process.Kill()
 		child.Wait()
 	}()
+	if line, err := bufio.NewReader(ready).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the process whose memory steps up: %q, %v", line, err)
+	}
 	var began atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if began.CompareAndSwap(0, time.Now().UnixNano()) {
@@ -370,7 +382,7 @@ func TestLongevityHintInOrder(t *testing.T) {
 		// 1 ms, then 60 ms: more than a saturated host makes the
 		// generator wait for a core (at 10 ms, a busy machine's noise
 		// left the slowdown not significant, and out of the hint).
-		if time.Since(time.Unix(0, began.Load())) > 6*time.Second {
+		if time.Since(time.Unix(0, began.Load())) > 7*time.Second {
 			time.Sleep(60 * time.Millisecond)
 		} else {
 			time.Sleep(time.Millisecond)
@@ -378,7 +390,7 @@ func TestLongevityHintInOrder(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := t.TempDir()
-	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 9s, flow: [{name: get, url: /}]}]\n")
+	plan := writePlan(t, "target: "+srv.URL+"\ninterval: 100ms\nscenarios: [{name: s, vus: 2, duration: 10s, flow: [{name: get, url: /}]}]\n")
 	code, stdout, errs := runCLI(t, "run", plan, "--out", out, "--quiet", "--monitor", fmt.Sprintf("process:name=api,pid=%d", child.Process.Pid))
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, stdout, errs)
