@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/perflab/perflab/internal/monoclock"
 	phttp "github.com/perflab/perflab/protocol/http"
 )
 
@@ -28,7 +29,7 @@ type alarm struct {
 	f     *os.File // nil with timer
 	rc    syscall.RawConn
 	t0    time.Time // a reading of time.Now ...
-	mono0 int64     // ... and of CLOCK_MONOTONIC just after it, in ns
+	mono0 int64     // ... and CLOCK_MONOTONIC's at that instant, in ns (monoclock.Now)
 	stop  func() bool
 	timer *time.Timer // where no timerfd could be made
 	ctx   context.Context
@@ -61,10 +62,7 @@ func newAlarm(ctx context.Context, quiet func() bool) *alarm {
 		a.f, a.timer = nil, time.NewTimer(time.Hour)
 		return a
 	}
-	a.t0 = time.Now()
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) //nolint:errcheck // cannot fail for CLOCK_MONOTONIC
-	a.mono0 = ts.Nano()
+	a.t0, a.mono0 = monoclock.Now()
 	// A read deadline in the past ends the wait in progress and every later one.
 	a.stop = context.AfterFunc(ctx, func() { a.f.SetReadDeadline(time.Unix(1, 0)) }) //nolint:errcheck // a file the netpoller took
 	return a
@@ -111,8 +109,8 @@ func (a *alarm) wait(t time.Time) bool {
 // ring waits until d after t0 on the timerfd; false if the context ended
 // first. The timer is armed inside the read, so that the read waits in the
 // netpoller at once rather than failing with EAGAIN first: one system call
-// fewer per wait. mono0 was read after t0: the alarm may ring a few
-// hundred nanoseconds after d, never before.
+// fewer per wait. mono0 is t0's instant to within a few hundred
+// nanoseconds either way: a ring that comes before d is spun out in wait.
 func (a *alarm) ring(d time.Duration) (bool, error) {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(a.mono0 + int64(d))}
 	var err error

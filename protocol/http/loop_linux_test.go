@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perflab/perflab/internal/monoclock"
 	"github.com/perflab/perflab/internal/testenv"
 	"github.com/perflab/perflab/metrics"
 	"github.com/perflab/perflab/plan"
@@ -188,4 +189,55 @@ func BenchmarkLoopSend(b *testing.B) {
 	b.ResetTimer()
 	l.Post(func() { x.Send(r, vars, &s, then) })
 	l.Run()
+}
+
+// The timerfd's alarms and the loop's clock are one: CLOCK_MONOTONIC at
+// the loop's epoch (what alarms are armed from) and now() agree later to
+// within a few hundred nanoseconds (100 µs allowed, for a machine busy
+// enough to preempt every bracketing read). When the two were read apart,
+// with an allocation between, a collection there made every alarm of a run
+// ring 100-500 µs late; this reads the loops' pairing after many loops were
+// made while a goroutine allocated, so that collections fall among them.
+func TestLoopTimerfdClockIsItsClock(t *testing.T) {
+	c := NewClient(Options{})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // garbage, for collections during NewLoop
+		defer close(done)
+		var keep [][]byte
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			keep = append(keep, make([]byte, 32<<10))
+			if len(keep) > 64 {
+				keep = keep[:0]
+			}
+		}
+	}()
+	worst := time.Duration(0)
+	for range 200 {
+		l, err := c.NewLoop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, off := time.Duration(1<<62), time.Duration(0)
+		for range 5 {
+			a := l.now()
+			m := monoclock.Mono()
+			b := l.now()
+			if d := time.Duration(b - a); d < best {
+				best, off = d, time.Duration(m-l.monoEpoch-(a+b)/2)
+			}
+		}
+		worst = max(worst, off, -off)
+		l.close()
+	}
+	close(stop)
+	<-done
+	if worst > 100*time.Microsecond {
+		t.Fatalf("a loop's timerfd clock was %v away from its own", worst)
+	}
 }
