@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
@@ -90,6 +92,7 @@ type guardCase struct {
 	plan func(n int) string
 	n    int
 	h2   bool // at the HTTP/2 (h2c) server
+	grpc bool // at the gRPC server (%s is its address; shop.proto is beside the plan)
 }
 
 // closed is a closed-model plan of one VU running n iterations of flow,
@@ -143,6 +146,22 @@ var cases = []guardCase{
 	{name: "flow-goroutines", plan: closed(false, scriptedFlow), n: 4000},
 	{name: "h2c-loop", plan: closedOver("2", true, getFlow), n: 10000, h2: true},
 	{name: "h2c-goroutines", plan: closedOver("2", false, getFlow), n: 10000, h2: true},
+	// A unary gRPC call on grpc-go (goroutines: the event loop speaks
+	// HTTP only), its message made from the plan's JSON and its answer
+	// decoded against the schema compiled from shop.proto.
+	{name: "grpc-goroutines", n: 4000, grpc: true, plan: func(n int) string {
+		return fmt.Sprintf(`name: guard
+grpc: {target: "%%s", protos: [shop.proto]}
+interval: 1h
+scenarios:
+  - name: load
+    vus: 1
+    iterations: %d
+    flow:
+      - name: get
+        grpc: {service: shop.Shop, method: GetItem, message: {id: x}}
+`, n)
+	}},
 	// At 500 arrivals a second, well within what perflab does under
 	// valgrind, every arrival is paced alone (one that finds the loop late
 	// is started with others, at another cost).
@@ -223,12 +242,18 @@ func TestCostBudgets(t *testing.T) {
 	h2srv := httptest.NewServer(h2c.NewHandler(server(), &http2.Server{}))
 	defer h2srv.Close()
 
+	// perflab's own simulator answers gRPC: the same bytes every call.
+	grpcAddr := startGRPCSim(t, bin, dir)
+
 	got := map[string]Budget{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			target := srv.URL
-			if c.h2 {
+			switch {
+			case c.h2:
 				target = h2srv.URL
+			case c.grpc:
+				target = grpcAddr
 			}
 			m := measure(t, valgrind, bin, dir, target, c)
 			r := func(x float64) float64 { return math.Round(x*100) / 100 }
@@ -268,6 +293,62 @@ func TestCostBudgets(t *testing.T) {
 			budgets.Cases[name] = b
 		}
 		saveBudgets(t, budgets)
+	}
+}
+
+// startGRPCSim runs `perflab sim` answering shop.Shop/GetItem on a free
+// port of 127.0.0.1 until the test ends, with shop.proto copied into dir
+// for the plans; it returns the address.
+func startGRPCSim(t *testing.T, bin, dir string) string {
+	proto, err := os.ReadFile(filepath.Join("..", "..", "protocol", "grpc", "testdata", "shop.proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "shop.proto"), proto, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	stubs := filepath.Join(dir, "grpc-stubs.yaml")
+	if err := os.WriteFile(stubs, []byte(fmt.Sprintf(`routes: []
+grpc:
+  listen: %s
+  protos: [shop.proto]
+  methods:
+    - method: shop.Shop/GetItem
+      response: '{"id": "x", "name": "item"}'
+`, addr)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "grpc-sim.log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(bin, "sim", stubs)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have ended
+		cmd.Wait()                       //nolint:errcheck // as above
+	})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(logPath)
+			t.Fatalf("perflab sim does not listen at %s after a minute:\n%s", addr, out)
+		}
 	}
 }
 
