@@ -46,7 +46,7 @@ type frame struct {
 	// pass began (a pass that begins none is empty)
 	pass, passes int
 	items        []string
-	acts         int
+	acts         uint32 // cursor.acts
 	empty        int
 }
 
@@ -67,6 +67,10 @@ type cursor struct {
 	tx    *txState // the transaction in progress, if any
 	txBuf txState
 	first metrics.ErrKind // the iteration's first error
+	// acts counts the steps and waits begun: a loop's pass that begins
+	// none is empty. Only equality is asked of it, so it may wrap: 32
+	// bits, beside first (8 bytes a VU, the worker within a size class).
+	acts uint32
 	// detail says the first error when no step's result did: an
 	// expression refused for the text it would make (logic.go).
 	detail string
@@ -75,9 +79,6 @@ type cursor struct {
 	pending time.Duration
 	ending  *action
 	endBuf  action
-	// acts counts the steps and waits begun: a loop's pass that begins
-	// none is empty.
-	acts int
 	// last is the last step's outcome in the iteration, for expressions.
 	last outcome
 }

@@ -161,6 +161,7 @@ func readBody(body io.Reader, keep int64, s *Scratch) ([]byte, int64, error) {
 	}()
 	for {
 		var buf []byte
+		peeking := false // buf is the VU's peek buffer
 		if room := keep - int64(len(kept)); room > 0 {
 			if len(kept) == cap(kept) {
 				kept = slices.Grow(kept, int(min(room, int64(max(len(kept), 512)))))
@@ -169,14 +170,15 @@ func readBody(body io.Reader, keep int64, s *Scratch) ([]byte, int64, error) {
 		} else if drop != nil {
 			buf = *drop
 		} else {
-			if s.peek == nil {
-				s.peek = make([]byte, peekSize)
+			g := s.goroutine()
+			if g.peek == nil {
+				g.peek = make([]byte, peekSize)
 			}
-			buf = s.peek
+			buf, peeking = g.peek, true
 		}
 		m, err := body.Read(buf)
 		n += int64(m)
-		if drop == nil && m == peekSize && len(buf) == peekSize && &buf[0] == &s.peek[0] {
+		if peeking && m == peekSize {
 			drop = dropBufs.Get().(*[]byte) // a long body
 		}
 		if int64(len(kept)) < keep {

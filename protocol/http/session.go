@@ -45,9 +45,11 @@ type exchange struct {
 	// its subdomains: the step's Authorization and Cookie headers and its
 	// auth do not go there (the jar's cookies go where they match).
 	otherHost bool
+	answered  bool // a digest challenge answered for the URL of the next request
+	// redirects followed: 32 bits, beside the flags (8 bytes a VU; a
+	// redirect is a request, and no run makes 2^31 of them for one step)
+	redirects int32
 	origHost  string // the host of the step's URL, once a redirect is followed
-	redirects int    // redirects followed
-	answered  bool   // a digest challenge answered for the URL of the next request
 	sent      time.Time
 	// urlAuthz is the Authorization of the credentials in the step's URL
 	// as its values made it (user:password@), for the step's host.
@@ -182,7 +184,7 @@ func (c *Client) follow(r *Request, s *Scratch, u []byte, status int, h respHead
 		s.setChallenge(string(origin), ch)
 		s.ex.answered = true
 		return true, metrics.OK, ""
-	case isRedirect(status) && s.ex.redirects < r.redirects:
+	case isRedirect(status) && int(s.ex.redirects) < r.redirects:
 		code := itoa(status)
 		loc, ok := h.first("Location")
 		if !ok || len(bytes.TrimSpace(loc)) == 0 {
@@ -227,7 +229,7 @@ func (c *Client) settle(r *Request, s *Scratch, res *Result, v *view, header fun
 	if len(s.hops) > 0 {
 		res.Hops = s.hops
 	}
-	if res.Err == metrics.HTTP3xx && isRedirect(res.Status) && r.redirects > 0 && s.ex.redirects == r.redirects {
+	if res.Err == metrics.HTTP3xx && isRedirect(res.Status) && r.redirects > 0 && int(s.ex.redirects) == r.redirects {
 		res.Detail += ", the last of " + itoa(r.redirects) + " redirects followed (redirects)"
 	}
 }
