@@ -17,6 +17,13 @@
 //	                  is), -c bounding the users in flight; what a request
 //	                  costs at a low rate against a high one, for
 //	                  bench/idle.sh.
+//	-mode paced       an arrival rate (-rate) over -c keep-alive
+//	                  connections, each on a goroutine that sleeps until its
+//	                  next arrival (every c-th), sends and reads the
+//	                  response: an open model's iteration on a connection
+//	                  kept open, what perflab's open models do, and the
+//	                  least a request costs at a low rate on this machine
+//	                  (each one wakes it from idle twice).
 //
 // Each response is framed by its Content-Length and its latency recorded
 // in an HDR histogram, which is all that is left of a load generator's
@@ -43,8 +50,8 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "server address (127.0.0.1 only)")
 	conns := flag.Int("c", 50, "connections")
 	dur := flag.Duration("d", 10*time.Second, "duration (at most 10 minutes)")
-	mode := flag.String("mode", "goroutines", "goroutines, loop or open")
-	rate := flag.Float64("rate", 600, "arrivals a second (-mode open)")
+	mode := flag.String("mode", "goroutines", "goroutines, loop, open or paced")
+	rate := flag.Float64("rate", 600, "arrivals a second (-mode open and paced)")
 	flag.Parse()
 	ta, err := net.ResolveTCPAddr("tcp4", *addr)
 	if err != nil || !ta.IP.Equal(net.IPv4(127, 0, 0, 1)) || *dur > 10*time.Minute || *conns < 1 {
@@ -60,8 +67,10 @@ func main() {
 		r = loop(ta, req, *conns, *dur)
 	case "open":
 		r = open(ta, req, *conns, *rate, *dur)
+	case "paced":
+		r = paced(ta, req, *conns, *rate, *dur)
 	default:
-		fmt.Fprintln(os.Stderr, "floor: -mode goroutines, loop or open")
+		fmt.Fprintln(os.Stderr, "floor: -mode goroutines, loop, open or paced")
 		os.Exit(2)
 	}
 	fmt.Fprintf(os.Stderr, "requests %d errors %d p50 %dus p99 %dus dropped %d\n", r.h.TotalCount(), r.errors, r.h.ValueAtQuantile(50), r.h.ValueAtQuantile(99), r.dropped)
@@ -202,6 +211,57 @@ func open(addr *net.TCPAddr, req []byte, n int, rate float64, d time.Duration) r
 				total.errors++
 			}
 			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return total
+}
+
+// paced is an arrival rate over n keep-alive connections: connection k
+// takes arrivals k, k+n, k+2n ..., each due at its time from the start;
+// the latency is from when it was due.
+func paced(addr *net.TCPAddr, req []byte, n int, rate float64, d time.Duration) result {
+	total := result{h: newHist()}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for k := range n {
+		wg.Go(func() {
+			h, errs := newHist(), int64(0)
+			defer func() {
+				mu.Lock()
+				total.h.Merge(h)
+				total.errors += errs
+				mu.Unlock()
+			}()
+			c, err := net.DialTCP("tcp4", nil, addr)
+			if err != nil {
+				errs++
+				return
+			}
+			defer c.Close()
+			var buf [4 << 10]byte
+			for i := k; ; i += n {
+				due := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
+				if due.Sub(start) >= d {
+					return
+				}
+				time.Sleep(time.Until(due))
+				if _, err := c.Write(req); err != nil {
+					errs++
+					return
+				}
+				got := 0
+				for !complete(buf[:got]) {
+					m, err := c.Read(buf[got:])
+					if err != nil {
+						errs++
+						return
+					}
+					got += m
+				}
+				h.RecordValue(int64(time.Since(due) / time.Microsecond))
+			}
 		})
 	}
 	wg.Wait()
