@@ -565,6 +565,9 @@ func (f *fixer) request(s *stepOut, sc *fscope) ordered {
 		s.Headers[k] = f.text(v, sc)
 	}
 	s.Body = f.text(s.Body, sc)
+	for i := range s.Form {
+		s.Form[i].V = f.text(s.Form[i].V.(string), sc)
+	}
 	for i := range s.Extract {
 		x := s.Extract[i].V.(ordered)
 		for j := range x {
@@ -619,9 +622,12 @@ func (f *fixer) text(t string, sc *fscope) string {
 	return markPat.ReplaceAllStringFunc(t, func(m string) string {
 		mode, name := m[1], m[2:len(m)-1]
 		if mode == modeGen {
-			raw := strings.HasPrefix(name, "r")
-			i, _ := strconv.Atoi(strings.TrimPrefix(name, "r"))
-			return f.genRef(i, raw, sc)
+			var as byte // the variables' mode around it (valueAs)
+			if name != "" && (name[0] == modeRaw || name[0] == modeDec) {
+				as, name = name[0], name[1:]
+			}
+			i, _ := strconv.Atoi(name)
+			return f.genRef(i, as, sc)
 		}
 		return f.ref(mode, name, sc)
 	})
@@ -630,12 +636,7 @@ func (f *fixer) text(t string, sc *fscope) string {
 // ref is a JMeter variable's placeholder where sc stands.
 func (f *fixer) ref(mode byte, name string, sc *fscope) string {
 	in := func(n string) bool { return sc != nil && sc.local[n] }
-	place := func(n string) string {
-		if mode == modeRaw {
-			return "${raw:" + n + "}"
-		}
-		return "${" + n + "}"
-	}
+	place := func(n string) string { return "${" + modePrefix(mode) + n + "}" }
 	if mode == modeProp {
 		v := varName(name)
 		switch {
@@ -725,10 +726,7 @@ func (f *fixer) orElse(name, value string) string {
 // unset is name's placeholder where it may not be set yet: JMeter's text
 // for an unset variable, ${jm} (jm its JMeter name), until it is.
 func (f *fixer) unset(mode byte, name, jm string) string {
-	if mode == modeRaw {
-		name = "raw:" + name
-	}
-	return "${" + name + ":-" + literal("${"+jm+"}") + "}"
+	return "${" + modePrefix(mode) + name + ":-" + literal("${"+jm+"}") + "}"
 }
 
 // extractedName is the perflab name an extraction of JMeter's variable

@@ -175,12 +175,13 @@ var timeAliases = map[string]string{"YMD": "yyyyMMdd", "HMS": "HHmmss", "YMDHMS"
 
 var divisor = regexpMust(`^/\d+$`)
 
-// genRef is the placeholder of a call's variable where sc stands (raw: put
-// in as it is, where JMeter does not encode a query parameter), its set:
+// genRef is the placeholder of a call's variable where sc stands (in mode
+// raw: put in as it is, where JMeter does not encode a query parameter;
+// decoded: URL-decoded, a form field's value), its set:
 // step's value added to the step's (f.genSets); outside a flow (sc nil:
 // the plan's target, headers, load), where no set: step goes, the call as
 // literal text, listed.
-func (f *fixer) genRef(i int, raw bool, sc *fscope) string {
+func (f *fixer) genRef(i int, mode byte, sc *fscope) string {
 	g := f.c.gens[i]
 	if sc == nil {
 		f.c.note(g.e, "the function "+g.src+" (kept as literal text): the plan's target, headers and load are read before any step (a set: step computes it in a flow)")
@@ -194,10 +195,7 @@ func (f *fixer) genRef(i int, raw bool, sc *fscope) string {
 		f.c.note(g.e, "the function "+g.src+" reads "+strings.Join(missing, ", ")+", which nothing before it sets: read as empty")
 	}
 	f.genSets.set(g.out, x)
-	if raw {
-		return "${raw:" + g.out + "}"
-	}
-	return "${" + g.out + "}"
+	return "${" + modePrefix(mode) + g.out + "}"
 }
 
 // genName names a call's variable: the one it names, else its kind and a

@@ -92,7 +92,7 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 			if method == "DELETE" {
 				// HttpClient's DELETE of JMeter takes a body: the
 				// arguments go as a form too.
-				s.Body = c.formBody(args, e)
+				c.setForm(s, args, e)
 				if contentType == "" {
 					headers["Content-Type"] = "application/x-www-form-urlencoded; charset=" + charset
 				}
@@ -100,7 +100,7 @@ func (c *converter) sampler(e *element, sc scope) *stepOut {
 		case method == "HEAD" || method == "TRACE":
 			c.note(e, "its parameters: JMeter sends none with a "+method)
 		default:
-			s.Body = c.formBody(args, e)
+			c.setForm(s, args, e)
 			if contentType == "" {
 				headers["Content-Type"] = "application/x-www-form-urlencoded; charset=" + charset
 			}
@@ -330,6 +330,39 @@ func (c *converter) argPair(a *prop, e *element, query bool) string {
 		return n
 	}
 	return n + "=" + v
+}
+
+// setForm makes the arguments s's form: (plan.Step.Form), which perflab
+// encodes as HttpClient encodes them, values of variables included: a
+// value JMeter takes as encoded already is decoded first (here where it
+// is literal text, by ${decoded:...} where it is a variable's). Names
+// that repeat or hold a variable, which a form: cannot say, make a body:
+// of the form as written, its values of variables sent as they are
+// (listed).
+func (c *converter) setForm(s *stepOut, args []*prop, e *element) {
+	var form ordered
+	seen := map[string]bool{}
+	for _, a := range args {
+		name := a.get("Argument.name")
+		if name == "" {
+			continue
+		}
+		v := a.get("Argument.value")
+		mode := byte(modeVar)
+		if a.get("HTTPArgument.always_encode") != "true" {
+			// JMeter URL-decodes the name and the value, variables
+			// filled in, before it encodes them: ${decoded:...}.
+			name, mode = unescapeQuery(name), modeDec
+		}
+		if seen[name] || strings.Contains(name, "${") {
+			s.Body = c.formBody(args, e)
+			c.note(e, "its form names a field twice or by a variable: it goes as a body: of the form as written, whose values of variables are sent as they are where JMeter encodes them")
+			return
+		}
+		seen[name] = true
+		form = append(form, kv{name, c.valueAs(v, e, mode)})
+	}
+	s.Form = form
 }
 
 // formBody is the arguments as an application/x-www-form-urlencoded body,

@@ -1,6 +1,8 @@
 package convert
 
 import (
+	"github.com/perflab/perflab/tmpl"
+
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,6 +29,7 @@ const (
 const (
 	modeVar  = 'v' // a JMeter variable, ${name}
 	modeRaw  = 'r' // a variable put in as it is (${raw:name}): a query parameter JMeter does not encode
+	modeDec  = 'd' // a variable URL-decoded (${decoded:name}): a form field's value JMeter decodes before it encodes it
 	modeProp = 'p' // a JMeter property, ${__P(name)}: a variable of the plan
 	modeGen  = 'g' // a value JMeter computes each time (gens[name]): a set: step's variable
 )
@@ -176,8 +179,8 @@ func (c *converter) valueAs(v string, e *element, mode byte) string {
 		switch {
 		case p.fn != "":
 			t := c.function(p, e)
-			if mode == modeRaw && strings.HasPrefix(t, markOpen+string(modeGen)) {
-				t = markOpen + string(modeGen) + "r" + t[2:] // put in as it is, as its query parameter
+			if (mode == modeRaw || mode == modeDec) && strings.HasPrefix(t, markOpen+string(modeGen)) {
+				t = markOpen + string(modeGen) + string(mode) + t[2:] // as the variables around it: put in as it is, or decoded
 			}
 			b.WriteString(t)
 		case bareCall(p.ref):
@@ -185,6 +188,8 @@ func (c *converter) valueAs(v string, e *element, mode byte) string {
 			b.WriteString(c.function(piece{fn: p.ref[2:], src: p.src}, e))
 		case p.ref != "":
 			b.WriteString(mark(mode, p.ref))
+		case mode == modeDec: // decoded as the variables beside it are
+			b.WriteString(literal(tmpl.FormDecode(p.text)))
 		default:
 			b.WriteString(literal(p.text))
 		}
@@ -301,4 +306,16 @@ func (c *converter) property(name, def string, given bool, e *element) {
 	}
 	c.props[v] = def
 	c.propOrder = append(c.propOrder, v)
+}
+
+// modePrefix is the placeholder prefix of a variable in mode: raw: or
+// decoded:, else none.
+func modePrefix(mode byte) string {
+	switch mode {
+	case modeRaw:
+		return "raw:"
+	case modeDec:
+		return "decoded:"
+	}
+	return ""
 }

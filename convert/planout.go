@@ -240,6 +240,7 @@ type stepOut struct {
 	Headers     map[string]string `yaml:"headers,omitempty"`
 	Query       map[string]string `yaml:"query,omitempty"`
 	Body        string            `yaml:"body,omitempty"`
+	Form        ordered           `yaml:"form,omitempty"`
 	JSON        any               `yaml:"json,omitempty"`
 	Timeout     string            `yaml:"timeout,omitempty"`
 	Redirects   *int              `yaml:"redirects,omitempty"`

@@ -151,8 +151,8 @@ func (v *validator) grpcStep(st *Step, sc *scope, where string) {
 	if st.Repeat != nil {
 		v.at(st.Repeat.Pos, "%s: repeat is for HTTP requests in setup and teardown", who)
 	}
-	if st.URL != nil || st.Body != nil || st.JSON != nil || len(st.Headers) > 0 || len(st.Query) > 0 {
-		v.at(st.Pos, "%s: url, body, json, headers and query are for HTTP requests: a grpc step has message and metadata", who)
+	if st.URL != nil || st.Body != nil || st.JSON != nil || st.Form != nil || len(st.Headers) > 0 || len(st.Query) > 0 {
+		v.at(st.Pos, "%s: url, body, json, form, headers and query are for HTTP requests: a grpc step has message and metadata", who)
 	}
 	v.refs(g.Target, sc)
 	for _, m := range g.Metadata {

@@ -374,6 +374,10 @@ type Step struct {
 	Query   []Pair   `yaml:"query"`
 	Body    *Text    `yaml:"body"`
 	JSON    *JSONDoc `yaml:"json"`
+	// Form is an application/x-www-form-urlencoded body, its fields in
+	// order: each name and value (placeholders filled in) encoded as
+	// browsers and JMeter encode them (tmpl.AppendFormEscape).
+	Form    []Pair   `yaml:"form"`
 	Timeout Duration `yaml:"timeout"`
 	// BodyLimit overrides http.body_limit for this step's responses.
 	BodyLimit Size       `yaml:"body_limit"`

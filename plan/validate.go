@@ -789,8 +789,8 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 		st.Name = st.Method + " " + secret.Text(st.URL.String()) // without its password
 		v.unnamed[st] = true
 	}
-	if st.Body != nil && st.JSON != nil {
-		v.at(st.Pos, "step %s: give body or json, not both", st.Name)
+	if n := btoi(st.Body != nil) + btoi(st.JSON != nil) + btoi(st.Form != nil); n > 1 {
+		v.at(st.Pos, "step %s: give one of body, json and form", st.Name)
 	}
 	if v.checkURL(st) && v.p.Target == nil {
 		v.at(st.URL.Pos, "step %s: url %q is relative but the plan has no target", st.Name, secret.Text(st.URL.String()))
@@ -817,6 +817,9 @@ func (v *validator) step(st *Step, sc *scope, where string, inTx bool) {
 	}
 	for _, q := range st.Query {
 		v.refs(q.Value, sub)
+	}
+	for _, f := range st.Form {
+		v.refs(f.Value, sub)
 	}
 	if st.Body != nil {
 		v.refs(st.Body, sub)
@@ -1292,4 +1295,12 @@ func (v *validator) monitors() {
 		}
 		seen[m.Name] = true
 	}
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

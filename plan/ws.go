@@ -61,8 +61,8 @@ func (v *validator) wsStep(st *Step, sc *scope, where string) {
 	case w.Send != nil && w.JSON != nil:
 		v.at(w.Pos, "%s: give send or json, not both", who)
 	}
-	if st.URL != nil || st.Body != nil || st.JSON != nil || len(st.Headers) > 0 || len(st.Query) > 0 || st.Repeat != nil {
-		v.at(st.Pos, "%s: url, body, json, headers, query and repeat are for HTTP requests: a ws step has them under ws", who)
+	if st.URL != nil || st.Body != nil || st.JSON != nil || st.Form != nil || len(st.Headers) > 0 || len(st.Query) > 0 || st.Repeat != nil {
+		v.at(st.Pos, "%s: url, body, json, form, headers, query and repeat are for HTTP requests: a ws step has them under ws", who)
 	}
 	v.refs(w.URL, sc)
 	v.wireURL(who+": url", w.URL)

@@ -32,6 +32,7 @@ type part struct {
 	fallback string
 	hasFall  bool
 	raw      bool // ${raw:name}: substituted into a URL as it is
+	decoded  bool // ${decoded:name}: the value URL-decoded (FormDecode)
 	offset   int  // byte offset of "${" in src
 }
 
@@ -112,6 +113,8 @@ func Parse(s string) (*Template, error) {
 		name := strings.TrimSpace(body)
 		if n, ok := strings.CutPrefix(name, rawPrefix); ok {
 			name, p.raw = strings.TrimSpace(n), true
+		} else if n, ok := strings.CutPrefix(name, decodedPrefix); ok {
+			name, p.decoded = strings.TrimSpace(n), true
 		}
 		if err := checkName(name); err != "" {
 			return nil, &SyntaxError{Offset: i, Msg: err}
@@ -146,6 +149,10 @@ func closing(s string) int {
 // rawPrefix marks a placeholder whose value goes into a URL unescaped:
 // ${raw:name}.
 const rawPrefix = "raw:"
+
+// decodedPrefix marks a placeholder whose value is URL-decoded before it
+// is used (FormDecode): ${decoded:name}.
+const decodedPrefix = "decoded:"
 
 // MustParse is Parse for strings known to be valid; it panics otherwise.
 func MustParse(s string) *Template {
@@ -240,6 +247,9 @@ func (p *part) value(l Lookup) (string, error) {
 			return "", err
 		}
 		v = p.fallback
+	}
+	if p.decoded {
+		v = FormDecode(v)
 	}
 	return v, nil
 }

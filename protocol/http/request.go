@@ -24,12 +24,15 @@ type Vars interface {
 
 // Request is a plan step compiled for sending.
 type Request struct {
-	Name        string
-	method      []byte
-	url         *tmpl.Template
-	headers     []header
-	query       []header
-	body        *tmpl.Template
+	Name    string
+	method  []byte
+	url     *tmpl.Template
+	headers []header
+	query   []header
+	body    *tmpl.Template
+	// form is the fields of a form: body (plan.Step.Form), encoded as
+	// sent (appendBody); nil for none.
+	form        []header
 	contentType string
 	timeout     time.Duration
 	extract     Extracts
@@ -154,9 +157,17 @@ func Compile(target *plan.Text, defaults []plan.Pair, st *plan.Step, timeout tim
 		}
 	case st.Body != nil:
 		r.body = st.Body.T
+	case st.Form != nil:
+		r.form = make([]header, len(st.Form))
+		for i, f := range st.Form {
+			r.form[i] = header{f.Name, f.Value.T}
+		}
+		if !own["content-type"] {
+			r.contentType = "application/x-www-form-urlencoded"
+		}
 	}
 	r.literal = r.url.IsLiteral() && (r.body == nil || r.body.IsLiteral())
-	for _, h := range append(append([]header(nil), r.headers...), r.query...) {
+	for _, h := range append(append(append([]header(nil), r.headers...), r.query...), r.form...) {
 		r.literal = r.literal && h.value.IsLiteral()
 	}
 	if r.extract, err = CompileExtracts(st.Name, st.Extract); err != nil {
@@ -510,7 +521,7 @@ func (c *Client) build(r *Request, vars Vars, s *Scratch, req *fasthttp.Request)
 		if r.contentType != "" {
 			req.Header.SetContentType(r.contentType)
 		}
-		if s.body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
+		if s.body, err = r.appendBody(s.body[:0], vars); err != nil {
 			return err
 		}
 		req.SetBody(s.body)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/perflab/perflab/metrics"
+	"github.com/perflab/perflab/tmpl"
 )
 
 // A step's request may take more than one request to the server: a
@@ -74,7 +75,32 @@ func (r *Request) methodOf(s *Scratch) []byte {
 }
 
 // sendsBody reports whether the exchange's next request has the step's body.
-func (r *Request) sendsBody(s *Scratch) bool { return r.body != nil && !s.ex.noBody }
+func (r *Request) sendsBody(s *Scratch) bool { return r.hasBody() && !s.ex.noBody }
+
+// hasBody reports whether the step has a body: body:, json: or form:.
+func (r *Request) hasBody() bool { return r.body != nil || r.form != nil }
+
+// appendBody appends the request's body to dst: its template filled in,
+// or its form's fields, each name and value encoded as a form's
+// (tmpl.AppendFormEscape) and joined with & (every sender's, on both
+// engines).
+func (r *Request) appendBody(dst []byte, vars Vars) ([]byte, error) {
+	if r.form == nil {
+		return r.body.AppendTo(dst, vars)
+	}
+	var err error
+	for i, f := range r.form {
+		if i > 0 {
+			dst = append(dst, '&')
+		}
+		dst = tmpl.AppendFormEscape(dst, f.name)
+		dst = append(dst, '=')
+		if dst, err = f.value.AppendForm(dst, vars); err != nil {
+			return dst, err
+		}
+	}
+	return dst, nil
+}
 
 // appendNextURL appends the URL of the exchange's next request, as it goes
 // on the wire.
@@ -148,7 +174,7 @@ func (sh *sendHeaders) skips(r *Request, name string) bool {
 			return true
 		case ex.otherHost && (strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Cookie")):
 			return true
-		case ex.noBody && r.body != nil && strings.EqualFold(name, "Content-Type"):
+		case ex.noBody && r.hasBody() && strings.EqualFold(name, "Content-Type"):
 			return true
 		}
 	}

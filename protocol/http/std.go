@@ -144,7 +144,7 @@ func (c *Client) stdRequest(ctx context.Context, r *Request, vars Vars, s *Scrat
 	}
 	var body io.Reader
 	if r.sendsBody(s) {
-		if s.body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
+		if s.body, err = r.appendBody(s.body[:0], vars); err != nil {
 			return nil, err
 		}
 		body = bytes.NewReader(s.body)

@@ -77,7 +77,7 @@ func (c *Client) appendRequest(b []byte, r *Request, vars Vars, s *Scratch) (out
 	}
 	var body []byte
 	if withBody {
-		if body, err = r.body.AppendTo(s.body[:0], vars); err != nil {
+		if body, err = r.appendBody(s.body[:0], vars); err != nil {
 			return b, nil, err
 		}
 		s.body = body
