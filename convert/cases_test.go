@@ -33,7 +33,7 @@ func TestSmallCasesSendWhatJMeterSends(t *testing.T) {
 		// a=Street+1%26x%3Dy&b=lit+eral).
 		{"form", []string{`POST /form "a=Street%201%26x=y&b=lit%20eral" application/x-www-form-urlencoded; charset=UTF-8`}},
 		// SHADOW
-		// TAIL
+		{"tail", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

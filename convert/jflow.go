@@ -205,13 +205,38 @@ func isScoped(e *element) bool {
 // flowOf converts the samplers and controllers among els, in order.
 func (c *converter) flowOf(els []*element, sc scope) []*stepOut {
 	var out []*stepOut
+	var endless *element // a Loop Controller before, which JMeter's thread never leaves
 	for _, e := range els {
 		if !e.Enabled {
 			continue
 		}
+		if k := kind(e); endless != nil && (k == kindSampler || k == kindController) {
+			c.drop(e, "never reached: it comes after the Loop Controller "+strconv.Quote(endless.Name)+", which loops for ever (JMeter's thread never leaves it)")
+			continue
+		}
 		out = append(out, c.element(e, sc)...)
+		if endlessLoop(e) {
+			endless = e
+		}
 	}
 	return out
+}
+
+// endlessLoop reports whether e is a Loop Controller that loops for ever
+// (-1) with no Flow Control Action inside that leaves a loop: what comes
+// after it is never reached.
+func endlessLoop(e *element) bool {
+	if e.Tag != "LoopController" {
+		return false
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(e.str("LoopController.loops"))); err != nil || n >= 0 {
+		return false
+	}
+	leaves := false
+	e.each(func(k *element) {
+		leaves = leaves || k.Enabled && k.Tag == "TestAction" && strings.TrimSpace(k.str("ActionProcessor.action")) == "6"
+	})
+	return !leaves
 }
 
 // element converts one sampler or controller, or lists it. A Test

@@ -127,6 +127,19 @@ func TestConvertLoopAndOnce(t *testing.T) {
 	if !strings.Contains(string(res.Plan), "while: \"true\"\n          max: 1000") || !hasNote(res, "ever", "loops for ever in a thread group without a duration") || len(got.reqs) != 1000 {
 		t.Errorf("a loop for ever in a thread group of iterations: %d requests\n%s", len(got.reqs), res.Plan)
 	}
+	// What comes after a loop for ever is never reached, as in JMeter,
+	// and listed; after one with a Flow Control Action that leaves it,
+	// it is.
+	after := testPlan("after", "", 1, el("LoopController", "ever", sp("LoopController.loops", "-1"), get("a", "/a")), get("after", "/after"))
+	res, got = runJMX(t, after, nil)
+	if strings.Contains(string(res.Plan), "/after") || !hasNote(res, "after", `never reached: it comes after the Loop Controller "ever"`) || len(got.reqs) != 1000 {
+		t.Errorf("a sampler after a loop for ever: %d requests, %q\n%s", len(got.reqs), paths(got.reqs)[len(got.reqs)-1], res.Plan)
+	}
+	leaves := testPlan("leaves", "", 1, el("LoopController", "ever", sp("LoopController.loops", "-1"), get("a", "/a"),
+		el("TestAction", "leave", sp("ActionProcessor.action", "6"))), get("after", "/after"))
+	if res, _ = runJMX(t, leaves, nil); !strings.Contains(string(res.Plan), "/after") {
+		t.Errorf("a sampler after a loop that a Flow Control Action leaves is left out:\n%s", res.Plan)
+	}
 }
 
 // json answers each request with the JSON of its step's path, as JMeter's
