@@ -32,7 +32,7 @@ func TestSmallCasesSendWhatJMeterSends(t *testing.T) {
 		// back with what would make it ambiguous escaped (JMeter sent
 		// a=Street+1%26x%3Dy&b=lit+eral).
 		{"form", []string{`POST /form "a=Street%201%26x=y&b=lit%20eral" application/x-www-form-urlencoded; charset=UTF-8`}},
-		// SHADOW
+		{"shadow", []string{`GET /sp ""`, `GET /ci?sp=EXTRACTED ""`, `GET /co?sp=CSV-2 ""`, `GET /co?sp=CSV-3 ""`}},
 		{"tail", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,8 +2,10 @@ package convert
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +80,42 @@ func (f *fixer) sureOf(name string, sc *fscope) bool {
 	return ok && strings.HasPrefix(f.blockPath(), p)
 }
 
+// shadowed begins a scenario's flow with a set: step of each CSV column
+// that an extraction of the flow sets too, read from the data source (a
+// file read an iteration at a time, not a loop's rows): a CSV Data Set
+// sets its variables as each iteration starts, and an extractor replaces
+// one until the next does. The flow then reads the variable everywhere,
+// the column's value until an extraction of the iteration replaces it,
+// where JMeter reads the CSV's row in the branches that do not extract.
+func (f *fixer) shadowed(sc *scenarioOut) {
+	var set ordered
+	for _, name := range slices.Sorted(maps.Keys(f.c.csvCols)) {
+		if !f.extracted[name] || !f.c.perIteration(name) || !readsVar(sc.Flow, name) {
+			continue
+		}
+		set = append(set, kv{name, exprMarkMode(modeVar, name)})
+	}
+	if set != nil {
+		sc.Flow = append([]*stepOut{{Set: set}}, sc.Flow...)
+	}
+}
+
+// readsVar reports whether a step of flow reads the JMeter variable name
+// (its mark, in any mode, in what the step sends or decides on).
+func readsVar(flow []*stepOut, name string) bool {
+	reads := false
+	eachStep(flow, func(s *stepOut) {
+		text := fmt.Sprint(s.URL, s.Body, s.If, s.Headers, s.Form, s.Set, s.Check, s.Extract)
+		if s.Loop != nil {
+			text += fmt.Sprint(s.Loop.While, s.Loop.Count, s.Loop.Over)
+		}
+		for _, mode := range []byte{modeVar, modeRaw, modeDec} {
+			reads = reads || strings.Contains(text, mark(mode, name))
+		}
+	})
+	return reads
+}
+
 // udvRes is a User Defined Variable resolved: a literal value (a
 // variable of the plan), another variable's placeholder (an alias), or a
 // template (put in where it is used).
@@ -126,7 +164,9 @@ func (c *converter) fixup(p *planOut) {
 	f.scripts()
 	collect := func(s *stepOut) {
 		for _, x := range s.Extract {
-			if col, ok := c.csvCols[x.K]; ok && !f.extracted[x.K] && s.conv != nil {
+			// (A column read once an iteration is the variable's value
+			// as each begins: shadowed.)
+			if col, ok := c.csvCols[x.K]; ok && !f.extracted[x.K] && s.conv != nil && !c.perIteration(x.K) {
 				c.note(s.conv.src, "it extracts "+x.K+", a CSV Data Set's variable too: the plan reads the column as ${"+col+"} and the extracted value as ${"+x.K+"}, each where JMeter reads it")
 			}
 			f.extracted[x.K] = true
@@ -212,6 +252,7 @@ func (c *converter) fixup(p *planOut) {
 	setup := newScope()
 	p.Setup = f.steps(p.Setup, setup)
 	for _, sc := range p.Scenarios {
+		f.shadowed(sc)
 		sc.Flow = f.steps(sc.Flow, setup.clone())
 		f.loadFields(sc)
 	}

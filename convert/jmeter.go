@@ -457,6 +457,25 @@ func (c *converter) csvDataSet(e *element) {
 	}
 }
 
+// perIteration reports whether the CSV column col is read once an
+// iteration: its CSV Data Set is in no loop of the thread group (a loop's
+// pass reads a row of one in a loop: loopRows).
+func (c *converter) perIteration(col string) bool {
+	src, _, _ := strings.Cut(c.csvCols[col], ".")
+	for e, name := range c.csvSource {
+		if name != src {
+			continue
+		}
+		for p := e.Parent; p != nil; p = p.Parent {
+			switch p.Tag {
+			case "LoopController", "WhileController", "ForeachController":
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // randomVariable makes a Random Variable a data source of its numbers,
 // handed out at random: one value per iteration, as JMeter draws one as
 // each iteration starts.

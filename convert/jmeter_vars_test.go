@@ -82,8 +82,9 @@ func TestConvertTimers(t *testing.T) {
 // Variables come across as JMeter reads them: a User Defined Variable
 // made of others is their value; a property is a variable --set gives; a
 // CSV Data Set's file named by a variable is found; its columns are
-// source.column, but a variable an extractor sets after a column of the
-// same name is the extracted value from there on; a variable the plan
+// source.column, but a column an extractor sets too is a variable that a
+// set: step gives the row's value as each iteration begins, and the
+// extraction replaces, as in JMeter; a variable the plan
 // reads before an extractor sets it is the text ${name} until then, as
 // JMeter sends it; one that only a script sets is a variable of the plan,
 // said, that --set gives.
@@ -101,7 +102,7 @@ func TestConvertVariables(t *testing.T) {
 		el("JSR223Sampler", "sets fromScript", sp("scriptLanguage", "groovy")+sp("script", `vars.put("fromScript", "x" + 1)`)),
 	)
 	res, dir := convertJMX(t, jmx)
-	for _, w := range []string{"csv: data/items.csv", "url: /v${version}/items/${items.id}?t=${token:-$${token}}", "url: /v${version}/items/${id}?s=${fromScript}",
+	for _, w := range []string{"csv: data/items.csv", "- set:\n          id: items.id", "url: /v${version}/items/${id}?t=${token:-$${token}}", "url: /v${version}/items/${id}?s=${fromScript}",
 		"X-Item: ${items.name}", "fromScript: \"\"", "version: \"1\""} {
 		if !strings.Contains(string(res.Plan), w) {
 			t.Errorf("the plan lacks %q:\n%s", w, res.Plan)
