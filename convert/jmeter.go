@@ -405,6 +405,14 @@ func (c *converter) csvDataSet(e *element) {
 	for base, i := name, 2; c.data[name] != nil; i++ {
 		name = fmt.Sprintf("%s_%d", base, i)
 	}
+	for _, d := range c.data {
+		if d.CSV == file && e.str("shareMode") != "shareMode.thread" {
+			// JMeter opens a file once for the sets that share it: each
+			// takes the next line as an iteration starts.
+			c.note(e, "a CSV Data Set on "+file+", which another reads too: JMeter's sets of one file read one pass over it together, each taking the next line; perflab's data sources read a pass each")
+			break
+		}
+	}
 	if e.Tag != "CSVDataSet" {
 		c.note(e, "a plugin's CSV data set: read as a CSV Data Set")
 	}
@@ -436,10 +444,15 @@ func (c *converter) csvDataSet(e *element) {
 		c.data = map[string]*dataOut{}
 	}
 	d := &dataOut{CSV: file, Mode: mode, Delimiter: delim}
-	if names != "" && !e.boolean("ignoreFirstLine") {
-		// The variables name the columns of a file without a header line.
+	if names != "" {
+		// The variables name the columns, of a file without a header
+		// line, or of one whose first line JMeter skips (header: true):
+		// the variables' names, not the line's, as JMeter reads them.
 		for _, col := range strings.Split(names, ",") {
 			d.Columns = append(d.Columns, strings.TrimSpace(col))
+		}
+		if e.boolean("ignoreFirstLine") {
+			d.Header = &[]bool{true}[0]
 		}
 	}
 	c.data[name] = d

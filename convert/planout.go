@@ -190,6 +190,7 @@ type authOut struct {
 type dataOut struct {
 	CSV       string    `yaml:"csv,omitempty"`
 	Range     *rangeOut `yaml:"range,omitempty"`
+	Header    *bool     `yaml:"header,omitempty"`
 	Columns   []string  `yaml:"columns,omitempty,flow"`
 	Delimiter string    `yaml:"delimiter,omitempty"`
 	Mode      string    `yaml:"mode,omitempty"`

@@ -21,6 +21,10 @@ type CSVOptions struct {
 	// header row: its first fields (a row's further fields are dropped). When neither Header nor Columns is set, the columns are
 	// named "1", "2", ... after the number of fields of the first row.
 	Columns []string
+	// SkipHeader, with Columns, drops the first row: a header row whose
+	// names the columns replace (JMeter's variable names with "ignore
+	// first line").
+	SkipHeader bool
 	// Comma is the field separator; 0 means ','.
 	Comma rune
 }
@@ -104,6 +108,11 @@ func NewCSVReader(r io.Reader, opts CSVOptions) (*CSVReader, error) {
 		c.named = true
 		if err := checkColumns(c.Columns, 0); err != nil {
 			return nil, err
+		}
+		if opts.SkipHeader {
+			if _, _, err := c.read(); err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
 		}
 		return c, nil
 	}

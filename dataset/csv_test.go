@@ -32,6 +32,13 @@ func TestReadCSV(t *testing.T) {
 			rows: [][]string{{"ann", "1"}},
 		},
 		{
+			name: "header skipped, columns named",
+			in:   "login,password\nann,1\nbob,2\n",
+			opts: CSVOptions{Columns: []string{"user", "pw"}, SkipHeader: true},
+			cols: []string{"user", "pw"},
+			rows: [][]string{{"ann", "1"}, {"bob", "2"}},
+		},
+		{
 			name: "BOM without header",
 			in:   "\xef\xbb\xbfann\n",
 			opts: CSVOptions{Columns: []string{"login"}},

@@ -96,7 +96,7 @@ func (d *Data) scan(r io.Reader, name string, keep bool) error {
 	if err != nil {
 		return err
 	}
-	cr, err := dataset.NewCSVReader(r, dataset.CSVOptions{Header: d.Header == nil || *d.Header, Columns: d.Columns, Comma: comma})
+	cr, err := dataset.NewCSVReader(r, dataset.CSVOptions{Header: d.Header == nil || *d.Header, Columns: d.Columns, SkipHeader: d.Header != nil && *d.Header, Comma: comma})
 	if err != nil {
 		return err
 	}

@@ -285,9 +285,10 @@ type Data struct {
 	Mode string `yaml:"mode"`
 	// Header is true (default) when the CSV file's first row names its columns.
 	Header *bool `yaml:"header"`
-	// Columns names the CSV columns when the file has no header row: its
-	// first fields, a row's further fields ignored (as JMeter's CSV Data
-	// Set ignores them).
+	// Columns names the CSV columns: its first fields, a row's further
+	// fields ignored (as JMeter's CSV Data Set ignores them). With
+	// header: true as well, the file's header row is skipped (its names
+	// replaced); else the file has none.
 	Columns []string `yaml:"columns"`
 	// Delimiter separates a CSV file's fields: one character (default
 	// ","), or "\t" or tab for a tab.
