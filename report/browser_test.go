@@ -792,9 +792,11 @@ func TestReportOutageInChromium(t *testing.T) {
 	// requests, that covers 10 s to 20 s (give or take the run's first
 	// interval and an interval each side) and ends with it. It may begin
 	// earlier: on a busy machine a latency excursion just before is the
-	// same incident, merged.
+	// same incident, merged; and it may end up to 2 s later, where the
+	// latency takes that long to settle (with both cores busy beside the
+	// suite: the errors ended at 20 s, p95 back at 21.6 s).
 	outage := slices.IndexFunc(d.Incidents, func(inc results.Incident) bool {
-		return inc.StartS < 10.5 && inc.EndS > 19.5 && inc.EndS < 21 &&
+		return inc.StartS < 10.5 && inc.EndS > 19.5 && inc.EndS < 22 &&
 			slices.ContainsFunc(inc.Effects, func(e results.IncidentEffect) bool {
 				return e.Series == "error ratio of b" && math.Abs(e.Level-100.0/3) < 3 && e.Message == "HTTP 503 Service Unavailable"
 			})
