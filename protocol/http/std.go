@@ -51,7 +51,7 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 	defer cancel()
 	var start time.Time
 	for {
-		req, err := c.stdRequest(ctx, r, vars, s)
+		req, reqBody, err := c.stdRequest(ctx, r, vars, s)
 		if err != nil {
 			return s.failed(start, 0, 0, notSentKind(err), err.Error())
 		}
@@ -59,10 +59,10 @@ func (c *Client) doStd(r *Request, vars Vars, s *Scratch) Result {
 		if start.IsZero() {
 			start = sent
 		}
-		// The body sent, for the failure log: s.body is read into next.
+		// The body sent, for the failure log.
 		var sentBody []byte
-		if req.Body != nil && c.opts.Failures.open() {
-			sentBody = bytes.Clone(s.body)
+		if c.opts.Failures.open() {
+			sentBody = reqBody
 		}
 		resp, err := c.std.Do(req)
 		if err != nil {
@@ -135,29 +135,34 @@ func (c *Client) stdFailed(res Result, req *nethttp.Request, sentBody []byte, re
 	return res
 }
 
-// stdRequest makes the exchange's next request; its URL stays in s.buf.
-func (c *Client) stdRequest(ctx context.Context, r *Request, vars Vars, s *Scratch) (*nethttp.Request, error) {
+// stdRequest makes the exchange's next request, and returns its body;
+// its URL stays in s.buf. The body is a buffer of its own, not s.body:
+// net/http may read it after Do returns (an HTTP/2 stream's writer goes
+// on sending it after an early answer, a 401 of a digest challenge),
+// while s.body takes the response and the next request is built.
+func (c *Client) stdRequest(ctx context.Context, r *Request, vars Vars, s *Scratch) (*nethttp.Request, []byte, error) {
 	b, err := r.appendNextURL(s.buf[:0], vars, s)
 	s.buf = b
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var body io.Reader
+	var data []byte
 	if r.sendsBody(s) {
-		if s.body, err = r.appendBody(s.body[:0], vars); err != nil {
-			return nil, err
+		if data, err = r.appendBody(nil, vars); err != nil {
+			return nil, nil, err
 		}
-		body = bytes.NewReader(s.body)
+		body = bytes.NewReader(data)
 	}
 	method := r.methodOf(s)
 	req, err := nethttp.NewRequestWithContext(ctx, string(method), string(b), body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	sh, err := r.sessionHeaders(s, vars, method, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := r.eachHeader(vars, &sh, func(name, value string) {
 		if strings.EqualFold(name, "Host") {
@@ -165,12 +170,12 @@ func (c *Client) stdRequest(ctx context.Context, r *Request, vars Vars, s *Scrat
 		}
 		req.Header.Set(name, value)
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if r.contentType != "" && body != nil {
 		req.Header.Set("Content-Type", r.contentType)
 	}
-	return req, nil
+	return req, data, nil
 }
 
 // stdHeaders are a response's headers as the standard library keeps them.
