@@ -332,6 +332,7 @@ grpc:
 	defer log.Close()
 	cmd := exec.Command(bin, "sim", stubs)
 	cmd.Dir = dir
+	dieWithTest(cmd)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
