@@ -46,6 +46,7 @@ func TestSmallCasesSendWhatJMeterSends(t *testing.T) {
 		{name: "form", want: []string{`POST /form "a=Street%201%26x=y&b=lit%20eral" application/x-www-form-urlencoded; charset=UTF-8`}},
 		{name: "shadow", want: []string{`GET /sp ""`, `GET /ci?sp=EXTRACTED ""`, `GET /co?sp=CSV-2 ""`, `GET /co?sp=CSV-3 ""`}},
 		{name: "tail"},
+		{name: "boundary", want: []string{`GET /sp ""`, `GET /ci?sp={"id":"EXTRACTED|EXTRACTED"}|{"id":"EXTRACTED"} ""`, `GET /co?sp=CSV-2 ""`, `GET /co?sp=CSV-3 ""`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -230,8 +230,8 @@ func (v *validator) extracts(st *Step, sc *scope) {
 		} else if ex.Group != nil {
 			v.at(ex.GroupPos, "%s: group is for regex", who)
 		}
-		if ex.Between != nil && (len(ex.Between) != 2 || ex.Between[0] == "" || ex.Between[1] == "") {
-			v.at(ex.BetweenPos, "%s: between takes two boundaries that are not empty, [left, right]", who)
+		if ex.Between != nil && len(ex.Between) != 2 {
+			v.at(ex.BetweenPos, "%s: between takes two boundaries, [left, right] (an empty left is the text's start, an empty right its end)", who)
 		}
 		if ex.CSS != "" {
 			if _, err := CompileCSS(ex.CSS); err != nil {

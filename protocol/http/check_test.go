@@ -252,6 +252,11 @@ func TestExtract(t *testing.T) {
 		ex("between", "/html", `x: {between: ['name="csrf" value="', '"']}`, one("t0k3n")),
 		ex("between all", "/html", `x: {between: ['href="', '"'], match: all}`, map[string]string{"x_count": "2", "x_2": "/i/2"}),
 		ex("between headers", "/json", `x: {between: ['sid=', ';'], from: headers}`, one("s3cr3t")),
+		// An empty boundary is the text's start or end, as in JMeter's
+		// Boundary Extractor (5.6.3 extracted these three from one body).
+		ex("between, from the start", "/json", `x: {between: ['', '","name']}`, one(`{"id":"c0a8`)),
+		ex("between, to the end", "/json", `x: {between: ['"note":"', '']}`, one(checkJSON[strings.Index(checkJSON, `"note":"`)+len(`"note":"`):])),
+		ex("between, the whole text", "/json", `x: {between: ['', ''], match: all}`, map[string]string{"x_count": "1", "x_1": checkJSON}),
 		ex("css attribute", "/html", "x: {css: 'a.next', attribute: href}", one("/i/2")),
 		ex("css text", "/html", "x: {css: h1}", one("Offers")),
 		ex("css all", "/html", "x: {css: a.item, attribute: href, match: all}", map[string]string{"x": `["/i/1","/i/2"]`, "x_count": "2"}),

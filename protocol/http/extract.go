@@ -380,11 +380,13 @@ func (e *extractor) values(v *view, header headerFunc, found *matches, dst []gjs
 				break
 			}
 			src = src[i+len(e.left):]
-			j := bytes.Index(src, e.right)
-			if j < 0 {
-				break
+			j := len(src) // an empty right boundary is the text's end, as in JMeter
+			if len(e.right) > 0 {
+				if j = bytes.Index(src, e.right); j < 0 {
+					break
+				}
 			}
-			if dst, ok = found.add(dst, textMatch(unsafeString(src[:j]))); !ok {
+			if dst, ok = found.add(dst, textMatch(unsafeString(src[:j]))); !ok || len(e.right) == 0 {
 				break
 			}
 			src = src[j+len(e.right):]
