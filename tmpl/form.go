@@ -1,6 +1,6 @@
 package tmpl
 
-import "strings"
+import "net/url"
 
 // AppendForm appends the expansion to dst as a name or a value of an
 // application/x-www-form-urlencoded body: the literal text and each value
@@ -38,35 +38,12 @@ func AppendFormEscape(dst []byte, s string) []byte {
 }
 
 // FormDecode decodes s as a form's reader (and Java's URLDecoder) decodes
-// a name or a value: + is a space and %XX the byte XX; a % that starts no
-// escape is kept as it is (Java's would refuse the text).
+// a name or a value: + is a space and %XX the byte XX. Text that is no
+// valid encoding (a % that starts no escape) is kept as it is, where
+// Java's would refuse it.
 func FormDecode(s string) string {
-	if !strings.ContainsAny(s, "+%") {
-		return s
+	if out, err := url.QueryUnescape(s); err == nil {
+		return out
 	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '+':
-			b = append(b, ' ')
-		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
-			i += 2
-		default:
-			b = append(b, c)
-		}
-	}
-	return string(b)
-}
-
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
-
-func unhex(c byte) byte {
-	switch {
-	case c <= '9':
-		return c - '0'
-	case c >= 'a':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
+	return s
 }
