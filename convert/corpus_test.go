@@ -108,6 +108,7 @@ func loadCorpus(t *testing.T) []*corpusRun {
 			Vars map[string]string
 			Data map[string]struct {
 				CSV       string
+				Header    bool
 				Columns   []string
 				Delimiter string
 			}
@@ -125,7 +126,7 @@ func loadCorpus(t *testing.T) []*corpusRun {
 				os.WriteFile(dst, b, 0o644)
 				continue
 			}
-			os.WriteFile(dst, []byte(stubCSV(name, d.Columns, d.Delimiter, res.Plan)), 0o644)
+			os.WriteFile(dst, []byte(stubCSV(name, d.Columns, d.Delimiter, d.Header, res.Plan)), 0o644)
 		}
 		if d := os.Getenv("PERFLAB_CORPUS_OUT"); d != "" { // to read the plans
 			os.WriteFile(filepath.Join(d, strings.TrimSuffix(file, ".jmx")+".yaml"), res.Plan, 0o644)
@@ -173,9 +174,10 @@ func setValue(name string) string {
 	return "1"
 }
 
-// stubCSV is a data file for a source: its columns given, or the columns
-// the plan reads (${source.column}) on a header line, and a row.
-func stubCSV(name string, cols []string, delim string, planText []byte) string {
+// stubCSV is a data file for a source: its columns given (after a first
+// line to skip, with skipFirst), or the columns the plan reads
+// (${source.column}) on a header line, and a row.
+func stubCSV(name string, cols []string, delim string, skipFirst bool, planText []byte) string {
 	switch delim {
 	case "":
 		delim = ","
@@ -183,7 +185,10 @@ func stubCSV(name string, cols []string, delim string, planText []byte) string {
 		delim = "\t"
 	}
 	row := func(n int) string { return strings.TrimSuffix(strings.Repeat("1"+delim, n), delim) }
-	if len(cols) > 0 {
+	switch {
+	case len(cols) > 0 && skipFirst: // named columns of a file whose first line is skipped
+		return strings.Join(cols, delim) + "\n" + row(len(cols)) + "\n"
+	case len(cols) > 0:
 		return row(len(cols)) + "\n"
 	}
 	seen := map[string]bool{}
